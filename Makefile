@@ -1,0 +1,85 @@
+# hwtrace top-level build. `make` builds everything into build/;
+# `make check` installs missing Debian packages, builds and runs every test;
+# `make demo` records the bundled crashing example and shows its history.
+# SAN=1 builds into build-san/ with AddressSanitizer and UBSan.
+
+CC      ?= cc
+SAN     ?=
+ifeq ($(SAN),1)
+O       := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+O       := build
+SANFLAGS :=
+endif
+
+CSTD     := -std=c11 -D_GNU_SOURCE
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -Icommon -Ikernel -Ireplay -MMD -MP
+LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+
+COMMON_SRC  := $(wildcard common/*.c)
+COLLECT_SRC := $(wildcard kernel/*.c kernel/ptrace/*.c)
+REPLAY_SRC  := $(wildcard replay/*.c)
+HWTRACE_SRC := $(wildcard tools/hwtrace/*.c)
+UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+PROG_SRC    := $(wildcard tests/programs/*.c)
+
+obj = $(patsubst %.c,$(O)/%.o,$(1))
+
+LIB_COMMON  := $(O)/libhwt-common.a
+LIB_COLLECT := $(O)/libhwt-collect.a
+LIB_REPLAY  := $(O)/libhwt-replay.a
+HWTRACE     := $(O)/hwtrace
+UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
+
+LIBS_EXT := -lcapstone -ldw -lelf -ljansson -lz
+
+.PHONY: all deps check check-unit check-san demo bench clean programs
+all: $(HWTRACE) $(UNIT_BINS) programs
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB_COMMON): $(call obj,$(COMMON_SRC))
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+$(LIB_COLLECT): $(call obj,$(COLLECT_SRC))
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+$(LIB_REPLAY): $(call obj,$(REPLAY_SRC))
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+
+$(HWTRACE): $(call obj,$(HWTRACE_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
+
+$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
+
+# Test programs are the traced subjects: built without sanitizers, with
+# line tables, by the rules in tests/programs/Makefile.
+programs:
+	$(MAKE) -C tests/programs O=$(abspath build)/programs
+
+deps:
+	@scripts/install-deps.sh
+
+check: deps
+	$(MAKE) all
+	$(MAKE) SAN=1 $(O:build=build-san)/hwtrace
+	@python3 tests/run.py --build build --san-build build-san
+
+check-unit: all
+	@python3 tests/run.py --build build --only unit
+
+demo: deps
+	$(MAKE) all
+	@scripts/demo.sh build
+
+bench: all
+	@bench/run.sh build
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

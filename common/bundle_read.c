@@ -1,0 +1,475 @@
+/* bundle_read.c - read and validate a trace bundle's trace.json.
+ *
+ * Every field is checked for presence and type, every named file for
+ * existence and size, and each error names the file and the field so the
+ * user can tell what is wrong with the bundle. */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hwt-common.h"
+
+struct reader {
+	const char *json_path;   /* for messages */
+	struct hwt_err *err;
+};
+
+static int field_err(struct reader *rd, const char *field, const char *what)
+{
+	return hwt_err_set(rd->err, EINVAL, "%s: field '%s' %s", rd->json_path,
+			   field, what);
+}
+
+static json_t *get(struct reader *rd, json_t *obj, const char *field,
+		   bool required, int *rc)
+{
+	json_t *v = json_object_get(obj, field);
+
+	if (!v && required)
+		*rc = field_err(rd, field, "is missing");
+	return v;
+}
+
+static int get_string(struct reader *rd, json_t *obj, const char *field,
+		      const char *path, bool required, char **out)
+{
+	int rc = 0;
+	json_t *v = get(rd, obj, field, required, &rc);
+
+	*out = NULL;
+	if (!v)
+		return rc;
+	if (!json_is_string(v) || json_string_length(v) == 0 ||
+	    json_string_length(v) >= PATH_MAX)
+		return field_err(rd, path, "must be a non-empty string");
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return field_err(rd, path, "contains a NUL character");
+	*out = strdup(json_string_value(v));
+	return *out ? 0 : hwt_err_set(rd->err, ENOMEM, "out of memory");
+}
+
+/* Integers may be JSON numbers or "0x..." / decimal strings, as in LLDB's
+ * bundles. */
+static int get_u64(struct reader *rd, json_t *obj, const char *field,
+		   const char *path, bool required, uint64_t *out)
+{
+	int rc = 0;
+	json_t *v = get(rd, obj, field, required, &rc);
+
+	if (!v)
+		return rc;
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*out = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	if (json_is_string(v) && hwt_parse_u64(json_string_value(v), out) == 0)
+		return 0;
+	return field_err(rd, path, "must be a non-negative integer");
+}
+
+static int get_i64(struct reader *rd, json_t *obj, const char *field,
+		   const char *path, bool required, int64_t *out)
+{
+	int rc = 0;
+	json_t *v = get(rd, obj, field, required, &rc);
+
+	if (!v)
+		return rc;
+	if (!json_is_integer(v))
+		return field_err(rd, path, "must be an integer");
+	*out = json_integer_value(v);
+	return 0;
+}
+
+static int get_int(struct reader *rd, json_t *obj, const char *field,
+		   const char *path, int *out)
+{
+	int64_t v = 0;
+	int rc = get_i64(rd, obj, field, path, true, &v);
+
+	if (rc)
+		return rc;
+	if (v < INT_MIN || v > INT_MAX)
+		return field_err(rd, path, "is out of range");
+	*out = (int)v;
+	return 0;
+}
+
+/* A member path must stay inside the bundle: relative, no "..". */
+static int check_member(struct reader *rd, const char *field, const char *rel)
+{
+	if (rel[0] == '/' || strcmp(rel, "..") == 0 || strncmp(rel, "../", 3) == 0 ||
+	    strstr(rel, "/../") ||
+	    (strlen(rel) >= 3 && strcmp(rel + strlen(rel) - 3, "/..") == 0))
+		return field_err(rd, field,
+				 "must be a path inside the bundle directory");
+	return 0;
+}
+
+static int check_file(struct reader *rd, const struct hwt_bundle *b,
+		      const char *field, const char *rel, bool has_size,
+		      uint64_t size)
+{
+	char *path = hwt_bundle_path(b, rel);
+	struct stat st;
+	int rc = 0;
+
+	if (!path)
+		return hwt_err_set(rd->err, ENOMEM, "out of memory");
+	if (stat(path, &st) < 0)
+		rc = hwt_err_set(rd->err, errno, "%s: field '%s': %s: %s",
+				 rd->json_path, field, path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		rc = hwt_err_set(rd->err, EINVAL,
+				 "%s: field '%s': %s is not a regular file",
+				 rd->json_path, field, path);
+	else if (has_size && (uint64_t)st.st_size != size)
+		rc = hwt_err_set(rd->err, EINVAL,
+				 "%s: field '%s': %s is %lld bytes but "
+				 "trace.json says %llu",
+				 rd->json_path, field, path,
+				 (long long)st.st_size,
+				 (unsigned long long)size);
+	free(path);
+	return rc;
+}
+
+static const char *trace_key(const char *type)
+{
+	return strcmp(type, HWT_BUNDLE_TYPE_SW) == 0 ? "swTrace" : NULL;
+}
+
+static int read_cpu(struct reader *rd, json_t *root, struct hwt_bundle *b)
+{
+	char *vendor = NULL;
+	int rc = 0;
+	json_t *cpu = get(rd, root, "cpuInfo", true, &rc);
+
+	if (!cpu)
+		return rc;
+	if (!json_is_object(cpu))
+		return field_err(rd, "cpuInfo", "must be an object");
+	if ((rc = get_string(rd, cpu, "vendor", "cpuInfo.vendor", true, &vendor)))
+		return rc;
+	if (strlen(vendor) >= sizeof(b->cpu.vendor))
+		rc = field_err(rd, "cpuInfo.vendor", "is too long");
+	else
+		strcpy(b->cpu.vendor, vendor);
+	free(vendor);
+	if (!rc)
+		rc = get_int(rd, cpu, "family", "cpuInfo.family", &b->cpu.family);
+	if (!rc)
+		rc = get_int(rd, cpu, "model", "cpuInfo.model", &b->cpu.model);
+	if (!rc)
+		rc = get_int(rd, cpu, "stepping", "cpuInfo.stepping",
+			     &b->cpu.stepping);
+	return rc;
+}
+
+static int read_thread(struct reader *rd, struct hwt_bundle *b, json_t *t,
+		       size_t i, const char *key)
+{
+	struct hwt_bundle_thread *th = &b->threads[i];
+	char path[64];
+	int rc;
+
+#define P(f) (snprintf(path, sizeof(path), "processes[0].threads[%zu].%s", i, f), path)
+	if (!json_is_object(t))
+		return field_err(rd, (snprintf(path, sizeof(path),
+					       "processes[0].threads[%zu]", i), path),
+				 "must be an object");
+	if ((rc = get_i64(rd, t, "tid", P("tid"), true, &th->tid)))
+		return rc;
+	if (th->tid <= 0)
+		return field_err(rd, P("tid"), "must be positive");
+	if ((rc = get_string(rd, t, key, P(key), true, &th->trace_file)) ||
+	    (rc = check_member(rd, P(key), th->trace_file)) ||
+	    (rc = get_u64(rd, t, "traceSize", P("traceSize"), true,
+			  &th->trace_size)) ||
+	    (rc = get_u64(rd, t, "lostBytes", P("lostBytes"), false,
+			  &th->lost_bytes)) ||
+	    (rc = get_u64(rd, t, "lostInstructions", P("lostInstructions"),
+			  false, &th->lost_insns)) ||
+	    (rc = get_u64(rd, t, "instructions", P("instructions"), false,
+			  &th->insn_total)))
+		return rc;
+	if (th->lost_insns > th->insn_total && th->insn_total)
+		return field_err(rd, P("lostInstructions"),
+				 "is larger than 'instructions'");
+	return check_file(rd, b, P(key), th->trace_file, true, th->trace_size);
+#undef P
+}
+
+static int read_module(struct reader *rd, struct hwt_bundle *b, json_t *m,
+		       size_t i)
+{
+	struct hwt_bundle_module *mod = &b->modules[i];
+	char path[64];
+	int rc;
+
+#define P(f) (snprintf(path, sizeof(path), "processes[0].modules[%zu].%s", i, f), path)
+	if (!json_is_object(m))
+		return field_err(rd, (snprintf(path, sizeof(path),
+					       "processes[0].modules[%zu]", i), path),
+				 "must be an object");
+	if ((rc = get_string(rd, m, "systemPath", P("systemPath"), true,
+			     &mod->system_path)) ||
+	    (rc = get_string(rd, m, "file", P("file"), false, &mod->file)) ||
+	    (rc = get_u64(rd, m, "loadAddress", P("loadAddress"), true,
+			  &mod->load_address)) ||
+	    (rc = get_string(rd, m, "uuid", P("uuid"), false, &mod->uuid)))
+		return rc;
+	if (mod->file && ((rc = check_member(rd, P("file"), mod->file)) ||
+			  (rc = check_file(rd, b, P("file"), mod->file, false, 0))))
+		return rc;
+	return 0;
+#undef P
+}
+
+static int read_stop(struct reader *rd, json_t *root, struct hwt_bundle *b)
+{
+	static const char *const names[] = {
+		[HWT_STOP_NONE] = "running", [HWT_STOP_EXITED] = "exited",
+		[HWT_STOP_SIGNALED] = "signaled", [HWT_STOP_FAULT] = "fault",
+	};
+	char *reason = NULL;
+	int64_t v = 0;
+	int rc = 0;
+	json_t *stop = get(rd, root, "stop", false, &rc);
+
+	if (!stop)
+		return 0;
+	if (!json_is_object(stop))
+		return field_err(rd, "stop", "must be an object");
+	if ((rc = get_string(rd, stop, "reason", "stop.reason", true, &reason)))
+		return rc;
+	rc = field_err(rd, "stop.reason",
+		       "must be one of running, exited, signaled, fault");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(reason, names[i]) == 0) {
+			b->stop_reason = (enum hwt_stop_reason)i;
+			hwt_err_clear(rd->err);
+			rc = 0;
+		}
+	}
+	free(reason);
+	if (rc)
+		return rc;
+	if (b->stop_reason == HWT_STOP_EXITED)
+		return get_int(rd, stop, "status", "stop.status", &b->stop_status);
+	if (b->stop_reason == HWT_STOP_SIGNALED || b->stop_reason == HWT_STOP_FAULT) {
+		if ((rc = get_int(rd, stop, "signal", "stop.signal", &b->stop_signal)))
+			return rc;
+		if (b->stop_signal <= 0 || b->stop_signal >= 65)
+			return field_err(rd, "stop.signal", "is not a signal number");
+	}
+	if (b->stop_reason == HWT_STOP_FAULT) {
+		if ((rc = get_i64(rd, stop, "tid", "stop.tid", true, &v)))
+			return rc;
+		b->stop_tid = v;
+		return get_u64(rd, stop, "pc", "stop.pc", true, &b->stop_pc);
+	}
+	return 0;
+}
+
+static int read_process(struct reader *rd, json_t *root, struct hwt_bundle *b)
+{
+	json_t *procs, *proc, *threads, *modules;
+	const char *key = trace_key(b->type);
+	int rc = 0;
+
+	if (!(procs = get(rd, root, "processes", true, &rc)))
+		return rc;
+	if (!json_is_array(procs) || json_array_size(procs) != 1)
+		return field_err(rd, "processes",
+				 "must be an array of exactly one process");
+	proc = json_array_get(procs, 0);
+	if (!json_is_object(proc))
+		return field_err(rd, "processes[0]", "must be an object");
+	if ((rc = get_i64(rd, proc, "pid", "processes[0].pid", true, &b->pid)) ||
+	    (rc = get_string(rd, proc, "triple", "processes[0].triple", false,
+			     &b->triple)))
+		return rc;
+	if (!(threads = get(rd, proc, "threads", true, &rc)))
+		return rc;
+	if (!json_is_array(threads) || json_array_size(threads) == 0 ||
+	    json_array_size(threads) > HWT_BUNDLE_MAX_THREADS)
+		return field_err(rd, "processes[0].threads",
+				 "must be an array of 1 to 4096 threads");
+	b->nthreads = json_array_size(threads);
+	b->threads = calloc(b->nthreads, sizeof(*b->threads));
+	if (!b->threads)
+		return hwt_err_set(rd->err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < b->nthreads; i++)
+		if ((rc = read_thread(rd, b, json_array_get(threads, i), i, key)))
+			return rc;
+	if (!(modules = get(rd, proc, "modules", false, &rc)))
+		return 0;
+	if (!json_is_array(modules) ||
+	    json_array_size(modules) > HWT_BUNDLE_MAX_MODULES)
+		return field_err(rd, "processes[0].modules",
+				 "must be an array of at most 4096 modules");
+	b->nmodules = json_array_size(modules);
+	b->modules = calloc(b->nmodules ? b->nmodules : 1, sizeof(*b->modules));
+	if (!b->modules)
+		return hwt_err_set(rd->err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < b->nmodules; i++)
+		if ((rc = read_module(rd, b, json_array_get(modules, i), i)))
+			return rc;
+	return 0;
+}
+
+static int parse(struct reader *rd, const uint8_t *text, size_t len,
+		 struct hwt_bundle *b)
+{
+	json_error_t jerr;
+	json_t *root;
+	int64_t version = 0;
+	int rc;
+
+	root = json_loadb((const char *)text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return hwt_err_set(rd->err, EINVAL,
+				   "%s: invalid JSON at line %d column %d: %s",
+				   rd->json_path, jerr.line, jerr.column,
+				   jerr.text);
+	if (!json_is_object(root)) {
+		rc = field_err(rd, "(top level)", "must be an object");
+		goto out;
+	}
+	if ((rc = get_string(rd, root, "type", "type", true, &b->type)))
+		goto out;
+	if (!trace_key(b->type)) {
+		rc = hwt_err_set(rd->err, ENOTSUP,
+				 "%s: trace type '%s' is not supported "
+				 "(supported: " HWT_BUNDLE_TYPE_SW ")",
+				 rd->json_path, b->type);
+		goto out;
+	}
+	if ((rc = get_i64(rd, root, "version", "version", true, &version)))
+		goto out;
+	if (version != HWT_BUNDLE_VERSION) {
+		rc = hwt_err_set(rd->err, ENOTSUP,
+				 "%s: bundle version %lld is not supported "
+				 "(this hwtrace reads version %d)",
+				 rd->json_path, (long long)version,
+				 HWT_BUNDLE_VERSION);
+		goto out;
+	}
+	if ((rc = read_cpu(rd, root, b)) || (rc = read_process(rd, root, b)) ||
+	    (rc = read_stop(rd, root, b)) ||
+	    (rc = get_string(rd, root, "core", "core", false, &b->core)))
+		goto out;
+	if (b->core && ((rc = check_member(rd, "core", b->core)) ||
+			(rc = check_file(rd, b, "core", b->core, false, 0))))
+		goto out;
+out:
+	json_decref(root);
+	return rc;
+}
+
+int hwt_bundle_read(const char *path, struct hwt_bundle **out,
+		    struct hwt_err *err)
+{
+	struct hwt_bundle *b;
+	struct reader rd = { .err = err };
+	struct stat st;
+	char *json_path = NULL;
+	uint8_t *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
+	if (stat(path, &st) < 0)
+		return hwt_err_set(err, errno, "%s: %s (expected a bundle "
+				   "directory or its trace.json)", path,
+				   strerror(errno));
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	if (S_ISDIR(st.st_mode)) {
+		b->dir = strdup(path);
+		if (asprintf(&json_path, "%s/trace.json", path) < 0)
+			json_path = NULL;
+	} else {
+		const char *slash = strrchr(path, '/');
+
+		b->dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
+			       : strdup(".");
+		json_path = strdup(path);
+	}
+	if (!b->dir || !json_path) {
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+		goto fail;
+	}
+	rd.json_path = json_path;
+	if ((rc = hwt_read_file(json_path, HWT_BUNDLE_MAX_JSON, &text, &len, err)))
+		goto fail;
+	if ((rc = parse(&rd, text, len, b)))
+		goto fail;
+	free(text);
+	free(json_path);
+	*out = b;
+	return 0;
+fail:
+	free(text);
+	free(json_path);
+	hwt_bundle_free(b);
+	return rc;
+}
+
+void hwt_bundle_free(struct hwt_bundle *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; b->threads && i < b->nthreads; i++)
+		free(b->threads[i].trace_file);
+	for (size_t i = 0; b->modules && i < b->nmodules; i++) {
+		free(b->modules[i].system_path);
+		free(b->modules[i].file);
+		free(b->modules[i].uuid);
+	}
+	free(b->threads);
+	free(b->modules);
+	free(b->dir);
+	free(b->type);
+	free(b->triple);
+	free(b->core);
+	free(b);
+}
+
+char *hwt_bundle_path(const struct hwt_bundle *b, const char *rel)
+{
+	char *p;
+
+	if (rel[0] == '/')
+		return strdup(rel);
+	if (asprintf(&p, "%s/%s", b->dir ? b->dir : ".", rel) < 0)
+		return NULL;
+	return p;
+}
+
+int hwt_bundle_load_file(const struct hwt_bundle *b, const char *rel,
+			 uint64_t expect_size, uint8_t **data, size_t *size,
+			 struct hwt_err *err)
+{
+	char *path = hwt_bundle_path(b, rel);
+	int rc;
+
+	if (!path)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	rc = hwt_read_file(path, SIZE_MAX / 2, data, size, err);
+	if (rc == 0 && *size != expect_size) {
+		rc = hwt_err_set(err, EINVAL, "%s changed size: %zu bytes, "
+				 "trace.json says %llu", path, *size,
+				 (unsigned long long)expect_size);
+		free(*data);
+		*data = NULL;
+	}
+	free(path);
+	return rc;
+}

@@ -1,0 +1,209 @@
+/* hwt-common.h - the data model every hwtrace layer shares.
+ *
+ * Errors, the software trace record format ("hwt-sw") and the on-disk trace
+ * bundle. Library functions return 0 (or a count) on success and a negative
+ * errno on failure; when given a struct hwt_err they also fill in a message
+ * saying what failed and what to do. Nothing here prints or exits.
+ */
+#ifndef HWT_COMMON_H
+#define HWT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ------------------------------------------------------------ */
+
+struct hwt_err {
+	int code;            /* positive errno value, 0 when no error */
+	char msg[512];
+};
+
+/* Record an error; returns -code so callers can `return hwt_err_set(...)`.
+ * err may be NULL. */
+int hwt_err_set(struct hwt_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Prepend context ("reading bundle x: ") to an existing message. */
+int hwt_err_prefix(struct hwt_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void hwt_err_clear(struct hwt_err *err);
+
+/* ---- software trace format (hwt-sw) -------------------------------------
+ *
+ * A per-thread trace file is a sequence of chunks. Each chunk is decodable
+ * on its own: it starts at an absolute address, so a reader can decode the
+ * newest chunk without touching older ones, and the recorder can drop the
+ * oldest chunk when its ring is full. See docs/swtrace.md.
+ *
+ * Chunk header (little-endian, HWT_SW_CHUNK_HDR_SIZE bytes):
+ *   0  magic "HWTC"
+ *   4  u32 payload_size   bytes of records after the header
+ *   8  u64 first_pc       address of the chunk's first instruction
+ *  16  u64 first_seq      instructions recorded on this thread before it
+ *  24  u64 last_pc        address of the chunk's last instruction (check)
+ *  32  u32 insn_count     instructions in the chunk (first_pc included)
+ *  36  u32 flags          reserved, 0
+ *
+ * Records in the payload; each adds one instruction unless noted:
+ *   0x01..0x0f            next instruction at pc + value
+ *   0x11..0x18 d[n]       n = tag - 0x10 bytes of little-endian signed
+ *                         delta: next instruction at pc + delta
+ *   0x20                  prefix (adds nothing): the following transfer
+ *                         was asynchronous (signal delivery)
+ * Any other tag byte is corruption.
+ */
+
+#define HWT_SW_CHUNK_MAGIC "HWTC"
+#define HWT_SW_CHUNK_HDR_SIZE 40u
+#define HWT_SW_TAG_STEP_MAX 0x0f
+#define HWT_SW_TAG_JUMP_BASE 0x10
+#define HWT_SW_TAG_ASYNC 0x20
+#define HWT_SW_MAX_RECORD 9u        /* largest single record in bytes */
+#define HWT_SW_MAX_CHUNK_PAYLOAD (1u << 20)
+
+struct hwt_sw_chunk_hdr {
+	uint32_t payload_size;
+	uint64_t first_pc;
+	uint64_t first_seq;
+	uint64_t last_pc;
+	uint32_t insn_count;
+	uint32_t flags;
+};
+
+void hwt_sw_chunk_hdr_pack(const struct hwt_sw_chunk_hdr *hdr,
+			   uint8_t out[HWT_SW_CHUNK_HDR_SIZE]);
+/* Validates magic and bounds; -EBADMSG with a message on failure. */
+int hwt_sw_chunk_hdr_unpack(const uint8_t *in, size_t avail,
+			    struct hwt_sw_chunk_hdr *hdr, struct hwt_err *err);
+
+/* Encode the transfer from pc to next (async: signal delivery) into out,
+ * which must hold HWT_SW_MAX_RECORD + 1 bytes. Returns bytes written. */
+size_t hwt_sw_encode_step(uint64_t pc, uint64_t next, bool async,
+			  uint8_t *out);
+
+/* Incremental payload decoder. */
+struct hwt_sw_reader {
+	const uint8_t *p, *end;
+	uint64_t pc;        /* address of the current instruction */
+};
+
+enum hwt_sw_step {
+	HWT_SW_END = 0,     /* payload exhausted */
+	HWT_SW_NEXT = 1,    /* pc advanced to the next instruction */
+};
+
+void hwt_sw_reader_init(struct hwt_sw_reader *r, const uint8_t *payload,
+			size_t size, uint64_t first_pc);
+/* Advance to the next instruction. Sets *async when the transfer was a
+ * signal delivery. Returns HWT_SW_NEXT, HWT_SW_END, or -EBADMSG (err says
+ * at which payload offset) on a bad tag or a truncated record. */
+int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
+		       struct hwt_err *err);
+
+/* ---- bundle -------------------------------------------------------------
+ *
+ * A directory with trace.json, per-thread raw trace files, module copies
+ * and an optional core; the shape of LLDB's intel-pt bundle. See
+ * docs/bundle.md. All paths in the model are as written in trace.json
+ * (relative to the bundle directory) unless named *_path.
+ */
+
+#define HWT_BUNDLE_TYPE_SW "hwtrace-sw"
+#define HWT_BUNDLE_VERSION 1
+#define HWT_BUNDLE_MAX_JSON (16u << 20)
+#define HWT_BUNDLE_MAX_THREADS 4096u
+#define HWT_BUNDLE_MAX_MODULES 4096u
+
+struct hwt_cpu_info {
+	char vendor[16];    /* "GenuineIntel", "AuthenticAMD", ... */
+	int family, model, stepping;
+};
+
+struct hwt_bundle_thread {
+	int64_t tid;
+	char *trace_file;        /* relative path of the raw trace */
+	uint64_t trace_size;     /* bytes; must equal the file's size */
+	uint64_t lost_bytes;     /* dropped from the ring when it wrapped */
+	uint64_t lost_insns;
+	uint64_t insn_total;     /* instructions recorded, lost ones included */
+};
+
+struct hwt_bundle_module {
+	char *system_path;       /* where the file was on the traced system */
+	char *file;              /* copy inside the bundle, or NULL */
+	uint64_t load_address;   /* address of the file's first PT_LOAD page */
+	char *uuid;              /* GNU build-id in hex, or NULL */
+};
+
+enum hwt_stop_reason {
+	HWT_STOP_NONE = 0,       /* still running when saved */
+	HWT_STOP_EXITED,         /* exit status in stop_status */
+	HWT_STOP_SIGNALED,       /* killed by stop_signal */
+	HWT_STOP_FAULT,          /* fatal stop_signal at stop_pc in stop_tid */
+};
+
+struct hwt_bundle {
+	char *dir;               /* directory the bundle was read from */
+	char *type;              /* HWT_BUNDLE_TYPE_* */
+	struct hwt_cpu_info cpu;
+	int64_t pid;
+	char *triple;
+	struct hwt_bundle_thread *threads;
+	size_t nthreads;
+	struct hwt_bundle_module *modules;
+	size_t nmodules;
+	char *core;              /* relative path of the core, or NULL */
+	enum hwt_stop_reason stop_reason;
+	int stop_status, stop_signal;
+	int64_t stop_tid;
+	uint64_t stop_pc;
+};
+
+/* Read and validate dir/trace.json (or a trace.json path): every required
+ * field present with the right type, every named file present with the
+ * size trace.json gives. */
+int hwt_bundle_read(const char *path, struct hwt_bundle **out,
+		    struct hwt_err *err);
+void hwt_bundle_free(struct hwt_bundle *b);
+/* Absolute or dir-relative path of a bundle member; caller frees. */
+char *hwt_bundle_path(const struct hwt_bundle *b, const char *rel);
+/* Read a whole bundle member with a size bound. Caller frees *data. */
+int hwt_bundle_load_file(const struct hwt_bundle *b, const char *rel,
+			 uint64_t expect_size, uint8_t **data, size_t *size,
+			 struct hwt_err *err);
+
+/* Writing: the caller fills a struct hwt_bundle (dir unused) and places the
+ * files in the staging directory it got from hwt_bundle_stage_begin; commit
+ * writes trace.json and renames the staging directory to final_dir. */
+int hwt_bundle_stage_begin(const char *final_dir, char **staging_dir,
+			   struct hwt_err *err);
+int hwt_bundle_stage_commit(const char *staging_dir, const char *final_dir,
+			    const struct hwt_bundle *b, struct hwt_err *err);
+void hwt_bundle_stage_abort(const char *staging_dir);
+/* Copy a file into the staging directory at rel (directories created). */
+int hwt_bundle_stage_copy(const char *staging_dir, const char *rel,
+			  const char *src, struct hwt_err *err);
+int hwt_bundle_stage_write(const char *staging_dir, const char *rel,
+			   const void *data, size_t size, struct hwt_err *err);
+
+/* ---- small utilities --------------------------------------------------- */
+
+/* Read a whole file refusing more than max bytes. */
+int hwt_read_file(const char *path, size_t max, uint8_t **data, size_t *size,
+		  struct hwt_err *err);
+/* GNU build-id of an ELF file as lowercase hex into out (>= 41 bytes);
+ * -ENOENT if it has none. */
+int hwt_elf_build_id(const char *path, char *out, size_t outsz,
+		     struct hwt_err *err);
+/* Parse "123", "0x1f", "4M", "64K" (sizes) into *v; -EINVAL on junk. */
+int hwt_parse_size(const char *s, uint64_t *v);
+int hwt_parse_u64(const char *s, uint64_t *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,157 @@
+/* swtrace.c - the hwt-sw record format: chunk headers and step records.
+ * Layout and rationale: docs/swtrace.md. */
+#include <errno.h>
+#include <string.h>
+
+#include "hwt-common.h"
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+void hwt_sw_chunk_hdr_pack(const struct hwt_sw_chunk_hdr *hdr,
+			   uint8_t out[HWT_SW_CHUNK_HDR_SIZE])
+{
+	memcpy(out, HWT_SW_CHUNK_MAGIC, 4);
+	put_u32(out + 4, hdr->payload_size);
+	put_u64(out + 8, hdr->first_pc);
+	put_u64(out + 16, hdr->first_seq);
+	put_u64(out + 24, hdr->last_pc);
+	put_u32(out + 32, hdr->insn_count);
+	put_u32(out + 36, hdr->flags);
+}
+
+int hwt_sw_chunk_hdr_unpack(const uint8_t *in, size_t avail,
+			    struct hwt_sw_chunk_hdr *hdr, struct hwt_err *err)
+{
+	if (avail < HWT_SW_CHUNK_HDR_SIZE)
+		return hwt_err_set(err, EBADMSG,
+				   "truncated chunk header (%zu of %u bytes)",
+				   avail, HWT_SW_CHUNK_HDR_SIZE);
+	if (memcmp(in, HWT_SW_CHUNK_MAGIC, 4) != 0)
+		return hwt_err_set(err, EBADMSG, "bad chunk magic");
+	hdr->payload_size = get_u32(in + 4);
+	hdr->first_pc = get_u64(in + 8);
+	hdr->first_seq = get_u64(in + 16);
+	hdr->last_pc = get_u64(in + 24);
+	hdr->insn_count = get_u32(in + 32);
+	hdr->flags = get_u32(in + 36);
+	if (hdr->payload_size > HWT_SW_MAX_CHUNK_PAYLOAD)
+		return hwt_err_set(err, EBADMSG,
+				   "chunk payload size %u exceeds the %u limit",
+				   hdr->payload_size, HWT_SW_MAX_CHUNK_PAYLOAD);
+	if (hdr->payload_size > avail - HWT_SW_CHUNK_HDR_SIZE)
+		return hwt_err_set(err, EBADMSG,
+				   "chunk payload of %u bytes runs past the end "
+				   "of the trace (%zu bytes left)",
+				   hdr->payload_size,
+				   avail - HWT_SW_CHUNK_HDR_SIZE);
+	if (hdr->insn_count == 0 || hdr->insn_count - 1 > hdr->payload_size)
+		return hwt_err_set(err, EBADMSG,
+				   "chunk claims %u instructions in %u bytes",
+				   hdr->insn_count, hdr->payload_size);
+	if (hdr->flags != 0)
+		return hwt_err_set(err, EBADMSG, "unknown chunk flags 0x%x",
+				   hdr->flags);
+	return 0;
+}
+
+size_t hwt_sw_encode_step(uint64_t pc, uint64_t next, bool async,
+			  uint8_t *out)
+{
+	int64_t delta = (int64_t)(next - pc);
+	size_t n = 0, len;
+
+	if (async)
+		out[n++] = HWT_SW_TAG_ASYNC;
+	if (!async && delta >= 1 && delta <= HWT_SW_TAG_STEP_MAX) {
+		out[n++] = (uint8_t)delta;
+		return n;
+	}
+	/* Smallest little-endian two's complement width that holds delta. */
+	for (len = 1; len < 8; len++) {
+		int64_t lim = (int64_t)1 << (8 * len - 1);
+
+		if (delta >= -lim && delta < lim)
+			break;
+	}
+	out[n++] = (uint8_t)(HWT_SW_TAG_JUMP_BASE + len);
+	for (size_t i = 0; i < len; i++)
+		out[n++] = (uint8_t)((uint64_t)delta >> (8 * i));
+	return n;
+}
+
+void hwt_sw_reader_init(struct hwt_sw_reader *r, const uint8_t *payload,
+			size_t size, uint64_t first_pc)
+{
+	r->p = payload;
+	r->end = payload + size;
+	r->pc = first_pc;
+}
+
+int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
+		       struct hwt_err *err)
+{
+	const uint8_t *start = r->p;
+	uint8_t tag;
+
+	*async = false;
+	if (r->p == r->end)
+		return HWT_SW_END;
+	tag = *r->p;
+	if (tag == HWT_SW_TAG_ASYNC) {
+		*async = true;
+		if (++r->p == r->end)
+			goto truncated;
+		tag = *r->p;
+	}
+	if (tag >= 1 && tag <= HWT_SW_TAG_STEP_MAX && !*async) {
+		r->p++;
+		r->pc += tag;
+		return HWT_SW_NEXT;
+	}
+	if (tag > HWT_SW_TAG_JUMP_BASE && tag <= HWT_SW_TAG_JUMP_BASE + 8) {
+		size_t len = tag - HWT_SW_TAG_JUMP_BASE;
+		uint64_t delta = 0;
+
+		if ((size_t)(r->end - r->p) < len + 1)
+			goto truncated;
+		for (size_t i = 0; i < len; i++)
+			delta |= (uint64_t)r->p[1 + i] << (8 * i);
+		if (len < 8 && (delta >> (8 * len - 1)) & 1)
+			delta |= ~(uint64_t)0 << (8 * len);
+		r->p += len + 1;
+		r->pc += delta;
+		return HWT_SW_NEXT;
+	}
+	return hwt_err_set(err, EBADMSG, "bad record tag 0x%02x", tag);
+truncated:
+	r->p = start;
+	return hwt_err_set(err, EBADMSG, "record truncated at end of chunk");
+}

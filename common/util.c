@@ -1,0 +1,107 @@
+/* util.c - bounded file reading and number parsing for untrusted input. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hwt-common.h"
+
+int hwt_read_file(const char *path, size_t max, uint8_t **data, size_t *size,
+		  struct hwt_err *err)
+{
+	struct stat st;
+	uint8_t *buf;
+	size_t got = 0;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hwt_err_set(err, errno, "cannot open %s: %s", path,
+				   strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = hwt_err_set(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+				 "%s is not a regular file", path);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > max) {
+		rc = hwt_err_set(err, EFBIG,
+				 "%s is %lld bytes, more than the %zu allowed",
+				 path, (long long)st.st_size, max);
+		goto out;
+	}
+	/* +1 keeps a NUL after text files and makes empty files non-NULL. */
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		rc = hwt_err_set(err, ENOMEM, "out of memory reading %s", path);
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = hwt_err_set(err, n < 0 ? errno : EIO,
+					 "short read of %s", path);
+			free(buf);
+			goto out;
+		}
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*data = buf;
+	*size = got;
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+int hwt_parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+int hwt_parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+	unsigned shift = 0;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i')
+		end++;
+	if ((*end == 'B' || *end == 'b') && shift)
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (shift && x > (ULLONG_MAX >> shift))
+		return -ERANGE;
+	*v = x << shift;
+	return 0;
+}

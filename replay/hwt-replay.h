@@ -1,0 +1,183 @@
+/* hwt-replay.h - turn recorded traces into instruction and call history.
+ *
+ * image    what code was at an address (ELF files at load addresses, cores)
+ * insn     instruction length and class (Capstone)
+ * history  instruction history of one thread, built lazily from the newest
+ *          end; items are numbered 1..count, oldest first (GDB's numbering)
+ * calls    function-call segments with nesting levels
+ * cursor   a position in the history moved like reverse/forward execution
+ *
+ * Functions return 0 (or a count) on success and a negative errno on
+ * failure, with a message in struct hwt_err when one is given.
+ */
+#ifndef HWT_REPLAY_H
+#define HWT_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwt-common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- image ------------------------------------------------------------- */
+
+struct hwt_image;
+
+int hwt_image_new(struct hwt_image **out, struct hwt_err *err);
+void hwt_image_free(struct hwt_image *img);
+/* Map an ELF executable or shared object whose first PT_LOAD page is at
+ * load_address (non-PIE executables: their link address). */
+int hwt_image_add_elf(struct hwt_image *img, const char *path,
+		      uint64_t load_address, struct hwt_err *err);
+/* Map the PT_LOAD segments of an ELF core file. */
+int hwt_image_add_core(struct hwt_image *img, const char *path,
+		       struct hwt_err *err);
+/* Modules (bundle copy, else system path) and the core of a bundle. */
+int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
+			 struct hwt_err *err);
+/* Copy up to len bytes at addr; returns the bytes available (0: unmapped).*/
+size_t hwt_image_read(struct hwt_image *img, uint64_t addr, void *buf,
+		      size_t len);
+
+/* ---- instructions ------------------------------------------------------ */
+
+enum hwt_insn_class {
+	HWT_INSN_OTHER = 0,
+	HWT_INSN_CALL,
+	HWT_INSN_RET,
+	HWT_INSN_JUMP,       /* unconditional, direct or indirect */
+	HWT_INSN_CJUMP,      /* conditional */
+	HWT_INSN_SYSCALL,    /* syscall, sysenter, int */
+};
+
+struct hwt_insn {
+	uint64_t addr;
+	uint8_t len;
+	enum hwt_insn_class cls;
+	char text[96];       /* "mov    %rsp,%rbp" (AT&T, as GDB prints) */
+};
+
+const char *hwt_insn_class_name(enum hwt_insn_class cls);
+/* Decode the instruction at addr from the image; text only if want_text.
+ * -ENOENT when no code is mapped there, -EILSEQ when it does not decode. */
+int hwt_image_insn(struct hwt_image *img, uint64_t addr, bool want_text,
+		   struct hwt_insn *out);
+
+/* ---- symbols and lines ------------------------------------------------- */
+
+struct hwt_symbol {
+	const char *function;   /* NULL when unknown */
+	uint64_t func_addr;
+	const char *module;     /* path of the module holding addr, or NULL */
+	const char *file;       /* source file from DWARF, or NULL */
+	int line;               /* 0 when unknown */
+};
+
+/* Strings stay valid until the image is freed. Returns 0 even when only
+ * part is known; -ENOENT if addr is in no module. */
+int hwt_image_symbolize(struct hwt_image *img, uint64_t addr,
+			struct hwt_symbol *out);
+/* Address of a function by name (first match over modules), 0 if none. */
+uint64_t hwt_image_lookup_function(struct hwt_image *img, const char *name);
+
+/* ---- history ----------------------------------------------------------- */
+
+enum hwt_item_kind { HWT_ITEM_INSN = 0, HWT_ITEM_GAP };
+
+#define HWT_ITEM_ASYNC 0x1u  /* reached by an asynchronous transfer */
+
+struct hwt_item {
+	uint64_t index;          /* 1-based, oldest first */
+	enum hwt_item_kind kind;
+	uint64_t addr;           /* HWT_ITEM_INSN */
+	uint8_t len;             /* 0 when the code is not available */
+	enum hwt_insn_class cls;
+	uint32_t flags;
+	const char *gap_reason;  /* HWT_ITEM_GAP; valid while history lives */
+};
+
+struct hwt_history;
+
+/* Open thread number thread_idx of a bundle (decoder chosen by its type).
+ * Reads only the chunk index; instructions are decoded on demand. */
+int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
+		     struct hwt_image *img, struct hwt_history **out,
+		     struct hwt_err *err);
+/* Same over an hwt-sw trace in memory (not copied; must outlive h). */
+int hwt_history_open_sw(const uint8_t *trace, size_t size,
+			uint64_t lost_insns, struct hwt_image *img,
+			struct hwt_history **out, struct hwt_err *err);
+void hwt_history_free(struct hwt_history *h);
+uint64_t hwt_history_count(struct hwt_history *h);
+int hwt_history_get(struct hwt_history *h, uint64_t index,
+		    struct hwt_item *out, struct hwt_err *err);
+/* Bytes the history holds now (index, caches, retained trace). */
+size_t hwt_history_memory(const struct hwt_history *h);
+
+/* ---- function calls ---------------------------------------------------- */
+
+struct hwt_call_segment {
+	uint64_t first, last;    /* item indices, inclusive */
+	int level;               /* nesting; the smallest level is 0 */
+	const char *function;    /* NULL when unknown */
+	const char *file;        /* NULL when unknown */
+	int line_min, line_max;  /* 0 when unknown */
+	bool gap;                /* segment stands for a gap item */
+};
+
+struct hwt_calls;
+
+/* Build segments for items first..last (0, 0 = the whole history). */
+int hwt_calls_build(struct hwt_history *h, struct hwt_image *img,
+		    uint64_t first, uint64_t last, struct hwt_calls **out,
+		    struct hwt_err *err);
+size_t hwt_calls_count(const struct hwt_calls *c);
+const struct hwt_call_segment *hwt_calls_get(const struct hwt_calls *c,
+					     size_t i);
+void hwt_calls_free(struct hwt_calls *c);
+
+/* ---- cursor ------------------------------------------------------------ */
+
+enum hwt_dir { HWT_BACKWARD = -1, HWT_FORWARD = 1 };
+
+enum hwt_move {
+	HWT_MOVED = 0,           /* stopped where the command asked */
+	HWT_BOUNDARY = 1,        /* ran into the begin or end of history */
+	HWT_HIT = 2,             /* continue: stopped at a breakpoint address */
+};
+
+struct hwt_cursor;
+
+/* Starts at the newest instruction. */
+int hwt_cursor_new(struct hwt_history *h, struct hwt_image *img,
+		   struct hwt_cursor **out, struct hwt_err *err);
+void hwt_cursor_free(struct hwt_cursor *c);
+uint64_t hwt_cursor_pos(const struct hwt_cursor *c);
+int hwt_cursor_goto(struct hwt_cursor *c, uint64_t index,
+		    struct hwt_err *err);
+/* Each returns enum hwt_move or a negative errno. */
+int hwt_cursor_stepi(struct hwt_cursor *c, enum hwt_dir dir,
+		     struct hwt_err *err);
+/* By source line, into calls (step) or over them (next). */
+int hwt_cursor_step(struct hwt_cursor *c, enum hwt_dir dir,
+		    struct hwt_err *err);
+int hwt_cursor_next(struct hwt_cursor *c, enum hwt_dir dir,
+		    struct hwt_err *err);
+/* Out of the current function: backward to its call instruction in the
+ * caller, forward to the caller's instruction after the return. */
+int hwt_cursor_finish(struct hwt_cursor *c, enum hwt_dir dir,
+		      struct hwt_err *err);
+/* To the nearest instruction in dir at any of addrs (not counting the
+ * current position). */
+int hwt_cursor_continue(struct hwt_cursor *c, enum hwt_dir dir,
+			const uint64_t *addrs, size_t naddrs,
+			struct hwt_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
