@@ -34,10 +34,11 @@ LIB_REPLAY  := $(O)/libhwt-replay.a
 HWTRACE     := $(O)/hwtrace
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 
-LIBS_EXT := -lcapstone -ldw -lelf -ljansson -lz
+LIBS_EXT := -lcapstone -ldw -lelf -ljansson
 
-.PHONY: all deps check check-unit check-san demo bench clean programs
-all: $(HWTRACE) $(UNIT_BINS) programs
+.PHONY: all binaries deps check check-unit demo bench clean programs
+all: binaries programs
+binaries: $(HWTRACE) $(UNIT_BINS)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -66,7 +67,7 @@ deps:
 
 check: deps
 	$(MAKE) all
-	$(MAKE) SAN=1 $(O:build=build-san)/hwtrace
+	$(MAKE) SAN=1 binaries
 	@python3 tests/run.py --build build --san-build build-san
 
 check-unit: all
@@ -76,7 +77,11 @@ demo: deps
 	$(MAKE) all
 	@scripts/demo.sh build
 
-bench: all
+BENCH_BINS := $(O)/bench/bench_replay
+$(O)/bench/%: $(O)/bench/%.o $(LIB_REPLAY) $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
+
+bench: all $(BENCH_BINS)
 	@bench/run.sh build
 
 clean:

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Bad inputs to hwtrace: missing, truncated and corrupted bundles, broken
+JSON, wrong field types and sizes, bad command lines.
+
+Each case must end with a clear `hwtrace: ...` message and exit status 1
+(2 for usage errors), or, for damage inside trace bytes, succeed with gaps
+in the history. Never a crash: runs the sanitizer build when there is one,
+and any sanitizer report fails the case.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+RESULTS = []
+
+
+def report(name, ok, why=''):
+    RESULTS.append(ok)
+    print(f'PASS {name}' if ok else f'FAIL {name}: {why}', flush=True)
+
+
+def run(hwtrace, *args):
+    env = dict(os.environ, ASAN_OPTIONS='detect_leaks=1',
+               UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1')
+    p = subprocess.run([hwtrace, *args], capture_output=True, text=True,
+                       errors='replace', env=env, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def sanitizer_report(err):
+    return 'AddressSanitizer' in err or 'runtime error:' in err or 'LeakSanitizer' in err
+
+
+def expect_error(hwtrace, name, args, needle, status=1):
+    rc, out, err = run(hwtrace, *args)
+    if sanitizer_report(err):
+        report(name, False, 'sanitizer report:\n' + err[-2000:])
+    elif rc != status:
+        report(name, False, f'exit status {rc}, expected {status}; stderr: {err.strip()[-500:]}')
+    elif needle not in err or not err.startswith('hwtrace'):
+        report(name, False, f'message {err.strip()!r} lacks {needle!r}')
+    else:
+        report(name, True)
+
+
+def expect_survives(hwtrace, name, args, want_gap):
+    rc, out, err = run(hwtrace, *args)
+    if sanitizer_report(err):
+        report(name, False, 'sanitizer report:\n' + err[-2000:])
+    elif rc not in (0, 1) or (rc == 1 and not err.startswith('hwtrace:')):
+        report(name, False, f'exit status {rc}; stderr: {err.strip()[-500:]}')
+    elif want_gap and rc == 0 and '\tgap\t' not in out:
+        report(name, False, 'corruption produced no gap item')
+    else:
+        report(name, True)
+
+
+def load(bundle):
+    with open(os.path.join(bundle, 'trace.json')) as f:
+        return json.load(f)
+
+
+def save(bundle, doc, text=None):
+    with open(os.path.join(bundle, 'trace.json'), 'w') as f:
+        f.write(text if text is not None else json.dumps(doc, indent=1))
+
+
+def variant(tmp, good, name):
+    d = os.path.join(tmp, name)
+    shutil.copytree(good, d, symlinks=True)
+    return d
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--build', required=True)
+    ap.add_argument('--san-build')
+    args = ap.parse_args()
+    hwtrace = os.path.join(args.build, 'hwtrace')
+    if args.san_build and os.access(os.path.join(args.san_build, 'hwtrace'), os.X_OK):
+        hwtrace = os.path.join(args.san_build, 'hwtrace')
+    prog = os.path.join(args.build, 'programs', 'loops')
+    for f in (hwtrace, prog):
+        if not os.access(f, os.X_OK):
+            report('bad input setup', False, f'{f} is missing; run make')
+            return 1
+
+    tmp = tempfile.mkdtemp(prefix='hwt-bad-')
+    try:
+        good = os.path.join(tmp, 'good')
+        rc, _, err = run(os.path.join(args.build, 'hwtrace'), 'record', '-q', '-o', good, '--', prog)
+        report('record a good bundle', rc == 0 and os.path.isdir(good), f'rc {rc}: {err}')
+        if rc != 0:
+            return 1
+        doc = load(good)
+        thread = doc['processes'][0]['threads'][0]
+        trace = os.path.join(good, thread['swTrace'])
+        size = os.path.getsize(trace)
+
+        # --- command lines ---------------------------------------------------
+        expect_error(hwtrace, 'no command', [], 'usage', status=2)
+        expect_error(hwtrace, 'unknown command', ['frobnicate'], "unknown command", status=2)
+        expect_error(hwtrace, 'dump without mode', ['dump', good], '--insn or --calls', status=2)
+        expect_error(hwtrace, 'dump bad range', ['dump', '--insn', '--range', '5,2', good], '--range', status=2)
+        expect_error(hwtrace, 'dump bad thread', ['dump', '--insn', '--thread', 'x', good], '--thread', status=2)
+        expect_error(hwtrace, 'dump unknown thread', ['dump', '--insn', '--thread', '1', good], 'no thread 1')
+        expect_error(hwtrace, 'record bad size', ['record', '--size', '12Q', '--', prog], '--size', status=2)
+        expect_error(hwtrace, 'record no program', ['record', '-o', os.path.join(tmp, 'x')], 'no program', status=2)
+        expect_error(hwtrace, 'record unknown backend', ['record', '-o', os.path.join(tmp, 'x'), '--backend', 'nope', '--', prog], 'nope')
+        expect_error(hwtrace, 'record missing program', ['record', '-o', os.path.join(tmp, 'y'), '--', '/nonexistent/prog'], '/nonexistent/prog')
+        expect_error(hwtrace, 'record existing output', ['record', '-o', good, '--', prog], 'already exists')
+        report('failed record leaves no bundle', not os.path.exists(os.path.join(tmp, 'x')) and
+               not any(n.startswith('x.tmp') or n.startswith('y') for n in os.listdir(tmp)),
+               f'left: {os.listdir(tmp)}')
+
+        # --- bundle structure -------------------------------------------------
+        expect_error(hwtrace, 'missing bundle', ['info', os.path.join(tmp, 'none')], 'none')
+        d = variant(tmp, good, 'nojson'); os.unlink(os.path.join(d, 'trace.json'))
+        expect_error(hwtrace, 'missing trace.json', ['dump', '--insn', d], 'trace.json')
+        d = variant(tmp, good, 'broken'); save(d, None, json.dumps(doc)[:-7])
+        expect_error(hwtrace, 'broken JSON', ['dump', '--insn', d], 'invalid JSON')
+        d = variant(tmp, good, 'empty'); save(d, None, '')
+        expect_error(hwtrace, 'empty trace.json', ['info', d], 'invalid JSON')
+        d = variant(tmp, good, 'notobj'); save(d, None, '[1,2]')
+        expect_error(hwtrace, 'trace.json not an object', ['info', d], 'must be an object')
+        for field, value, needle in (('tid', 'abc', 'threads[0].tid'),
+                                     ('traceSize', -5, 'traceSize'),
+                                     ('swTrace', 17, 'swTrace'),
+                                     ('swTrace', '../../etc/passwd', 'inside the bundle'),
+                                     ('swTrace', '/etc/passwd', 'inside the bundle')):
+            d = variant(tmp, good, f'field-{field}-{abs(hash(str(value)))}')
+            bad = json.loads(json.dumps(doc))
+            bad['processes'][0]['threads'][0][field] = value
+            save(d, bad)
+            expect_error(hwtrace, f'bad field {field}={value!r}', ['dump', '--insn', d], needle)
+        d = variant(tmp, good, 'nothreads')
+        bad = json.loads(json.dumps(doc)); bad['processes'][0]['threads'] = []
+        save(d, bad)
+        expect_error(hwtrace, 'no threads', ['info', d], 'threads')
+        d = variant(tmp, good, 'notype')
+        bad = json.loads(json.dumps(doc)); del bad['type']
+        save(d, bad)
+        expect_error(hwtrace, 'missing type', ['info', d], "'type' is missing")
+        d = variant(tmp, good, 'badcpu')
+        bad = json.loads(json.dumps(doc)); bad['cpuInfo']['family'] = 'six'
+        save(d, bad)
+        expect_error(hwtrace, 'bad cpuInfo', ['info', d], 'cpuInfo.family')
+        d = variant(tmp, good, 'badload')
+        bad = json.loads(json.dumps(doc)); bad['processes'][0]['modules'][0]['loadAddress'] = 'zz'
+        save(d, bad)
+        expect_error(hwtrace, 'bad loadAddress', ['info', d], 'loadAddress')
+        d = variant(tmp, good, 'missingtrace'); os.unlink(os.path.join(d, thread['swTrace']))
+        expect_error(hwtrace, 'missing trace file', ['dump', '--insn', d], thread['swTrace'])
+        d = variant(tmp, good, 'truncated')
+        with open(os.path.join(d, thread['swTrace']), 'r+b') as f:
+            f.truncate(size // 2)
+        expect_error(hwtrace, 'truncated trace (size mismatch)', ['dump', '--insn', d], 'bytes but trace.json says')
+
+        # --- damage inside the trace: gaps, not crashes -------------------------
+        d = variant(tmp, good, 'truncfixed')
+        with open(os.path.join(d, thread['swTrace']), 'r+b') as f:
+            f.truncate(size * 2 // 3)
+        bad = json.loads(json.dumps(doc)); bad['processes'][0]['threads'][0]['traceSize'] = size * 2 // 3
+        save(d, bad)
+        expect_survives(hwtrace, 'truncated trace with matching size', ['dump', '--insn', '--tsv', d], want_gap=True)
+        rnd = random.Random(1234)
+        data = open(trace, 'rb').read()
+        for i in range(12):
+            d = variant(tmp, good, f'flip{i}')
+            buf = bytearray(data)
+            for _ in range(1 + i):
+                pos = rnd.randrange(len(buf))
+                buf[pos] ^= 1 << rnd.randrange(8)
+            with open(os.path.join(d, thread['swTrace']), 'wb') as f:
+                f.write(buf)
+            expect_survives(hwtrace, f'bit flips x{1 + i} in trace (dump --insn)', ['dump', '--insn', '--tsv', d], want_gap=False)
+            expect_survives(hwtrace, f'bit flips x{1 + i} in trace (dump --calls)', ['dump', '--calls', '--tsv', d], want_gap=False)
+        d = variant(tmp, good, 'garbage')
+        with open(os.path.join(d, thread['swTrace']), 'wb') as f:
+            f.write(bytes(rnd.randrange(256) for _ in range(size)))
+        expect_survives(hwtrace, 'random bytes as trace', ['dump', '--insn', '--tsv', d], want_gap=True)
+        d = variant(tmp, good, 'zeros')
+        with open(os.path.join(d, thread['swTrace']), 'wb') as f:
+            f.write(bytes(size))
+        expect_survives(hwtrace, 'zeroed trace', ['dump', '--insn', '--tsv', d], want_gap=True)
+        d = variant(tmp, good, 'badmodule')
+        mod = doc['processes'][0]['modules'][0]
+        if 'file' in mod:
+            with open(os.path.join(d, mod['file']), 'wb') as f:
+                f.write(b'\x7fELF' + bytes(100))
+            expect_survives(hwtrace, 'corrupt module file', ['dump', '--insn', '--tsv', d], want_gap=False)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if all(RESULTS) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

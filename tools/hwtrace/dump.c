@@ -1,0 +1,266 @@
+/* dump.c - `hwtrace dump`: instruction and function-call history.
+ *
+ * Human output follows GDB's `record instruction-history` and
+ * `record function-call-history /ilc`; --tsv is the stable machine format
+ * documented in docs/cli.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "hwt-replay.h"
+
+static const char dump_usage[] =
+	"usage: hwtrace dump (--insn | --calls) [OPTIONS] PATH\n"
+	"\n"
+	"  --insn               instruction history, oldest first\n"
+	"  --calls              function-call history with nesting\n"
+	"  -t, --thread TID     only this thread\n"
+	"  -r, --range A,B      items A to B (inclusive, 1 = oldest)\n"
+	"  -l, --last N         the newest N items\n"
+	"      --tsv            tab-separated output (docs/cli.md)\n"
+	"\n"
+	"PATH is a bundle directory or its trace.json.\n";
+
+enum dump_what { DUMP_NONE, DUMP_INSN, DUMP_CALLS };
+
+struct dump_args {
+	enum dump_what what;
+	bool tsv, has_tid, has_range;
+	int64_t tid;
+	uint64_t first, last, newest;
+	const char *path;
+};
+
+static int parse_range(const char *s, uint64_t *a, uint64_t *b)
+{
+	const char *comma = strchr(s, ',');
+	char first[32];
+
+	if (!comma || (size_t)(comma - s) >= sizeof(first))
+		return -EINVAL;
+	memcpy(first, s, (size_t)(comma - s));
+	first[comma - s] = '\0';
+	if (hwt_parse_u64(first, a) || hwt_parse_u64(comma + 1, b) || *a == 0 ||
+	    *b < *a)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct dump_args *a)
+{
+	static const struct option longopts[] = {
+		{ "insn", no_argument, NULL, 'i' },
+		{ "calls", no_argument, NULL, 'C' },
+		{ "thread", required_argument, NULL, 't' },
+		{ "range", required_argument, NULL, 'r' },
+		{ "last", required_argument, NULL, 'l' },
+		{ "tsv", no_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "t:r:l:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+		case 'C':
+			if (a->what != DUMP_NONE)
+				return cli_usage_error("dump",
+					"give one of --insn and --calls");
+			a->what = c == 'i' ? DUMP_INSN : DUMP_CALLS;
+			break;
+		case 't':
+			if (hwt_parse_u64(optarg, &v) || v == 0 || v > INT32_MAX)
+				return cli_usage_error("dump",
+					"--thread '%s' is not a thread id", optarg);
+			a->tid = (int64_t)v;
+			a->has_tid = true;
+			break;
+		case 'r':
+			if (parse_range(optarg, &a->first, &a->last))
+				return cli_usage_error("dump",
+					"--range '%s' must be A,B with 1 <= A <= B",
+					optarg);
+			a->has_range = true;
+			break;
+		case 'l':
+			if (hwt_parse_u64(optarg, &a->newest) || a->newest == 0)
+				return cli_usage_error("dump",
+					"--last '%s' must be a positive count", optarg);
+			break;
+		case 'T':
+			a->tsv = true;
+			break;
+		case 'h':
+			fputs(dump_usage, stdout);
+			exit(0);
+		default:
+			return cli_usage_error("dump", "bad option");
+		}
+	}
+	if (a->what == DUMP_NONE)
+		return cli_usage_error("dump", "give --insn or --calls");
+	if (a->has_range && a->newest)
+		return cli_usage_error("dump", "--range and --last exclude each other");
+	if (optind != argc - 1)
+		return cli_usage_error("dump", optind >= argc ?
+				       "no bundle given" : "more than one bundle given");
+	a->path = argv[optind];
+	return 0;
+}
+
+static void print_symbol(struct hwt_image *img, uint64_t addr, bool tsv)
+{
+	struct hwt_symbol sym;
+
+	if (hwt_image_symbolize(img, addr, &sym) != 0 || !sym.function) {
+		if (tsv)
+			fputs("\t??\t", stdout);
+		return;
+	}
+	if (tsv) {
+		printf("\t%s+%" PRIu64 "\t", sym.function, addr - sym.func_addr);
+		if (sym.file)
+			printf("%s:%d", sym.file, sym.line);
+	} else {
+		printf(" <%s+%" PRIu64 ">", sym.function, addr - sym.func_addr);
+	}
+}
+
+static void print_line(struct hwt_image *img, uint64_t addr)
+{
+	struct hwt_symbol sym;
+
+	if (hwt_image_symbolize(img, addr, &sym) == 0 && sym.file)
+		printf("\tat %s:%d", sym.file, sym.line);
+}
+
+static int dump_insns(const struct dump_args *a, int64_t tid,
+		      struct hwt_history *h, struct hwt_image *img,
+		      struct hwt_err *err)
+{
+	uint64_t count = hwt_history_count(h), first = 1, last = count;
+
+	if (a->has_range) {
+		first = a->first;
+		last = a->last < count ? a->last : count;
+	} else if (a->newest && a->newest < count) {
+		first = count - a->newest + 1;
+	}
+	if (!a->tsv)
+		printf("Thread %" PRId64 " (%" PRIu64 " items):\n", tid, count);
+	for (uint64_t i = first; i <= last; i++) {
+		struct hwt_item it;
+		struct hwt_insn insn;
+		int rc = hwt_history_get(h, i, &it, err);
+
+		if (rc)
+			return rc;
+		if (it.kind == HWT_ITEM_GAP) {
+			if (a->tsv)
+				printf("%" PRId64 "\t%" PRIu64 "\tgap\t%s\n", tid,
+				       i, it.gap_reason);
+			else
+				printf("%" PRIu64 "\t[gap: %s]\n", i, it.gap_reason);
+			continue;
+		}
+		if (hwt_image_insn(img, it.addr, true, &insn) != 0)
+			strcpy(insn.text, "(no code)");
+		if (a->tsv) {
+			printf("%" PRId64 "\t%" PRIu64 "\t0x%" PRIx64 "\t%s", tid, i,
+			       it.addr, insn.text);
+			print_symbol(img, it.addr, true);
+		} else {
+			printf("%" PRIu64 "\t   0x%016" PRIx64, i, it.addr);
+			print_symbol(img, it.addr, false);
+			printf(":\t%s", insn.text);
+			print_line(img, it.addr);
+		}
+		putchar('\n');
+	}
+	return 0;
+}
+
+static int dump_calls(const struct dump_args *a, int64_t tid,
+		      struct hwt_history *h, struct hwt_image *img,
+		      struct hwt_err *err)
+{
+	struct hwt_calls *calls;
+	uint64_t first = 0, last = 0;
+	int rc;
+
+	if (a->has_range) {
+		first = a->first;
+		last = a->last;
+	} else if (a->newest && a->newest < hwt_history_count(h)) {
+		first = hwt_history_count(h) - a->newest + 1;
+		last = hwt_history_count(h);
+	}
+	if ((rc = hwt_calls_build(h, img, first, last, &calls, err)))
+		return rc;
+	if (!a->tsv)
+		printf("Thread %" PRId64 ":\n", tid);
+	for (size_t i = 0; i < hwt_calls_count(calls); i++) {
+		const struct hwt_call_segment *s = hwt_calls_get(calls, i);
+		const char *fn = s->gap ? "[gap]" : s->function ? s->function : "??";
+
+		if (a->tsv) {
+			printf("%" PRId64 "\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\n", tid,
+			       s->level, fn, s->first, s->last);
+			continue;
+		}
+		printf("%zu\t%*s%s\tinst %" PRIu64 ",%" PRIu64, i + 1,
+		       2 * s->level, "", fn, s->first, s->last);
+		if (s->file)
+			printf("\tat %s:%d,%d", s->file, s->line_min, s->line_max);
+		putchar('\n');
+	}
+	hwt_calls_free(calls);
+	return 0;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_args a = { 0 };
+	struct hwt_bundle *b = NULL;
+	struct hwt_image *img = NULL;
+	struct hwt_err err = { 0 };
+	bool found = false;
+	int rc;
+
+	if ((rc = parse_args(argc, argv, &a)))
+		return rc;
+	if ((rc = hwt_bundle_read(a.path, &b, &err)) ||
+	    (rc = hwt_image_new(&img, &err)) ||
+	    (rc = hwt_image_add_bundle(img, b, &err)))
+		goto out;
+	for (size_t t = 0; t < b->nthreads && !rc; t++) {
+		struct hwt_history *h;
+		int64_t tid = b->threads[t].tid;
+
+		if (a.has_tid && tid != a.tid)
+			continue;
+		found = true;
+		if ((rc = hwt_history_open(b, t, img, &h, &err))) {
+			hwt_err_prefix(&err, "thread %" PRId64 ": ", tid);
+			break;
+		}
+		rc = a.what == DUMP_INSN ? dump_insns(&a, tid, h, img, &err)
+					 : dump_calls(&a, tid, h, img, &err);
+		hwt_history_free(h);
+	}
+	if (!rc && !found)
+		rc = hwt_err_set(&err, ENOENT, "%s has no thread %" PRId64,
+				 a.path, a.tid);
+out:
+	fflush(stdout);
+	hwt_image_free(img);
+	hwt_bundle_free(b);
+	return rc ? cli_fail(&err) : 0;
+}

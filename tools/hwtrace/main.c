@@ -1,0 +1,66 @@
+/* main.c - hwtrace command line: dispatch to subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+	"usage: hwtrace COMMAND [OPTIONS] ...\n"
+	"\n"
+	"  record [-o DIR] [--backend NAME] [--size BYTES] [--cpu N] -- PROG [ARGS...]\n"
+	"         run PROG with every thread traced and write a trace bundle\n"
+	"  dump --insn [--thread TID] [--range A,B | --last N] [--tsv] PATH\n"
+	"  dump --calls [--thread TID] [--tsv] PATH\n"
+	"         instruction or function-call history of a bundle\n"
+	"  info PATH\n"
+	"         what a bundle holds\n"
+	"\n"
+	"PATH is a bundle directory or its trace.json. `hwtrace COMMAND --help`\n"
+	"describes each command; docs/ has the details.\n";
+
+int cli_fail(const struct hwt_err *err)
+{
+	fprintf(stderr, "hwtrace: %s\n",
+		err && err->msg[0] ? err->msg : "unknown error");
+	return HWT_EXIT_ERROR;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "hwtrace %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(see 'hwtrace %s --help')\n", cmd);
+	return HWT_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(int, char **);
+	} cmds[] = {
+		{ "record", cmd_record },
+		{ "dump", cmd_dump },
+		{ "info", cmd_info },
+	};
+
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return HWT_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "hwtrace: unknown command '%s'\n\n%s", argv[1], usage);
+	return HWT_EXIT_USAGE;
+}

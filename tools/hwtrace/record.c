@@ -1,0 +1,324 @@
+/* record.c - `hwtrace record`: run a program traced and write a bundle.
+ *
+ * The bundle is staged next to its final name and renamed into place only
+ * when complete. On a fatal signal the process is kept stopped at the
+ * faulting instruction long enough to write its core into the bundle. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "hwt-collect.h"
+
+static const char record_usage[] =
+	"usage: hwtrace record [OPTIONS] -- PROG [ARGS...]\n"
+	"\n"
+	"Run PROG with every thread traced from exec and write a trace bundle.\n"
+	"The exit status is PROG's (128+N when killed by signal N). On a fatal\n"
+	"signal the bundle also holds a core file of the process at the faulting\n"
+	"instruction.\n"
+	"\n"
+	"  -o, --output DIR     bundle directory (default hwtrace-PROG-PID);\n"
+	"                       must not exist\n"
+	"  -b, --backend NAME   recording backend (default: best available)\n"
+	"  -s, --size BYTES     per-thread ring buffer (default 4M; K/M/G suffixes);\n"
+	"                       when it wraps the oldest trace is dropped\n"
+	"  -c, --cpu N          run tracer and program on cpu N (default: the\n"
+	"                       current cpu)\n"
+	"      --no-pin         do not pin to a cpu\n"
+	"      --no-copy        record module paths without copying the files\n"
+	"  -q, --quiet          no summary on stderr\n";
+
+struct record_args {
+	const char *output;
+	struct hwt_collect_opts opts;
+	bool copy_modules, quiet;
+	char **prog_argv;
+};
+
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "size", required_argument, NULL, 's' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "no-pin", no_argument, NULL, 'P' },
+		{ "no-copy", no_argument, NULL, 'N' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c;
+
+	a->opts.sz = sizeof(a->opts);
+	a->opts.cpu = -1;
+	a->copy_modules = true;
+	optind = 1;
+	/* '+': stop at PROG so its own options are not ours. */
+	while ((c = getopt_long(argc, argv, "+o:b:s:c:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			a->output = optarg;
+			break;
+		case 'b':
+			a->opts.backend = optarg;
+			break;
+		case 's':
+			if (hwt_parse_size(optarg, &v) || v < HWT_COLLECT_MIN_BUFFER ||
+			    v > HWT_COLLECT_MAX_BUFFER)
+				return cli_usage_error("record",
+					"--size '%s' must be a size between 64K and 16G",
+					optarg);
+			a->opts.buffer_size = v;
+			break;
+		case 'c':
+			if (hwt_parse_u64(optarg, &v) || v >= CPU_SETSIZE)
+				return cli_usage_error("record",
+					"--cpu '%s' is not a cpu number", optarg);
+			a->opts.cpu = (int)v;
+			break;
+		case 'P':
+			a->opts.no_pin = true;
+			break;
+		case 'N':
+			a->copy_modules = false;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			exit(0);
+		default:
+			return cli_usage_error("record", "bad option");
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("record", "no program given");
+	a->prog_argv = argv + optind;
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Files to copy are named by their path on this system, minus the root. */
+static char *module_member(const char *system_path)
+{
+	char *rel;
+
+	while (*system_path == '/')
+		system_path++;
+	if (asprintf(&rel, "modules/%s", system_path) < 0)
+		return NULL;
+	return rel;
+}
+
+static int stage_threads(const char *staging, struct hwt_collector *col,
+			 struct hwt_bundle *b, struct hwt_err *err)
+{
+	const struct hwt_collect_thread *threads;
+	size_t n = hwt_collect_threads(col, &threads);
+
+	b->threads = calloc(n ? n : 1, sizeof(*b->threads));
+	if (!b->threads)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_collect_thread *t = &threads[i];
+		struct hwt_bundle_thread *bt = &b->threads[b->nthreads];
+		int rc;
+
+		if (asprintf(&bt->trace_file, "threads/%d.hwtsw", (int)t->tid) < 0)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		b->nthreads++;
+		bt->tid = t->tid;
+		bt->trace_size = t->trace_size;
+		bt->lost_bytes = t->lost_bytes;
+		bt->lost_insns = t->lost_insns;
+		bt->insn_total = t->insn_total;
+		rc = hwt_bundle_stage_write(staging, bt->trace_file, t->trace,
+					    t->trace_size, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int stage_modules(const char *staging, struct hwt_collector *col,
+			 bool copy, struct hwt_bundle *b, struct hwt_err *err)
+{
+	const struct hwt_collect_module *mods;
+	size_t n = hwt_collect_modules(col, &mods);
+
+	b->modules = calloc(n ? n : 1, sizeof(*b->modules));
+	if (!b->modules)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct hwt_bundle_module *m = &b->modules[b->nmodules];
+		bool dup = false;
+
+		m->system_path = strdup(mods[i].path);
+		m->uuid = mods[i].build_id ? strdup(mods[i].build_id) : NULL;
+		m->load_address = mods[i].load_address;
+		if (!m->system_path)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		b->nmodules++;
+		/* The same file mapped twice (dlopen again) is copied once. */
+		for (size_t j = 0; j + 1 < b->nmodules; j++)
+			if (!strcmp(b->modules[j].system_path, m->system_path) &&
+			    b->modules[j].file) {
+				m->file = strdup(b->modules[j].file);
+				dup = true;
+			}
+		if (!copy || dup)
+			continue;
+		m->file = module_member(m->system_path);
+		if (!m->file)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		if (hwt_bundle_stage_copy(staging, m->file, m->system_path, err)) {
+			/* Gone since it was mapped: keep the path only. */
+			free(m->file);
+			m->file = NULL;
+			hwt_err_clear(err);
+		}
+	}
+	return 0;
+}
+
+static void free_staged(struct hwt_bundle *b)
+{
+	for (size_t i = 0; i < b->nthreads; i++)
+		free(b->threads[i].trace_file);
+	for (size_t i = 0; i < b->nmodules; i++) {
+		free(b->modules[i].system_path);
+		free(b->modules[i].file);
+		free(b->modules[i].uuid);
+	}
+	free(b->threads);
+	free(b->modules);
+}
+
+static int exit_code(const struct hwt_collect_end *end)
+{
+	switch (end->reason) {
+	case HWT_STOP_EXITED:
+		return end->status;
+	case HWT_STOP_SIGNALED:
+	case HWT_STOP_FAULT:
+		return 128 + end->signal;
+	case HWT_STOP_NONE:
+		break;
+	}
+	return HWT_EXIT_ERROR;
+}
+
+static void summary(const char *dir, const struct hwt_bundle *b,
+		    const struct hwt_collect_end *end)
+{
+	uint64_t total = 0, lost = 0;
+
+	for (size_t i = 0; i < b->nthreads; i++) {
+		total += b->threads[i].insn_total;
+		lost += b->threads[i].lost_insns;
+	}
+	fprintf(stderr, "hwtrace: %s: ", dir);
+	if (end->reason == HWT_STOP_EXITED)
+		fprintf(stderr, "program exited with status %d", end->status);
+	else
+		fprintf(stderr, "program killed by signal %d (%s)%s", end->signal,
+			strsignal(end->signal),
+			b->core ? ", core saved" : "");
+	fprintf(stderr, "; %zu thread%s, %llu instructions recorded",
+		b->nthreads, b->nthreads == 1 ? "" : "s",
+		(unsigned long long)total);
+	if (lost)
+		fprintf(stderr, ", %llu oldest lost to ring wrap",
+			(unsigned long long)lost);
+	fputc('\n', stderr);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = { 0 };
+	struct hwt_collector *col = NULL;
+	struct hwt_collect_end end = { 0 };
+	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_SW };
+	struct hwt_err err = { 0 };
+	char *staging = NULL, *outdir = NULL;
+	int rc, status = HWT_EXIT_ERROR;
+
+	if ((rc = parse_args(argc, argv, &a)))
+		return rc;
+	if ((rc = hwt_collect_launch(&a.opts, a.prog_argv, &col, &err)))
+		return cli_fail(&err);
+	if (a.output)
+		outdir = strdup(a.output);
+	else if (asprintf(&outdir, "hwtrace-%s-%d", base_name(a.prog_argv[0]),
+			  (int)hwt_collect_pid(col)) < 0)
+		outdir = NULL;
+	if (!outdir) {
+		hwt_collect_close(col);
+		return cli_fail(&(struct hwt_err){ ENOMEM, "out of memory" });
+	}
+	/* Fail before running the program if the bundle cannot be written. */
+	if ((rc = hwt_bundle_stage_begin(outdir, &staging, &err)))
+		goto out;
+	if ((rc = hwt_collect_run(col, &end, &err)))
+		goto out;
+	if (end.reason == HWT_STOP_FAULT) {
+		b.stop_tid = end.tid;
+		b.stop_pc = end.pc;
+		char *core_path;
+
+		if (asprintf(&core_path, "%s/core", staging) < 0) {
+			rc = hwt_err_set(&err, ENOMEM, "out of memory");
+			goto out;
+		}
+		rc = hwt_collect_write_core(col, core_path, &err);
+		free(core_path);
+		if (rc)
+			goto out;
+		b.core = "core";
+	}
+	b.cpu = hwt_collect_cpu_info();
+	b.pid = hwt_collect_pid(col);
+	b.triple = "x86_64-unknown-linux-gnu";
+	b.stop_reason = end.reason;
+	b.stop_status = end.status;
+	b.stop_signal = end.signal;
+	if ((rc = stage_threads(staging, col, &b, &err)) ||
+	    (rc = stage_modules(staging, col, a.copy_modules, &b, &err)))
+		goto out;
+	if (end.reason == HWT_STOP_FAULT &&
+	    (rc = hwt_collect_finish(col, &end, &err)))
+		goto out;
+	status = exit_code(&end);
+	if ((rc = hwt_bundle_stage_commit(staging, outdir, &b, &err)))
+		goto out;
+	if (!a.quiet)
+		summary(outdir, &b, &end);
+out:
+	if (rc) {
+		cli_fail(&err);
+		status = HWT_EXIT_ERROR;
+		if (staging)
+			hwt_bundle_stage_abort(staging);
+	}
+	hwt_collect_close(col);
+	free_staged(&b);
+	free(staging);
+	free(outdir);
+	return status;
+}
