@@ -71,9 +71,11 @@ def main():
         for t in sorted(os.listdir(idir)):
             if t.startswith('test_') and t.endswith('.py'):
                 cmd = [sys.executable, os.path.join(idir, t), '--build', build]
+                env = dict(os.environ)
                 if args.san_build:
-                    cmd += ['--san-build', os.path.abspath(args.san_build)]
-                suites.append((f'integration {t}', cmd, 2400, None))
+                    # Suites that feed hwtrace hostile input run this build.
+                    env['HWT_SAN_BUILD'] = os.path.abspath(args.san_build)
+                suites.append((f'integration {t}', cmd, 2400, env))
     total = {'PASS': 0, 'FAIL': 0, 'SKIP': 0}
     for name, cmd, timeout, env in suites:
         for k, v in run_suite(name, cmd, timeout, env).items():

@@ -79,11 +79,11 @@ def variant(tmp, good, name):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', required=True)
-    ap.add_argument('--san-build')
     args = ap.parse_args()
     hwtrace = os.path.join(args.build, 'hwtrace')
-    if args.san_build and os.access(os.path.join(args.san_build, 'hwtrace'), os.X_OK):
-        hwtrace = os.path.join(args.san_build, 'hwtrace')
+    san = os.environ.get('HWT_SAN_BUILD')
+    if san and os.access(os.path.join(san, 'hwtrace'), os.X_OK):
+        hwtrace = os.path.join(san, 'hwtrace')
     prog = os.path.join(args.build, 'programs', 'loops')
     for f in (hwtrace, prog):
         if not os.access(f, os.X_OK):
