@@ -36,7 +36,9 @@ int hwt_image_add_elf(struct hwt_image *img, const char *path,
 /* Map the PT_LOAD segments of an ELF core file. */
 int hwt_image_add_core(struct hwt_image *img, const char *path,
 		       struct hwt_err *err);
-/* Modules (bundle copy, else system path) and the core of a bundle. */
+/* Modules (bundle copy, else system path) and the core of a bundle.
+ * Fails if any file cannot be mapped, after mapping all the others: the
+ * image stays usable, code in the missing files reads as unmapped. */
 int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
 			 struct hwt_err *err);
 /* Copy up to len bytes at addr; returns the bytes available (0: unmapped).*/
@@ -103,7 +105,9 @@ struct hwt_item {
 struct hwt_history;
 
 /* Open thread number thread_idx of a bundle (decoder chosen by its type).
- * Reads only the chunk index; instructions are decoded on demand. */
+ * Builds only the segment index (for hwt-sw: chunk headers and record
+ * framing, so that a corrupt chunk's item count is known before anything
+ * is decoded); instructions are decoded on demand. */
 int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 		     struct hwt_image *img, struct hwt_history **out,
 		     struct hwt_err *err);
@@ -152,11 +156,15 @@ enum hwt_move {
 
 struct hwt_cursor;
 
-/* Starts at the newest instruction. */
+/* The position is always an instruction, never a gap item. A gap ends
+ * step, next and finish at the first instruction beyond it, reported as
+ * HWT_BOUNDARY (call depth and line are unknown across it); stepi and
+ * continue pass over gaps. Starts at the newest instruction. */
 int hwt_cursor_new(struct hwt_history *h, struct hwt_image *img,
 		   struct hwt_cursor **out, struct hwt_err *err);
 void hwt_cursor_free(struct hwt_cursor *c);
 uint64_t hwt_cursor_pos(const struct hwt_cursor *c);
+/* -EINVAL for a gap item, -ERANGE outside the history. */
 int hwt_cursor_goto(struct hwt_cursor *c, uint64_t index,
 		    struct hwt_err *err);
 /* Each returns enum hwt_move or a negative errno. */

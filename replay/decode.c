@@ -1,0 +1,98 @@
+/* decode.c - the decoder registry and the containers decoders fill. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+
+/* New formats (Intel PT, BTS, ETM) add their ops here. */
+static const struct hwt_decoder *const decoders[] = {
+	&hwt_decoder_sw,
+};
+
+const struct hwt_decoder *hwt_decoder_find(const char *format)
+{
+	for (size_t i = 0; i < sizeof(decoders) / sizeof(decoders[0]); i++) {
+		if (format && !strcmp(decoders[i]->format, format))
+			return decoders[i];
+	}
+	return NULL;
+}
+
+const char *hwt_decoder_names(void)
+{
+	static char names[256];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(decoders) / sizeof(decoders[0]) &&
+	     n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+				      i ? ", " : "", decoders[i]->format);
+	return names;
+}
+
+int hwt_segments_push(struct hwt_segments *s, const struct hwt_segment *seg)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct hwt_segment *p = realloc(s->v, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->v = p;
+		s->cap = cap;
+	}
+	s->v[s->n++] = *seg;
+	return 0;
+}
+
+const char *hwt_segments_reason(struct hwt_segments *s, const char *fmt, ...)
+{
+	char *str;
+	va_list ap;
+	int len;
+
+	if (s->nstrs == s->strcap) {
+		size_t cap = s->strcap ? 2 * s->strcap : 16;
+		char **p = realloc(s->strs, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		s->strs = p;
+		s->strcap = cap;
+	}
+	va_start(ap, fmt);
+	len = vasprintf(&str, fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return NULL;
+	s->strs[s->nstrs++] = str;
+	s->str_bytes += (size_t)len + 1;
+	return str;
+}
+
+void hwt_segments_free(struct hwt_segments *s)
+{
+	for (size_t i = 0; i < s->nstrs; i++)
+		free(s->strs[i]);
+	free(s->strs);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+int hwt_blocks_push(struct hwt_blocks *b, const struct hwt_block *blk)
+{
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 256;
+		struct hwt_block *p = realloc(b->v, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		b->v = p;
+		b->cap = cap;
+	}
+	b->v[b->n++] = *blk;
+	return 0;
+}

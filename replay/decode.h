@@ -1,0 +1,79 @@
+/* decode.h - trace decoders behind one interface.
+ *
+ * A decoder splits a raw trace into segments that decode independently
+ * (hwt-sw: pieces of self-contained chunks; Intel PT: PSB-to-PSB) and
+ * turns one segment into blocks: runs of consecutive instructions, not one
+ * record per instruction. Indexing is cheap and done when a history is
+ * opened; decoding needs the image and is done only for the segments a
+ * reader asks for.
+ */
+#ifndef HWT_DECODE_H
+#define HWT_DECODE_H
+
+#include "hwt-replay.h"
+
+#define HWT_BLOCK_GAP 0x1u    /* stands for one gap item */
+#define HWT_BLOCK_ASYNC 0x2u  /* first instruction reached asynchronously */
+
+struct hwt_block {
+	uint64_t begin;          /* address of the first instruction */
+	uint64_t end;            /* address of the last one, inclusive */
+	const char *reason;      /* gap blocks: why; owned by the index */
+	uint32_t count;          /* instructions; 1 for a gap */
+	uint32_t flags;          /* HWT_BLOCK_* */
+};
+
+struct hwt_segment {
+	uint64_t off, len;       /* the segment's bytes in the trace */
+	uint64_t pc;             /* first instruction, when the format
+				  * needs it to start decoding */
+	uint64_t first;          /* item number of its first item; the
+				  * history fills it in */
+	uint32_t nitems;         /* items it decodes to, gaps included */
+	uint32_t flags;          /* the decoder's own */
+	const char *reason;      /* the decoder's own, owned by the index */
+};
+
+/* The segment index of one trace; owns the reason strings. */
+struct hwt_segments {
+	struct hwt_segment *v;
+	size_t n, cap;
+	char **strs;
+	size_t nstrs, strcap, str_bytes;
+};
+
+struct hwt_blocks {
+	struct hwt_block *v;
+	size_t n, cap;
+};
+
+struct hwt_decoder {
+	const char *format;      /* bundle type it reads */
+	/* Build the index. Corrupt data becomes gap segments, not errors;
+	 * errors are for running out of memory. */
+	int (*index)(const uint8_t *trace, size_t size, uint64_t lost_insns,
+		     struct hwt_segments *segs, struct hwt_err *err);
+	/* Append the blocks of seg to out; their counts must add up to
+	 * seg->nitems. */
+	int (*decode)(const uint8_t *trace, size_t size,
+		      const struct hwt_segment *seg, struct hwt_image *img,
+		      struct hwt_blocks *out, struct hwt_err *err);
+};
+
+extern const struct hwt_decoder hwt_decoder_sw;
+
+/* The decoder for a bundle type, or NULL. */
+const struct hwt_decoder *hwt_decoder_find(const char *format);
+/* Comma-separated names of all decoders, for error messages. */
+const char *hwt_decoder_names(void);
+
+int hwt_segments_push(struct hwt_segments *s, const struct hwt_segment *seg);
+/* Keep a formatted reason string for the life of the index; NULL when
+ * out of memory. */
+const char *hwt_segments_reason(struct hwt_segments *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void hwt_segments_free(struct hwt_segments *s);
+
+int hwt_blocks_push(struct hwt_blocks *b, const struct hwt_block *blk);
+
+#endif

@@ -1,0 +1,385 @@
+/* history.c - the instruction history of one thread, decoded on demand.
+ *
+ * Opening reads only the decoder's segment index, which gives every
+ * segment's item count, so items are numbered 1..count (oldest first, as
+ * in GDB) before anything is decoded. hwt_history_get finds the segment by
+ * binary search, decodes it into blocks if it is not cached, and finds the
+ * instruction inside its block by walking instruction lengths. A bounded
+ * LRU of decoded segments and the position of the last answer make walks
+ * in either direction O(1) per item, while showing the newest instructions
+ * of a huge trace decodes only the newest segment.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "replay-int.h"
+
+/* Decoded segments kept: enough for a cursor moving back and forth
+ * across a few segment borders; the byte bound wins when segments are
+ * large. */
+#define CACHE_SLOTS 8
+#define CACHE_BYTES (2u << 20)
+
+struct dseg {
+	size_t seg;              /* SIZE_MAX: slot free */
+	struct hwt_block *blocks;
+	uint32_t *starts;        /* item offset of each block in the segment */
+	size_t nblocks, bytes;
+	uint64_t used;           /* LRU tick */
+};
+
+/* One instruction of the block walked last. */
+struct walk_ent {
+	uint32_t off;            /* from the block's first address */
+	uint8_t len, cls;
+};
+
+struct hwt_history {
+	const struct hwt_decoder *dec;
+	const uint8_t *trace;
+	size_t size;
+	uint8_t *owned;          /* trace bytes read from a bundle */
+	struct hwt_image *img;
+	struct hwt_segments segs;
+	uint64_t count;
+	struct dseg cache[CACHE_SLOTS];
+	size_t cache_bytes;
+	uint64_t tick, decodes;
+	int cur;                 /* slot of the last answer, -1 if none */
+	size_t cur_blk;
+	struct walk_ent *walk;
+	size_t walk_cap, walk_seg, walk_blk;
+	bool walk_valid;
+};
+
+static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
+		      size_t size, uint8_t *owned, uint64_t lost_insns,
+		      struct hwt_image *img, struct hwt_history **out,
+		      struct hwt_err *err)
+{
+	struct hwt_history *h;
+	uint64_t first = 1;
+	int rc;
+
+	if (!img) {
+		free(owned);
+		return hwt_err_set(err, EINVAL, "a history needs an image to "
+				   "decode instructions; create one with "
+				   "hwt_image_new");
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		free(owned);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	h->dec = dec;
+	h->trace = trace;
+	h->size = size;
+	h->owned = owned;
+	h->img = img;
+	h->cur = -1;
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		h->cache[i].seg = SIZE_MAX;
+	rc = dec->index(trace, size, lost_insns, &h->segs, err);
+	if (rc) {
+		hwt_history_free(h);
+		return rc;
+	}
+	for (size_t i = 0; i < h->segs.n; i++) {
+		h->segs.v[i].first = first;
+		first += h->segs.v[i].nitems;
+	}
+	h->count = first - 1;
+	*out = h;
+	return 0;
+}
+
+int hwt_history_open_sw(const uint8_t *trace, size_t size,
+			uint64_t lost_insns, struct hwt_image *img,
+			struct hwt_history **out, struct hwt_err *err)
+{
+	return open_trace(&hwt_decoder_sw, trace, size, NULL, lost_insns, img,
+			  out, err);
+}
+
+int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
+		     struct hwt_image *img, struct hwt_history **out,
+		     struct hwt_err *err)
+{
+	const struct hwt_bundle_thread *t;
+	const struct hwt_decoder *dec;
+	uint8_t *data;
+	size_t size;
+	int rc;
+
+	if (thread_idx >= b->nthreads)
+		return hwt_err_set(err, EINVAL, "thread %zu does not exist: "
+				   "the bundle has %zu thread(s)", thread_idx,
+				   b->nthreads);
+	dec = hwt_decoder_find(b->type);
+	if (!dec)
+		return hwt_err_set(err, ENOTSUP, "bundle type '%s' cannot be "
+				   "decoded; this build reads: %s",
+				   b->type ? b->type : "(none)",
+				   hwt_decoder_names());
+	t = &b->threads[thread_idx];
+	rc = hwt_bundle_load_file(b, t->trace_file, t->trace_size, &data,
+				  &size, err);
+	if (rc)
+		return hwt_err_prefix(err, "trace of thread %lld: ",
+				      (long long)t->tid);
+	return open_trace(dec, data, size, data, t->lost_insns, img, out, err);
+}
+
+static void slot_free(struct hwt_history *h, int i)
+{
+	struct dseg *d = &h->cache[i];
+
+	free(d->blocks);
+	free(d->starts);
+	h->cache_bytes -= d->bytes;
+	memset(d, 0, sizeof(*d));
+	d->seg = SIZE_MAX;
+	if (h->cur == i)
+		h->cur = -1;
+}
+
+void hwt_history_free(struct hwt_history *h)
+{
+	if (!h)
+		return;
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		slot_free(h, i);
+	hwt_segments_free(&h->segs);
+	free(h->walk);
+	free(h->owned);
+	free(h);
+}
+
+uint64_t hwt_history_count(struct hwt_history *h)
+{
+	return h->count;
+}
+
+uint64_t hwt_history_decodes(const struct hwt_history *h)
+{
+	return h->decodes;
+}
+
+size_t hwt_history_memory(const struct hwt_history *h)
+{
+	return sizeof(*h) + h->segs.cap * sizeof(*h->segs.v) +
+		h->segs.strcap * sizeof(char *) + h->segs.str_bytes +
+		h->cache_bytes + h->walk_cap * sizeof(*h->walk) +
+		(h->owned ? h->size : 0);
+}
+
+static size_t find_seg(const struct hwt_history *h, uint64_t index)
+{
+	size_t lo = 0, hi = h->segs.n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (h->segs.v[mid].first <= index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/* The cache slot holding segment s, decoding it if needed. */
+static int load(struct hwt_history *h, size_t s, struct hwt_err *err)
+{
+	const struct hwt_segment *seg = &h->segs.v[s];
+	struct hwt_blocks out = { 0 };
+	uint32_t *starts, at = 0;
+	int slot = 0, rc;
+
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		if (h->cache[i].seg == s)
+			return i;
+	}
+	h->decodes++;
+	rc = h->dec->decode(h->trace, h->size, seg, h->img, &out, err);
+	if (rc) {
+		free(out.v);
+		return rc;
+	}
+	starts = malloc((out.n ? out.n : 1) * sizeof(*starts));
+	for (size_t i = 0; starts && i < out.n; i++) {
+		starts[i] = at;
+		at += out.v[i].count;
+	}
+	if (!starts || at != seg->nitems) {
+		free(out.v);
+		free(starts);
+		if (!starts)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		return hwt_err_set(err, EIO, "decoder error: segment of %u "
+				   "items decoded to %u", seg->nitems, at);
+	}
+	if (out.n < out.cap) {
+		struct hwt_block *p = realloc(out.v, out.n * sizeof(*p));
+
+		if (p)
+			out.v = p;
+	}
+	for (int i = 1; i < CACHE_SLOTS; i++) {
+		if (h->cache[slot].seg != SIZE_MAX &&
+		    (h->cache[i].seg == SIZE_MAX ||
+		     h->cache[i].used < h->cache[slot].used))
+			slot = i;
+	}
+	slot_free(h, slot);
+	h->cache[slot] = (struct dseg){
+		.seg = s, .blocks = out.v, .starts = starts, .nblocks = out.n,
+		.bytes = out.n * (sizeof(*out.v) + sizeof(*starts)),
+		.used = ++h->tick,
+	};
+	h->cache_bytes += h->cache[slot].bytes;
+	/* Big segments: keep fewer, but always the one just decoded. */
+	while (h->cache_bytes > CACHE_BYTES) {
+		int old = -1;
+
+		for (int i = 0; i < CACHE_SLOTS; i++) {
+			if (i != slot && h->cache[i].seg != SIZE_MAX &&
+			    (old < 0 || h->cache[i].used < h->cache[old].used))
+				old = i;
+		}
+		if (old < 0)
+			break;
+		slot_free(h, old);
+	}
+	return slot;
+}
+
+static bool in_block(const struct dseg *d, size_t b, uint32_t off)
+{
+	return b < d->nblocks && d->starts[b] <= off &&
+		off - d->starts[b] < d->blocks[b].count;
+}
+
+static size_t find_block(const struct dseg *d, size_t hint, uint32_t off)
+{
+	size_t lo = 0, hi = d->nblocks;
+
+	/* Walks move by one item: the same or a neighbouring block. */
+	if (in_block(d, hint, off))
+		return hint;
+	if (in_block(d, hint + 1, off))
+		return hint + 1;
+	if (hint > 0 && in_block(d, hint - 1, off))
+		return hint - 1;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (d->starts[mid] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/* Addresses, lengths and classes of every instruction of block b. */
+static int walk_block(struct hwt_history *h, const struct dseg *d, size_t b,
+		      struct hwt_err *err)
+{
+	const struct hwt_block *blk = &d->blocks[b];
+	uint64_t a = blk->begin;
+
+	if (h->walk_valid && h->walk_seg == d->seg && h->walk_blk == b)
+		return 0;
+	h->walk_valid = false;
+	if (blk->count > h->walk_cap) {
+		struct walk_ent *p = realloc(h->walk, blk->count * sizeof(*p));
+
+		if (!p)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		h->walk = p;
+		h->walk_cap = blk->count;
+	}
+	for (uint32_t i = 0; i < blk->count; i++) {
+		enum hwt_insn_class cls;
+		uint8_t len;
+		int rc = hwt_image_insn_info(h->img, a, &len, &cls);
+
+		if (rc == -ENOMEM)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		/* Only the last instruction of a block may lack code: the
+		 * decoder extended the block over each of the others. */
+		if (rc && i + 1 < blk->count)
+			return hwt_err_set(err, EIO, "no code at 0x%llx inside "
+					   "a decoded block; the image changed "
+					   "after decoding",
+					   (unsigned long long)a);
+		h->walk[i] = (struct walk_ent){ (uint32_t)(a - blk->begin),
+						rc ? 0 : len,
+						rc ? HWT_INSN_OTHER : cls };
+		a += len;
+	}
+	h->walk_valid = true;
+	h->walk_seg = d->seg;
+	h->walk_blk = b;
+	return 0;
+}
+
+int hwt_history_get(struct hwt_history *h, uint64_t index,
+		    struct hwt_item *out, struct hwt_err *err)
+{
+	const struct hwt_segment *seg;
+	const struct hwt_block *blk;
+	struct dseg *d;
+	uint32_t off, k;
+	int rc;
+
+	if (index == 0 || index > h->count)
+		return hwt_err_set(err, ERANGE, "item %llu is outside the "
+				   "history (1..%llu)",
+				   (unsigned long long)index,
+				   (unsigned long long)h->count);
+	seg = h->cur >= 0 ? &h->segs.v[h->cache[h->cur].seg] : NULL;
+	if (!seg || index < seg->first || index - seg->first >= seg->nitems) {
+		rc = load(h, find_seg(h, index), err);
+		if (rc < 0)
+			return rc;
+		h->cur = rc;
+		h->cur_blk = 0;
+	}
+	d = &h->cache[h->cur];
+	d->used = ++h->tick;
+	off = (uint32_t)(index - h->segs.v[d->seg].first);
+	h->cur_blk = find_block(d, h->cur_blk, off);
+	blk = &d->blocks[h->cur_blk];
+	k = off - d->starts[h->cur_blk];
+	memset(out, 0, sizeof(*out));
+	out->index = index;
+	if (blk->flags & HWT_BLOCK_GAP) {
+		out->kind = HWT_ITEM_GAP;
+		out->gap_reason = blk->reason;
+		return 0;
+	}
+	out->kind = HWT_ITEM_INSN;
+	if (k == 0 && (blk->flags & HWT_BLOCK_ASYNC))
+		out->flags = HWT_ITEM_ASYNC;
+	if (blk->count == 1) {
+		rc = hwt_image_insn_info(h->img, blk->begin, &out->len,
+					 &out->cls);
+		if (rc == -ENOMEM)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		out->addr = blk->begin;
+		return 0;
+	}
+	rc = walk_block(h, d, h->cur_blk, err);
+	if (rc)
+		return rc;
+	out->addr = blk->begin + h->walk[k].off;
+	out->len = h->walk[k].len;
+	out->cls = (enum hwt_insn_class)h->walk[k].cls;
+	return 0;
+}

@@ -1,0 +1,534 @@
+/* image.c - the traced process's address space: which file bytes were at
+ * which address.
+ *
+ * Modules (ELF executables and shared objects) and core files are mmapped
+ * whole, never copied; their PT_LOAD segments become spans. The decoders
+ * look up code for every block, so lookups go through a sorted, disjoint
+ * span array with a last-hit shortcut. Overlaps are resolved once, when
+ * the array is rebuilt: file-backed modules win over core memory (a core
+ * may hold stale or partial copies of text), later additions win over
+ * earlier ones, and core memory fills whatever no module covers (the vdso,
+ * JIT code).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "replay-int.h"
+
+enum { PRIO_CORE = 1, PRIO_FILE = 2 };
+
+int hwt_image_new(struct hwt_image **out, struct hwt_err *err)
+{
+	struct hwt_image *img;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return hwt_err_set(err, ENOSYS, "libelf is too old for this "
+				   "program (elf_version failed)");
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		return hwt_err_set(err, ENOMEM, "out of memory for the image");
+	*out = img;
+	return 0;
+}
+
+static void module_free(struct hwt_module *m)
+{
+	hwt_module_syms_free(m);
+	hwt_module_lines_free(m);
+	if (m->elf)
+		elf_end(m->elf);
+	if (m->map)
+		munmap(m->map, m->map_size);
+	free(m->soname);
+	free(m->path);
+	free(m);
+}
+
+void hwt_image_free(struct hwt_image *img)
+{
+	if (!img)
+		return;
+	for (size_t i = 0; i < img->nmods; i++)
+		module_free(img->mods[i]);
+	free(img->mods);
+	free(img->raw);
+	free(img->map);
+	free(img->interp);
+	hwt_insn_fini(img);
+	free(img->scache);
+	free(img);
+}
+
+/* Map path and open it as ELF. The mapping is private and writable only
+ * because libelf may want to write into the image it is given; nothing is
+ * ever written, so no page is copied. */
+static int module_open(const char *path, struct hwt_module **out,
+		       struct hwt_err *err)
+{
+	struct hwt_module *m;
+	struct stat st;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hwt_err_set(err, errno, "cannot open %s: %s", path,
+				   strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return hwt_err_set(err, EINVAL, "%s is not a regular, "
+				   "non-empty file", path);
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->path = strdup(path))) {
+		free(m);
+		close(fd);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	m->dbg_fd = -1;
+	m->map_size = (size_t)st.st_size;
+	m->map = mmap(NULL, m->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		      fd, 0);
+	close(fd);
+	if (m->map == MAP_FAILED) {
+		m->map = NULL;
+		rc = hwt_err_set(err, errno, "cannot map %s: %s", path,
+				 strerror(errno));
+		module_free(m);
+		return rc;
+	}
+	m->elf = elf_memory((char *)m->map, m->map_size);
+	if (!m->elf || elf_kind(m->elf) != ELF_K_ELF ||
+	    gelf_getclass(m->elf) != ELFCLASS64) {
+		rc = hwt_err_set(err, EINVAL, "%s is not a 64-bit ELF file%s%s",
+				 path, m->elf ? "" : ": ",
+				 m->elf ? "" : elf_errmsg(-1));
+		module_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+static int add_module(struct hwt_image *img, struct hwt_module *m,
+		      struct hwt_err *err)
+{
+	struct hwt_module **mods;
+
+	mods = realloc(img->mods, (img->nmods + 1) * sizeof(*mods));
+	if (!mods)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	img->mods = mods;
+	img->mods[img->nmods++] = m;
+	return 0;
+}
+
+static int add_raw(struct hwt_image *img, uint64_t start, uint64_t size,
+		   const uint8_t *data, struct hwt_module *m, int prio,
+		   struct hwt_err *err)
+{
+	struct hwt_span *s;
+
+	if (size == 0)
+		return 0;
+	if (start + size < start)
+		return hwt_err_set(err, EINVAL, "%s: segment at 0x%llx wraps "
+				   "around the address space", m->path,
+				   (unsigned long long)start);
+	if (img->nraw == img->rawcap) {
+		size_t cap = img->rawcap ? 2 * img->rawcap : 64;
+
+		s = realloc(img->raw, cap * sizeof(*s));
+		if (!s)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		img->raw = s;
+		img->rawcap = cap;
+	}
+	img->raw[img->nraw++] = (struct hwt_span){
+		.start = start, .end = start + size, .data = data, .mod = m,
+		.prio = prio, .seq = img->seq++,
+	};
+	img->dirty = true;
+	return 0;
+}
+
+/* Check a program header's file range against the mapped file. Cores are
+ * often cut short (RLIMIT_CORE, full disks); there the readable part is
+ * kept. A module must be whole. */
+static int phdr_bytes(struct hwt_module *m, const GElf_Phdr *ph,
+		      uint64_t *filesz, struct hwt_err *err)
+{
+	*filesz = ph->p_filesz;
+	if (ph->p_offset > m->map_size ||
+	    ph->p_filesz > m->map_size - ph->p_offset) {
+		if (!m->is_core)
+			return hwt_err_set(err, EINVAL, "%s is truncated: a "
+					   "PT_LOAD segment ends past the end "
+					   "of the file; copy the file again",
+					   m->path);
+		*filesz = ph->p_offset > m->map_size ?
+			0 : m->map_size - ph->p_offset;
+	}
+	return 0;
+}
+
+/* DT_SONAME of m into m->soname, and the PT_INTERP of the program into
+ * img->interp: together they tell which module is the dynamic linker. */
+static void note_linker(struct hwt_image *img, struct hwt_module *m,
+			size_t nph)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	for (size_t i = 0; i < nph && !img->interp; i++) {
+		GElf_Phdr ph;
+		const char *s;
+
+		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_INTERP ||
+		    ph.p_offset > m->map_size || ph.p_filesz == 0 ||
+		    ph.p_filesz > m->map_size - ph.p_offset)
+			continue;
+		s = (const char *)m->map + ph.p_offset;
+		if (memchr(s, '\0', ph.p_filesz))
+			img->interp = strdup(s);
+	}
+	while ((scn = elf_nextscn(m->elf, scn))) {
+		Elf_Data *d;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < d->d_size / sh.sh_entsize; i++) {
+			const char *s;
+
+			if (gelf_getdyn(d, (int)i, &dyn) &&
+			    dyn.d_tag == DT_SONAME &&
+			    (s = elf_strptr(m->elf, sh.sh_link, dyn.d_un.d_val))) {
+				m->soname = strdup(s);
+				return;
+			}
+		}
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+bool hwt_image_in_linker(struct hwt_image *img, uint64_t addr)
+{
+	struct hwt_module *m = hwt_image_module(img, addr);
+
+	return m && img->interp &&
+		!strcmp(base_name(m->soname ? m->soname : m->path),
+			base_name(img->interp));
+}
+
+int hwt_image_add_elf(struct hwt_image *img, const char *path,
+		      uint64_t load_address, struct hwt_err *err)
+{
+	struct hwt_module *m;
+	GElf_Ehdr eh;
+	size_t nph;
+	uint64_t base = UINT64_MAX;
+	int rc;
+
+	rc = module_open(path, &m, err);
+	if (rc)
+		return rc;
+	rc = -EINVAL;
+	if (!gelf_getehdr(m->elf, &eh) || elf_getphdrnum(m->elf, &nph)) {
+		hwt_err_set(err, EINVAL, "%s: unreadable ELF header: %s",
+			    path, elf_errmsg(-1));
+		goto fail;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		hwt_err_set(err, EINVAL, "%s is neither an executable nor a "
+			    "shared object (ELF type %u); give a core with "
+			    "hwt_image_add_core", path, eh.e_type);
+		goto fail;
+	}
+	if (eh.e_machine != EM_X86_64) {
+		rc = -ENOTSUP;
+		hwt_err_set(err, ENOTSUP, "%s is for ELF machine %u; only "
+			    "x86-64 code can be decoded", path, eh.e_machine);
+		goto fail;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(m->elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    ph.p_vaddr < base)
+			base = ph.p_vaddr;
+	}
+	if (base == UINT64_MAX) {
+		hwt_err_set(err, EINVAL, "%s has no PT_LOAD segment", path);
+		goto fail;
+	}
+	base &= ~(uint64_t)(HWT_PAGE_SIZE - 1);
+	m->bias = load_address - base;
+	note_linker(img, m, nph);
+	rc = add_module(img, m, err);
+	if (rc)
+		goto fail;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		uint64_t filesz;
+
+		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* Only file bytes: .bss and the like have no content the
+		 * decoder could use. */
+		rc = phdr_bytes(m, &ph, &filesz, err);
+		if (!rc)
+			rc = add_raw(img, ph.p_vaddr + m->bias, filesz,
+				     m->map + ph.p_offset, m, PRIO_FILE, err);
+		/* On failure the module stays, with the spans added. */
+		if (rc)
+			return rc;
+	}
+	return 0;
+fail:
+	module_free(m);
+	return rc;
+}
+
+int hwt_image_add_core(struct hwt_image *img, const char *path,
+		       struct hwt_err *err)
+{
+	struct hwt_module *m;
+	GElf_Ehdr eh;
+	size_t nph;
+	int rc;
+
+	rc = module_open(path, &m, err);
+	if (rc)
+		return rc;
+	m->is_core = true;
+	if (!gelf_getehdr(m->elf, &eh) || elf_getphdrnum(m->elf, &nph) ||
+	    eh.e_type != ET_CORE) {
+		rc = hwt_err_set(err, EINVAL, "%s is not an ELF core file",
+				 path);
+		module_free(m);
+		return rc;
+	}
+	rc = add_module(img, m, err);
+	if (rc) {
+		module_free(m);
+		return rc;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		uint64_t filesz;
+
+		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		rc = phdr_bytes(m, &ph, &filesz, err);
+		if (!rc)
+			rc = add_raw(img, ph.p_vaddr, filesz,
+				     m->map + ph.p_offset, m, PRIO_CORE, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
+			 struct hwt_err *err)
+{
+	struct hwt_err first = { 0 };
+	size_t failed = 0, tried = 0;
+
+	for (size_t i = 0; i < b->nmodules; i++) {
+		const struct hwt_bundle_module *m = &b->modules[i];
+		struct hwt_err e = { 0 };
+		char *path;
+		int rc;
+
+		/* "[vdso]" and the like name no file; the core has them. */
+		if (!m->file && (!m->system_path || m->system_path[0] == '['))
+			continue;
+		tried++;
+		path = m->file ? hwt_bundle_path(b, m->file) :
+			strdup(m->system_path);
+		rc = path ? hwt_image_add_elf(img, path, m->load_address, &e) :
+			hwt_err_set(&e, ENOMEM, "out of memory");
+		free(path);
+		if (rc && failed++ == 0)
+			first = e;
+	}
+	if (b->core) {
+		char *path = hwt_bundle_path(b, b->core);
+		struct hwt_err e = { 0 };
+		int rc;
+
+		tried++;
+		rc = path ? hwt_image_add_core(img, path, &e) :
+			hwt_err_set(&e, ENOMEM, "out of memory");
+		free(path);
+		if (rc && failed++ == 0)
+			first = e;
+	}
+	/* Every module that could be mapped stays mapped: history of the
+	 * others is still worth showing, so the caller may go on. */
+	if (failed)
+		return hwt_err_set(err, first.code, "%zu of %zu bundle files "
+				   "could not be mapped (code there shows as "
+				   "unknown); first: %s", failed, tried,
+				   first.msg);
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct hwt_span *x = a, *y = b;
+
+	if (x->prio != y->prio)
+		return x->prio > y->prio ? -1 : 1;
+	return x->seq > y->seq ? -1 : x->seq < y->seq;
+}
+
+/* Insert into map the parts of s that no span already in map covers. */
+static int insert_uncovered(struct hwt_span **map, size_t *n, size_t *cap,
+			    const struct hwt_span *s)
+{
+	size_t lo = 0, hi = *n;
+	uint64_t cur = s->start;
+
+	/* First span ending after s->start (ends are sorted too). */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if ((*map)[mid].end <= cur)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (cur < s->end) {
+		uint64_t stop;
+
+		if (lo < *n && (*map)[lo].start <= cur) {
+			cur = (*map)[lo].end;
+			lo++;
+			continue;
+		}
+		stop = lo < *n && (*map)[lo].start < s->end ?
+			(*map)[lo].start : s->end;
+		if (*n == *cap) {
+			size_t c = *cap ? 2 * *cap : 64;
+			struct hwt_span *p = realloc(*map, c * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			*map = p;
+			*cap = c;
+		}
+		memmove(*map + lo + 1, *map + lo, (*n - lo) * sizeof(**map));
+		(*map)[lo] = *s;
+		(*map)[lo].start = cur;
+		(*map)[lo].end = stop;
+		(*map)[lo].data = s->data + (cur - s->start);
+		(*n)++;
+		lo++;
+		cur = stop;
+	}
+	return 0;
+}
+
+/* Winners first: each span then only takes what is still free. */
+static int rebuild(struct hwt_image *img)
+{
+	struct hwt_span *order, *map = NULL;
+	size_t n = 0, cap = 0;
+
+	order = malloc((img->nraw ? img->nraw : 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	memcpy(order, img->raw, img->nraw * sizeof(*order));
+	qsort(order, img->nraw, sizeof(*order), span_cmp);
+	for (size_t i = 0; i < img->nraw; i++) {
+		if (insert_uncovered(&map, &n, &cap, &order[i])) {
+			free(order);
+			free(map);
+			return -ENOMEM;
+		}
+	}
+	free(order);
+	free(img->map);
+	img->map = map;
+	img->nmap = n;
+	img->last = 0;
+	img->dirty = false;
+	/* What an address holds may have changed: forget every answer. */
+	if (img->icache)
+		memset(img->icache, 0, HWT_ICACHE_SIZE * sizeof(*img->icache));
+	if (img->scache)
+		memset(img->scache, 0, HWT_SCACHE_SIZE * sizeof(*img->scache));
+	img->fcache.valid = false;
+	img->lcache.valid = false;
+	return 0;
+}
+
+const struct hwt_span *hwt_image_span(struct hwt_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	/* Out of memory while rebuilding: answer from the old map, which
+	 * is only missing the newest additions. */
+	if (img->dirty)
+		rebuild(img);
+	if (img->last < img->nmap && addr >= img->map[img->last].start &&
+	    addr < img->map[img->last].end)
+		return &img->map[img->last];
+	hi = img->nmap;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (img->map[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < img->nmap && img->map[lo].start <= addr) {
+		img->last = lo;
+		return &img->map[lo];
+	}
+	return NULL;
+}
+
+struct hwt_module *hwt_image_module(struct hwt_image *img, uint64_t addr)
+{
+	const struct hwt_span *s = hwt_image_span(img, addr);
+
+	return s && !s->mod->is_core ? s->mod : NULL;
+}
+
+size_t hwt_image_read(struct hwt_image *img, uint64_t addr, void *buf,
+		      size_t len)
+{
+	size_t done = 0;
+
+	/* Adjacent spans (segments of different files, or a module next
+	 * to core memory) read as one range. */
+	while (done < len) {
+		const struct hwt_span *s = hwt_image_span(img, addr + done);
+		size_t n;
+
+		if (!s)
+			break;
+		n = s->end - (addr + done) < len - done ?
+			(size_t)(s->end - (addr + done)) : len - done;
+		memcpy((uint8_t *)buf + done,
+		       s->data + (addr + done - s->start), n);
+		done += n;
+	}
+	return done;
+}

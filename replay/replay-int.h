@@ -1,0 +1,178 @@
+/* replay-int.h - what the replay/ files share and callers never see.
+ *
+ * The image is split over image.c (address space), insn.c (Capstone),
+ * symbols.c (ELF and PLT symbols) and lines.c (DWARF line tables); they
+ * share struct hwt_image. History, calls and cursor use the fast lookups
+ * declared here instead of the string-building public ones.
+ */
+#ifndef HWT_REPLAY_INT_H
+#define HWT_REPLAY_INT_H
+
+#include <string.h>
+
+#include <capstone/capstone.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include "hwt-replay.h"
+
+/* x86-64 pages; load addresses are page-aligned mapping starts. */
+#define HWT_PAGE_SIZE 4096u
+/* Longest x86 instruction. */
+#define HWT_MAX_INSN 15u
+
+struct hwt_sym {
+	uint64_t start, end;     /* run-time addresses, end exclusive */
+	const char *name;
+	int rank;                /* which of several aliases wins */
+	bool sized;              /* false: end is a guess */
+	bool plt;                /* a PLT entry, named after its target */
+};
+
+/* One line-table row as GDB sees it: [lo, hi) belongs to line. */
+struct hwt_row {
+	uint64_t addr;           /* link-time address */
+	const char *file;
+	uint32_t line;           /* 0: end of a sequence, no line */
+	bool is_stmt;
+};
+
+struct hwt_cu {
+	uint64_t lo, hi;         /* link-time range covered by the CU */
+	Dwarf_Off off;           /* DIE offset of the CU */
+	struct hwt_row *rows;    /* NULL until first needed */
+	size_t nrows;
+	bool rows_tried;
+};
+
+struct hwt_module {
+	char *path;
+	uint8_t *map;            /* whole file, mmapped private */
+	size_t map_size;
+	Elf *elf;
+	uint64_t bias;           /* run-time minus link-time address */
+	bool is_core;
+	char *soname;            /* DT_SONAME, or NULL */
+	/* symbols.c, loaded on first use */
+	bool syms_tried;
+	struct hwt_sym *syms;
+	size_t nsyms;
+	uint64_t *syms_maxend;   /* max end over syms[0..i], for nesting */
+	char *names;             /* storage for names made up or shortened */
+	/* lines.c, loaded on first use; the debug file may be separate */
+	bool dwarf_tried, dbg_tried;
+	Dwarf *dw;
+	int dbg_fd;
+	Elf *dbg_elf;
+	struct hwt_cu *cus;      /* sorted by lo */
+	size_t ncus;
+};
+
+/* A piece of the address space backed by file bytes. */
+struct hwt_span {
+	uint64_t start, end;
+	const uint8_t *data;
+	struct hwt_module *mod;
+	int prio;                /* file-backed modules beat core memory */
+	unsigned seq;            /* later additions beat earlier ones */
+};
+
+struct hwt_insn_slot {
+	uint64_t addr;
+	int8_t rc;               /* 0, -ENOENT or -EILSEQ */
+	uint8_t len;
+	uint8_t cls;
+	bool used;
+};
+
+#define HWT_ICACHE_SIZE (1u << 15)
+#define HWT_SCACHE_SIZE 1024u
+
+struct hwt_sym_slot {
+	uint64_t addr;
+	bool used;
+	struct hwt_symbol sym;
+};
+
+struct hwt_image {
+	struct hwt_module **mods;
+	size_t nmods;
+	char *interp;            /* PT_INTERP of a module: the dynamic linker */
+	struct hwt_span *raw;    /* everything added, in order */
+	size_t nraw, rawcap;
+	unsigned seq;
+	struct hwt_span *map;    /* disjoint, sorted; rebuilt when dirty */
+	size_t nmap;
+	bool dirty;
+	size_t last;             /* index of the last map hit */
+	/* insn.c */
+	csh cs;
+	bool cs_open;
+	cs_insn *csi;
+	struct hwt_insn_slot *icache;
+	/* symbols.c / lines.c: the last answers, reused while addr is
+	 * inside their range, and a small cache for hwt_image_symbolize */
+	struct hwt_func_cache {
+		uint64_t start, end;
+		const char *name;
+		bool valid;
+	} fcache;
+	struct hwt_line_cache {
+		uint64_t lo, hi;
+		int line;
+		const char *file;
+		bool is_stmt, valid;
+	} lcache;
+	struct hwt_sym_slot *scache;
+};
+
+/* ---- image.c ---- */
+/* The span holding addr, or NULL. */
+const struct hwt_span *hwt_image_span(struct hwt_image *img, uint64_t addr);
+/* The module whose file-backed segments hold addr, or NULL. */
+struct hwt_module *hwt_image_module(struct hwt_image *img, uint64_t addr);
+/* Whether addr is in the dynamic linker (named by a module's PT_INTERP),
+ * whose lazy-binding code stepping goes through, as GDB does. */
+bool hwt_image_in_linker(struct hwt_image *img, uint64_t addr);
+
+/* ---- insn.c ---- */
+/* Length and class of the instruction at addr, cached. 0, -ENOENT (no
+ * code there) or -EILSEQ (bytes do not decode). */
+int hwt_image_insn_info(struct hwt_image *img, uint64_t addr, uint8_t *len,
+			enum hwt_insn_class *cls);
+void hwt_insn_fini(struct hwt_image *img);
+
+/* ---- symbols.c ---- */
+struct hwt_func {
+	uint64_t start, end;     /* run-time range, end exclusive */
+	const char *name;
+};
+/* The function holding addr; -ENOENT if none is known. */
+int hwt_image_func(struct hwt_image *img, uint64_t addr, struct hwt_func *out);
+void hwt_module_syms_free(struct hwt_module *m);
+
+/* ---- lines.c ---- */
+/* The separate debug file of m (found by build-id), or NULL. */
+Elf *hwt_module_debug_elf(struct hwt_module *m);
+struct hwt_line {
+	uint64_t lo, hi;         /* run-time range of the row, hi exclusive */
+	const char *file;
+	int line;
+	bool is_stmt;
+};
+/* The line-table row holding addr; -ENOENT without line information. */
+int hwt_image_line(struct hwt_image *img, uint64_t addr, struct hwt_line *out);
+/* File names of rows: the same pointer within a compile unit, equal
+ * strings across units. */
+static inline bool hwt_same_file(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+void hwt_module_lines_free(struct hwt_module *m);
+
+/* ---- history.c ---- */
+/* Decode calls made so far; tests use it to prove decoding is lazy. */
+uint64_t hwt_history_decodes(const struct hwt_history *h);
+
+#endif

@@ -1,0 +1,417 @@
+/* test_replay_image.c - address space, instructions and symbols.
+ *
+ * The test program maps itself (/proc/self/exe at its real load address)
+ * and checks the image against its own memory, names and line table. */
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hwt-replay.h"
+#include "replay-int.h"
+#include "check.h"
+
+/* Instructions with known encodings, one of each class. */
+__asm__(".text\n"
+	".globl insn_samples\n"
+	"insn_samples:\n"
+	".byte 0xe8, 0, 0, 0, 0\n"      /* call .+5 */
+	".byte 0xc3\n"                  /* ret */
+	".byte 0xe9, 0, 0, 0, 0\n"      /* jmp .+5 */
+	".byte 0xff, 0xe0\n"            /* jmp *%rax */
+	".byte 0x74, 0x00\n"            /* je */
+	".byte 0xe3, 0x00\n"            /* jrcxz */
+	".byte 0xe2, 0x00\n"            /* loop */
+	".byte 0x0f, 0x05\n"            /* syscall */
+	".byte 0xcd, 0x80\n"            /* int $0x80 */
+	".byte 0x90\n"                  /* nop */
+	".byte 0x48, 0x89, 0xe5\n"      /* mov %rsp,%rbp */
+	".byte 0xff, 0xd0\n"            /* call *%rax */
+	".byte 0x06\n"                  /* push %es: invalid in 64-bit */
+	".byte 0xcc\n");
+extern const char insn_samples[];
+
+static const int probe_line = __LINE__ + 2;
+__attribute__((noinline, used)) int probe_fn(int x);
+__attribute__((noinline, used)) int probe_fn(int x)
+{
+	return x * 3 + (x >> 2);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Calls qsort through the PLT and does work after it, so that the call
+ * is not turned into a tail jump. */
+__attribute__((noinline, used)) int call_qsort(int *v, size_t n);
+__attribute__((noinline, used)) int call_qsort(int *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_int);
+	return v[0] + probe_fn((int)n);
+}
+
+static uint64_t self_load, ld_load, ld_text;
+static char ld_path[256];
+
+/* The program itself comes first; the dynamic linker is the object
+ * whose name contains "ld-linux". */
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uint64_t lo = UINT64_MAX, text = 0;
+	int *n = data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_phdr[i].p_vaddr < lo)
+			lo = info->dlpi_phdr[i].p_vaddr;
+		if (info->dlpi_phdr[i].p_flags & PF_X)
+			text = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+	}
+	if ((*n)++ == 0)
+		self_load = info->dlpi_addr + (lo & ~(uint64_t)4095);
+	else if (info->dlpi_name && strstr(info->dlpi_name, "ld-linux")) {
+		ld_load = info->dlpi_addr + (lo & ~(uint64_t)4095);
+		ld_text = text;
+		snprintf(ld_path, sizeof(ld_path), "%s", info->dlpi_name);
+	}
+	return 0;
+}
+
+static uint64_t addr_of(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static void test_self(void)
+{
+	struct hwt_image *img;
+	struct hwt_err err = { 0 };
+	struct hwt_symbol sym;
+	uint8_t buf[64];
+	uint64_t fn = addr_of((const void *)probe_fn);
+	int rc;
+
+	hwt_image_new(&img, &err);
+	rc = hwt_image_add_elf(img, "/proc/self/exe", self_load, &err);
+	CHECK("image maps itself", rc == 0, "rc %d: %s", rc, err.msg);
+	CHECK("image reads own code",
+	      hwt_image_read(img, fn, buf, sizeof(buf)) == sizeof(buf) &&
+	      !memcmp(buf, (const void *)probe_fn, sizeof(buf)),
+	      "bytes at probe_fn differ from memory");
+	CHECK("image read of unmapped", hwt_image_read(img, 0x1000, buf, 8) == 0,
+	      "read something at 0x1000");
+	rc = hwt_image_symbolize(img, fn + 1, &sym);
+	CHECK("symbolize function", rc == 0 && sym.function &&
+	      !strcmp(sym.function, "probe_fn") && sym.func_addr == fn,
+	      "rc %d function %s at 0x%llx", rc,
+	      sym.function ? sym.function : "(null)",
+	      (unsigned long long)sym.func_addr);
+	CHECK("symbolize module", sym.module &&
+	      !strcmp(sym.module, "/proc/self/exe"), "module %s",
+	      sym.module ? sym.module : "(null)");
+	rc = hwt_image_symbolize(img, fn, &sym);
+	CHECK("symbolize source line", rc == 0 &&
+	      ends_with(sym.file, "test_replay_image.c") &&
+	      sym.line >= probe_line && sym.line <= probe_line + 2,
+	      "%s:%d, expected line %d", sym.file ? sym.file : "(null)",
+	      sym.line, probe_line);
+	CHECK("symbolize unmapped", hwt_image_symbolize(img, 0x1000, &sym) ==
+	      -ENOENT, "0x1000 symbolized");
+	CHECK("lookup function", hwt_image_lookup_function(img, "probe_fn") ==
+	      fn && hwt_image_lookup_function(img, "no_such_fn") == 0,
+	      "probe_fn at 0x%llx",
+	      (unsigned long long)hwt_image_lookup_function(img, "probe_fn"));
+	hwt_image_free(img);
+}
+
+/* The PLT stub qsort is called through is named like GDB names it. */
+static void test_plt(void)
+{
+	struct hwt_image *img;
+	struct hwt_err err = { 0 };
+	uint64_t fn = addr_of((const void *)call_qsort);
+	const uint8_t *p = (const uint8_t *)call_qsort;
+	bool found = false;
+	int v[3] = { 3, 1, 2 };
+
+	call_qsort(v, 3);
+	hwt_image_new(&img, &err);
+	hwt_image_add_elf(img, "/proc/self/exe", self_load, &err);
+	for (size_t off = 0; off + 5 <= 96 && !found; off++) {
+		struct hwt_insn in;
+		struct hwt_symbol sym;
+		int32_t rel;
+
+		/* Only at instruction boundaries. */
+		if (hwt_image_insn(img, fn + off, false, &in) || in.len == 0)
+			continue;
+		if (p[off] == 0xe8) {
+			memcpy(&rel, p + off + 1, 4);
+			if (!hwt_image_symbolize(img, fn + off + 5 + (uint64_t)
+						 (int64_t)rel, &sym) &&
+			    sym.function && !strcmp(sym.function, "qsort@plt"))
+				found = true;
+		}
+		off += in.len - 1;
+	}
+	CHECK("plt stub named qsort@plt", found, "no call to qsort@plt found");
+	CHECK("plt stub looked up",
+	      hwt_image_lookup_function(img, "qsort@plt") != 0, "not found");
+	hwt_image_free(img);
+}
+
+/* Stepping goes through the dynamic linker; it is told by PT_INTERP. */
+static void test_linker(void)
+{
+	struct hwt_image *img;
+	struct hwt_err err = { 0 };
+	int rc;
+
+	hwt_image_new(&img, &err);
+	hwt_image_add_elf(img, "/proc/self/exe", self_load, &err);
+	rc = ld_load ? hwt_image_add_elf(img, ld_path, ld_load, &err) : -1;
+	CHECK("dynamic linker found", rc == 0 &&
+	      hwt_image_in_linker(img, ld_text) &&
+	      !hwt_image_in_linker(img, addr_of((const void *)probe_fn)),
+	      "rc %d, ld %s at 0x%llx", rc, ld_path,
+	      (unsigned long long)ld_load);
+	hwt_image_free(img);
+}
+
+static void test_insns(void)
+{
+	static const struct {
+		uint8_t len;
+		enum hwt_insn_class cls;
+	} want[] = {
+		{ 5, HWT_INSN_CALL }, { 1, HWT_INSN_RET }, { 5, HWT_INSN_JUMP },
+		{ 2, HWT_INSN_JUMP }, { 2, HWT_INSN_CJUMP },
+		{ 2, HWT_INSN_CJUMP }, { 2, HWT_INSN_CJUMP },
+		{ 2, HWT_INSN_SYSCALL }, { 2, HWT_INSN_SYSCALL },
+		{ 1, HWT_INSN_OTHER }, { 3, HWT_INSN_OTHER },
+		{ 2, HWT_INSN_CALL },
+	};
+	struct hwt_image *img;
+	struct hwt_err err = { 0 };
+	struct hwt_insn in;
+	uint64_t a = addr_of(insn_samples);
+	size_t i, mov = 10;
+	int rc = 0;
+
+	hwt_image_new(&img, &err);
+	hwt_image_add_elf(img, "/proc/self/exe", self_load, &err);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		rc = hwt_image_insn(img, a, i == mov, &in);
+		if (rc || in.len != want[i].len || in.cls != want[i].cls)
+			break;
+		if (i == mov && strcmp(in.text, "mov    %rsp,%rbp"))
+			break;
+		a += in.len;
+	}
+	CHECK("insn length and class", i == sizeof(want) / sizeof(want[0]),
+	      "sample %zu: rc %d len %u class %s text '%s'", i, rc, in.len,
+	      hwt_insn_class_name(in.cls), in.text);
+	rc = hwt_image_insn(img, a, false, &in);
+	CHECK("insn invalid bytes", rc == -EILSEQ, "rc %d", rc);
+	rc = hwt_image_insn(img, 0x1000, true, &in);
+	CHECK("insn unmapped", rc == -ENOENT, "rc %d", rc);
+	/* Cached answers are the same answers. */
+	rc = hwt_image_insn(img, addr_of(insn_samples), true, &in);
+	CHECK("insn text", rc == 0 && in.cls == HWT_INSN_CALL &&
+	      !strncmp(in.text, "call", 4), "rc %d text '%s'", rc, in.text);
+	hwt_image_free(img);
+}
+
+/* A minimal ELF core: one header, phdrs, then each segment's bytes. */
+struct fake_seg {
+	uint64_t vaddr, filesz;
+	uint8_t fill;
+};
+
+static int write_core(const char *path, const struct fake_seg *segs, int n,
+		      size_t cut)
+{
+	Elf64_Ehdr eh = { 0 };
+	Elf64_Phdr ph[8];
+	uint8_t *buf;
+	size_t off = sizeof(eh) + n * sizeof(Elf64_Phdr), size = off;
+	FILE *f;
+
+	for (int i = 0; i < n; i++)
+		size += segs[i].filesz;
+	buf = calloc(1, size);
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_CORE;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(Elf64_Phdr);
+	eh.e_phnum = (Elf64_Half)n;
+	for (int i = 0; i < n; i++) {
+		ph[i] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X,
+				      .p_offset = off, .p_vaddr = segs[i].vaddr,
+				      .p_filesz = segs[i].filesz,
+				      .p_memsz = segs[i].filesz + 4096,
+				      .p_align = 4096 };
+		memset(buf + off, segs[i].fill, segs[i].filesz);
+		off += segs[i].filesz;
+	}
+	memcpy(buf, &eh, sizeof(eh));
+	memcpy(buf + sizeof(eh), ph, n * sizeof(Elf64_Phdr));
+	f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	fwrite(buf, 1, size - cut, f);
+	fclose(f);
+	free(buf);
+	return 0;
+}
+
+static void test_core(const char *dir)
+{
+	uint64_t fn = addr_of((const void *)probe_fn);
+	struct fake_seg segs[] = {
+		{ 0x7000000, 16, 0xc3 },                /* code no module has */
+		{ fn & ~(uint64_t)4095, 8192, 0xcc },   /* stale copy of text */
+		{ 0x8000000, 0, 0 },                    /* not dumped */
+		{ 0x9000000, 100, 0x90 },               /* cut short */
+	};
+	char path[512];
+	uint8_t buf[16];
+	struct hwt_err err = { 0 };
+	struct hwt_insn in;
+
+	snprintf(path, sizeof(path), "%s/core", dir);
+	write_core(path, segs, 4, 60);
+	for (int order = 0; order < 2; order++) {
+		struct hwt_image *img;
+		int rc1, rc2;
+
+		hwt_image_new(&img, &err);
+		if (order == 0) {
+			rc1 = hwt_image_add_core(img, path, &err);
+			rc2 = hwt_image_add_elf(img, "/proc/self/exe",
+						self_load, &err);
+		} else {
+			rc2 = hwt_image_add_elf(img, "/proc/self/exe",
+						self_load, &err);
+			rc1 = hwt_image_add_core(img, path, &err);
+		}
+		CHECK(order ? "core added after module" :
+		      "core added before module", rc1 == 0 && rc2 == 0,
+		      "rc %d %d: %s", rc1, rc2, err.msg);
+		CHECK(order ? "module beats core (after)" :
+		      "module beats core (before)",
+		      hwt_image_read(img, fn, buf, 16) == 16 &&
+		      !memcmp(buf, (const void *)probe_fn, 16),
+		      "core bytes override the module");
+		CHECK(order ? "core fills gaps (after)" :
+		      "core fills gaps (before)",
+		      hwt_image_insn(img, 0x7000005, false, &in) == 0 &&
+		      in.cls == HWT_INSN_RET, "no ret at 0x7000005");
+		CHECK("core without file bytes",
+		      hwt_image_read(img, 0x8000000, buf, 1) == 0,
+		      "filesz 0 segment readable");
+		CHECK("truncated core keeps the rest",
+		      hwt_image_read(img, 0x9000000, buf, 16) == 16 &&
+		      hwt_image_read(img, 0x9000000 + 39, buf, 2) == 1,
+		      "truncated segment not clipped to 40 bytes");
+		hwt_image_free(img);
+	}
+}
+
+static void test_errors(const char *dir)
+{
+	struct hwt_image *img;
+	struct hwt_err err = { 0 };
+	char path[512];
+	FILE *f;
+	int rc;
+
+	hwt_image_new(&img, &err);
+	rc = hwt_image_add_elf(img, "/nonexistent/x.so", 0, &err);
+	CHECK("missing module", rc == -ENOENT &&
+	      strstr(err.msg, "/nonexistent/x.so"), "rc %d: %s", rc, err.msg);
+	snprintf(path, sizeof(path), "%s/text", dir);
+	f = fopen(path, "w");
+	fputs("not an elf file\n", f);
+	fclose(f);
+	rc = hwt_image_add_elf(img, path, 0, &err);
+	CHECK("non-ELF module", rc == -EINVAL && strstr(err.msg, "ELF"),
+	      "rc %d: %s", rc, err.msg);
+	snprintf(path, sizeof(path), "%s/core", dir);
+	rc = hwt_image_add_elf(img, path, 0, &err);
+	CHECK("core as module", rc == -EINVAL && strstr(err.msg, "core"),
+	      "rc %d: %s", rc, err.msg);
+	rc = hwt_image_add_core(img, "/proc/self/exe", &err);
+	CHECK("module as core", rc == -EINVAL && strstr(err.msg, "core"),
+	      "rc %d: %s", rc, err.msg);
+	hwt_image_free(img);
+}
+
+static void test_bundle(const char *dir)
+{
+	struct hwt_bundle_module mods[] = {
+		{ .system_path = "/proc/self/exe", .load_address = self_load },
+		{ .system_path = "[vdso]", .load_address = 0x7fff0000 },
+		{ .system_path = "/nonexistent/libgone.so",
+		  .load_address = 0x7f0000000000 },
+	};
+	struct hwt_bundle b = { .dir = (char *)dir, .modules = mods,
+				.nmodules = 3, .core = "core" };
+	struct hwt_image *img;
+	struct hwt_err err = { 0 };
+	uint8_t buf[4];
+	int rc;
+
+	hwt_image_new(&img, &err);
+	rc = hwt_image_add_bundle(img, &b, &err);
+	CHECK("bundle with a missing module", rc == -ENOENT &&
+	      strstr(err.msg, "1 of 3") && strstr(err.msg, "libgone"),
+	      "rc %d: %s", rc, err.msg);
+	CHECK("bundle maps the rest",
+	      hwt_image_read(img, addr_of((const void *)probe_fn), buf, 4) == 4 &&
+	      hwt_image_read(img, 0x7000000, buf, 4) == 4,
+	      "module or core missing");
+	hwt_image_free(img);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/hwt-test-image-XXXXXX";
+	char cmd[600];
+
+	if (!mkdtemp(dir)) {
+		printf("FAIL setup: mkdtemp\n");
+		return 1;
+	}
+	dl_iterate_phdr(phdr_cb, &(int){ 0 });
+	test_self();
+	test_plt();
+	test_linker();
+	test_insns();
+	test_core(dir);
+	test_errors(dir);
+	test_bundle(dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("warning: could not remove %s\n", dir);
+	return check_exit();
+}
