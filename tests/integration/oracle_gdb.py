@@ -253,7 +253,6 @@ class Oracle:
         addrs = [main_pc]
         self.note_insn(main_pc)
         signals = []
-        repeats = 0
         repeat_pcs = {}
         end = None
         t0 = time.time()
@@ -276,17 +275,18 @@ class Oracle:
             if sig is not None:
                 signals.append({"index": len(addrs) - 1 if pc == addrs[-1] else len(addrs),
                                 "signal": sig, "pc_changed": pc != addrs[-1]})
+            if sig is not None and pc == addrs[-1]:
+                continue    # a signal stop executed nothing
             if pc == addrs[-1]:
-                repeats += 1
+                # one iteration of a rep-prefixed instruction: GDB's stepi
+                # executes it once per step, and so does a recorder
                 key = "%#x" % pc
                 repeat_pcs[key] = repeat_pcs.get(key, 0) + 1
-                continue
             addrs.append(pc)
             self.note_insn(pc)
         dt = time.time() - t0
         self.meta["end"] = end
         self.meta["signals"] = signals
-        self.meta["repeats_dropped"] = repeats
         self.meta["repeat_pcs"] = repeat_pcs
         self.finish_stats(len(addrs), dt)
         write_lines(self.out, addrs)
@@ -311,7 +311,6 @@ class Oracle:
             sp0 = self.sp()
             addrs = [entry]
             self.note_insn(entry)
-            repeats = 0
             while True:
                 self.stepi()
                 if self.exited is not None:
@@ -320,9 +319,8 @@ class Oracle:
                     raise RuntimeError("stepping thread %d stopped in thread %d" %
                                        (th.num, gdb.selected_thread().num))
                 pc = self.pc()
-                if pc == addrs[-1]:
-                    repeats += 1
-                    continue
+                if self.signal_of_last_stop() is not None and pc == addrs[-1]:
+                    continue    # a signal stop executed nothing
                 addrs.append(pc)
                 self.note_insn(pc)
                 if self.sp() > sp0:
@@ -330,7 +328,7 @@ class Oracle:
             path = "%s.thread%d" % (self.out, th.num)
             write_lines(path, addrs)
             threads.append({"num": th.num, "lwp": th.ptid[1], "entry": "%#x" % entry,
-                            "count": len(addrs), "file": path, "repeats_dropped": repeats,
+                            "count": len(addrs), "file": path,
                             "end": {"reason": "returned", "address": "%#x" % addrs[-1]}})
             total += len(addrs)
             self.last_stop = None
