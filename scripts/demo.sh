@@ -20,5 +20,5 @@ echo
 echo "\$ hwtrace dump --insn --last 30 $out/bundle"
 "$hwtrace" dump --insn --last 30 "$out/bundle"
 echo
-echo "\$ hwtrace dump --calls --last 400 $out/bundle"
-"$hwtrace" dump --calls --last 400 "$out/bundle"
+echo "\$ hwtrace dump --calls --since main $out/bundle"
+"$hwtrace" dump --calls --since main "$out/bundle"

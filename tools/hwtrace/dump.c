@@ -21,6 +21,7 @@ static const char dump_usage[] =
 	"  -t, --thread TID     only this thread\n"
 	"  -r, --range A,B      items A to B (inclusive, 1 = oldest)\n"
 	"  -l, --last N         the newest N items\n"
+	"  -s, --since FUNC     from the most recent entry into function FUNC\n"
 	"      --tsv            tab-separated output (docs/cli.md)\n"
 	"\n"
 	"PATH is a bundle directory or its trace.json.\n";
@@ -32,6 +33,7 @@ struct dump_args {
 	bool tsv, has_tid, has_range;
 	int64_t tid;
 	uint64_t first, last, newest;
+	const char *since;
 	const char *path;
 };
 
@@ -58,6 +60,7 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 		{ "thread", required_argument, NULL, 't' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "last", required_argument, NULL, 'l' },
+		{ "since", required_argument, NULL, 's' },
 		{ "tsv", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -66,7 +69,7 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "t:r:l:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:r:l:s:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'C':
@@ -94,6 +97,9 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 				return cli_usage_error("dump",
 					"--last '%s' must be a positive count", optarg);
 			break;
+		case 's':
+			a->since = optarg;
+			break;
 		case 'T':
 			a->tsv = true;
 			break;
@@ -106,8 +112,9 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 	}
 	if (a->what == DUMP_NONE)
 		return cli_usage_error("dump", "give --insn or --calls");
-	if (a->has_range && a->newest)
-		return cli_usage_error("dump", "--range and --last exclude each other");
+	if (!!a->has_range + !!a->newest + !!a->since > 1)
+		return cli_usage_error("dump",
+			"--range, --last and --since exclude each other");
 	if (optind != argc - 1)
 		return cli_usage_error("dump", optind >= argc ?
 				       "no bundle given" : "more than one bundle given");
@@ -141,26 +148,60 @@ static void print_line(struct hwt_image *img, uint64_t addr)
 		printf("\tat %s:%d", sym.file, sym.line);
 }
 
+/* The items to show: all, --range, --last, or --since FUNC (found by
+ * searching backward from the newest item, so only what is shown and what
+ * lies between is decoded). */
+static int dump_window(const struct dump_args *a, struct hwt_history *h,
+		       struct hwt_image *img, uint64_t *first, uint64_t *last,
+		       struct hwt_err *err)
+{
+	uint64_t count = hwt_history_count(h), entry;
+	struct hwt_cursor *cur;
+	int rc;
+
+	*first = 1;
+	*last = count;
+	if (a->has_range) {
+		*first = a->first;
+		*last = a->last < count ? a->last : count;
+	} else if (a->newest && a->newest < count) {
+		*first = count - a->newest + 1;
+	} else if (a->since) {
+		entry = hwt_image_lookup_function(img, a->since);
+		if (!entry)
+			return hwt_err_set(err, ENOENT, "no function '%s' in the "
+					   "bundle's modules", a->since);
+		if ((rc = hwt_cursor_new(h, img, &cur, err)))
+			return rc;
+		rc = hwt_cursor_continue(cur, HWT_BACKWARD, &entry, 1, err);
+		if (rc == HWT_HIT)
+			*first = hwt_cursor_pos(cur);
+		hwt_cursor_free(cur);
+		if (rc < 0)
+			return rc;
+		if (rc != HWT_HIT)
+			return hwt_err_set(err, ENOENT, "'%s' was not entered in "
+					   "the recorded history", a->since);
+	}
+	return 0;
+}
+
 static int dump_insns(const struct dump_args *a, int64_t tid,
 		      struct hwt_history *h, struct hwt_image *img,
 		      struct hwt_err *err)
 {
-	uint64_t count = hwt_history_count(h), first = 1, last = count;
+	uint64_t count = hwt_history_count(h), first, last;
+	int rc = dump_window(a, h, img, &first, &last, err);
 
-	if (a->has_range) {
-		first = a->first;
-		last = a->last < count ? a->last : count;
-	} else if (a->newest && a->newest < count) {
-		first = count - a->newest + 1;
-	}
+	if (rc)
+		return rc;
 	if (!a->tsv)
 		printf("Thread %" PRId64 " (%" PRIu64 " items):\n", tid, count);
 	for (uint64_t i = first; i <= last; i++) {
 		struct hwt_item it;
 		struct hwt_insn insn;
-		int rc = hwt_history_get(h, i, &it, err);
 
-		if (rc)
+		if ((rc = hwt_history_get(h, i, &it, err)))
 			return rc;
 		if (it.kind == HWT_ITEM_GAP) {
 			if (a->tsv)
@@ -192,17 +233,10 @@ static int dump_calls(const struct dump_args *a, int64_t tid,
 		      struct hwt_err *err)
 {
 	struct hwt_calls *calls;
-	uint64_t first = 0, last = 0;
-	int rc;
+	uint64_t first, last;
+	int rc = dump_window(a, h, img, &first, &last, err);
 
-	if (a->has_range) {
-		first = a->first;
-		last = a->last;
-	} else if (a->newest && a->newest < hwt_history_count(h)) {
-		first = hwt_history_count(h) - a->newest + 1;
-		last = hwt_history_count(h);
-	}
-	if ((rc = hwt_calls_build(h, img, first, last, &calls, err)))
+	if (rc || (rc = hwt_calls_build(h, img, first, last, &calls, err)))
 		return rc;
 	if (!a->tsv)
 		printf("Thread %" PRId64 ":\n", tid);
