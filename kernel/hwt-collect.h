@@ -65,7 +65,12 @@ struct hwt_collect_end {
 /* Names of registered backends, for --help and errors. */
 size_t hwt_collect_backends(const char *const **names);
 
-/* Start argv[0] (searched in PATH) stopped at its first instruction. */
+/* Start argv[0] (searched in PATH) stopped at its first instruction.
+ * opts may be NULL for the defaults. ptrace answers only the thread that
+ * attached, so run, write_core and finish must be called from the thread
+ * that called launch (they fail with -EPERM otherwise), and close should
+ * be. That thread's waits use waitpid(-1, __WALL | __WNOTHREAD): it must
+ * not wait for children of its own while a collector runs. */
 int hwt_collect_launch(const struct hwt_collect_opts *opts,
 		       char *const argv[], struct hwt_collector **out,
 		       struct hwt_err *err);
@@ -86,8 +91,16 @@ int hwt_collect_write_core(struct hwt_collector *c, const char *path,
 int hwt_collect_finish(struct hwt_collector *c, struct hwt_collect_end *end,
 		       struct hwt_err *err);
 
+/* Every thread's trace, the first one the program's initial thread; empty
+ * until hwt_collect_run returned, valid until close. Past
+ * HWT_BUNDLE_MAX_THREADS threads in a program's life the oldest exited
+ * ones are dropped. When a thread other than the leader calls execve it
+ * takes over the leader's tid, and the old leader's history is dropped. */
 size_t hwt_collect_threads(struct hwt_collector *c,
 			   const struct hwt_collect_thread **threads);
+/* Every executable file mapping seen since launch (dlclose'd and
+ * pre-exec ones included), one per path and load address, at most
+ * HWT_BUNDLE_MAX_MODULES. Valid until the next run call or close. */
 size_t hwt_collect_modules(struct hwt_collector *c,
 			   const struct hwt_collect_module **modules);
 struct hwt_cpu_info hwt_collect_cpu_info(void);

@@ -1,0 +1,51 @@
+/* backend.c - the ptrace backend's ops table: a portable software
+ * recorder that single-steps every thread of the program. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracer.h"
+
+/* Yama's ptrace_scope 3 forbids ptrace for everyone; the lower scopes
+ * allow tracing our own child, which is all this backend does. */
+static int ptrace_available(struct hwt_err *err)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int scope = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope >= 3)
+		return hwt_err_set(err, EPERM,
+				   "ptrace is disabled on this system "
+				   "(kernel.yama.ptrace_scope = %d; only a "
+				   "reboot can lower it)", scope);
+	return 0;
+}
+
+static void ptrace_close(struct hwt_collector *base)
+{
+	struct pt_collector *c = pt_of(base);
+
+	hwt_pt_kill_and_reap(c);
+	hwt_pt_unpin(c);
+	hwt_pt_threads_free(c);
+	hwt_pt_modules_free(c);
+	free(c);
+}
+
+const struct hwt_backend hwt_backend_ptrace = {
+	.name = "ptrace",
+	.available = ptrace_available,
+	.launch = hwt_pt_launch,
+	.run = hwt_pt_run,
+	.write_core = hwt_pt_write_core,
+	.finish = hwt_pt_finish,
+	.threads = hwt_pt_threads_get,
+	.modules = hwt_pt_modules_get,
+	.close = ptrace_close,
+};

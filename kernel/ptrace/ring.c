@@ -1,0 +1,231 @@
+/* ring.c - per-thread bounded ring of hwt-sw chunks (see ring.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+
+/* First allocation of the closed-chunk queue; it doubles up to capacity. */
+#define QUEUE_INITIAL_ALLOC (64u << 10)
+
+uint32_t hwt_ring_chunk_payload_for(uint64_t capacity)
+{
+	/* Small rings get small chunks so one dropped chunk is not a large
+	 * share of the history; large rings cap chunks at 16 KiB so dropping
+	 * the oldest loses little and each chunk decodes quickly. */
+	uint64_t payload = capacity / 16;
+
+	if (payload > (16u << 10))
+		payload = 16u << 10;
+	if (payload < HWT_RING_MIN_CHUNK_PAYLOAD)
+		payload = HWT_RING_MIN_CHUNK_PAYLOAD;
+	return (uint32_t)payload;
+}
+
+int hwt_ring_init(struct hwt_ring *r, uint64_t capacity, uint32_t chunk_payload,
+		  struct hwt_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	if (chunk_payload < HWT_RING_MIN_CHUNK_PAYLOAD ||
+	    chunk_payload > HWT_SW_MAX_CHUNK_PAYLOAD)
+		return hwt_err_set(err, EINVAL,
+				   "chunk payload of %u bytes is outside [%u, %u]",
+				   chunk_payload, HWT_RING_MIN_CHUNK_PAYLOAD,
+				   HWT_SW_MAX_CHUNK_PAYLOAD);
+	if (capacity < (uint64_t)HWT_SW_CHUNK_HDR_SIZE + chunk_payload ||
+	    capacity > SIZE_MAX / 2)
+		return hwt_err_set(err, EINVAL,
+				   "trace buffer of %llu bytes cannot hold one "
+				   "%u-byte chunk; use a larger buffer",
+				   (unsigned long long)capacity,
+				   HWT_SW_CHUNK_HDR_SIZE + chunk_payload);
+	r->open = malloc(chunk_payload);
+	if (!r->open)
+		return hwt_err_set(err, ENOMEM,
+				   "out of memory for a %u-byte trace chunk",
+				   chunk_payload);
+	r->capacity = capacity;
+	r->chunk_payload = chunk_payload;
+	return 0;
+}
+
+/* Copy out of / into the circular queue starting at a logical offset from
+ * the head, wrapping at the end of the allocation. */
+static void queue_read(const struct hwt_ring *r, size_t at, void *dst,
+		       size_t len)
+{
+	size_t pos = (r->queue_head + at) % r->queue_alloc;
+	size_t first = r->queue_alloc - pos < len ? r->queue_alloc - pos : len;
+
+	memcpy(dst, r->queue + pos, first);
+	memcpy((uint8_t *)dst + first, r->queue, len - first);
+}
+
+static void queue_write(struct hwt_ring *r, const void *src, size_t len)
+{
+	size_t pos = (r->queue_head + r->queue_used) % r->queue_alloc;
+	size_t first = r->queue_alloc - pos < len ? r->queue_alloc - pos : len;
+
+	memcpy(r->queue + pos, src, first);
+	memcpy(r->queue, (const uint8_t *)src + first, len - first);
+	r->queue_used += len;
+}
+
+static void drop_oldest_chunk(struct hwt_ring *r)
+{
+	uint8_t raw[HWT_SW_CHUNK_HDR_SIZE];
+	struct hwt_sw_chunk_hdr hdr;
+	size_t bytes;
+
+	queue_read(r, 0, raw, sizeof(raw));
+	if (hwt_sw_chunk_hdr_unpack(raw, r->queue_used, &hdr, NULL) < 0) {
+		/* Only this file writes the queue, so this means memory
+		 * corruption; dropping everything keeps the ring consistent. */
+		r->lost_bytes += r->queue_used;
+		r->queue_head = r->queue_used = 0;
+		return;
+	}
+	bytes = HWT_SW_CHUNK_HDR_SIZE + hdr.payload_size;
+	r->lost_bytes += bytes;
+	r->lost_insns += hdr.insn_count;
+	r->queue_head = (r->queue_head + bytes) % r->queue_alloc;
+	r->queue_used -= bytes;
+}
+
+/* Keep queued chunks plus the open one within capacity. */
+static void enforce_capacity(struct hwt_ring *r)
+{
+	while (r->queue_used > 0 &&
+	       r->queue_used + HWT_SW_CHUNK_HDR_SIZE + r->open_size > r->capacity)
+		drop_oldest_chunk(r);
+}
+
+/* Make room for len more queued bytes; false when memory ran out and the
+ * queue could not be shrunk enough either. */
+static bool queue_reserve(struct hwt_ring *r, size_t len)
+{
+	size_t want, grown;
+	uint8_t *bigger;
+
+	if (r->queue_alloc - r->queue_used >= len)
+		return true;
+	want = r->queue_used + len;
+	grown = r->queue_alloc * 2 > QUEUE_INITIAL_ALLOC ? r->queue_alloc * 2
+							  : QUEUE_INITIAL_ALLOC;
+	if (grown < want)
+		grown = want;
+	if (grown > r->capacity)
+		grown = (size_t)r->capacity;
+	bigger = grown >= want ? malloc(grown) : NULL;
+	if (bigger) {
+		if (r->queue_used)
+			queue_read(r, 0, bigger, r->queue_used);
+		free(r->queue);
+		r->queue = bigger;
+		r->queue_alloc = grown;
+		r->queue_head = 0;
+		return true;
+	}
+	/* Out of memory: keep recording into what we have. */
+	while (r->queue_used > 0 && r->queue_alloc - r->queue_used < len)
+		drop_oldest_chunk(r);
+	return r->queue_alloc - r->queue_used >= len;
+}
+
+static void close_open_chunk(struct hwt_ring *r)
+{
+	uint8_t raw[HWT_SW_CHUNK_HDR_SIZE];
+	size_t bytes = HWT_SW_CHUNK_HDR_SIZE + r->open_size;
+
+	r->open_hdr.payload_size = r->open_size;
+	if (!queue_reserve(r, bytes)) {
+		r->lost_bytes += bytes;
+		r->lost_insns += r->open_hdr.insn_count;
+		return;
+	}
+	hwt_sw_chunk_hdr_pack(&r->open_hdr, raw);
+	queue_write(r, raw, sizeof(raw));
+	queue_write(r, r->open, r->open_size);
+}
+
+static void open_chunk(struct hwt_ring *r, uint64_t pc)
+{
+	memset(&r->open_hdr, 0, sizeof(r->open_hdr));
+	r->open_hdr.first_pc = pc;
+	r->open_hdr.last_pc = pc;
+	r->open_hdr.first_seq = r->insn_total;
+	r->open_hdr.insn_count = 1;
+	r->open_size = 0;
+	r->insn_total++;
+	enforce_capacity(r);
+}
+
+void hwt_ring_start(struct hwt_ring *r, uint64_t pc)
+{
+	r->started = true;
+	open_chunk(r, pc);
+}
+
+void hwt_ring_step(struct hwt_ring *r, uint64_t next_pc, bool async)
+{
+	uint32_t room = r->chunk_payload - r->open_size;
+
+	/* The transfer into a chunk's first instruction is implicit and the
+	 * header has no place to mark it asynchronous, so ordinary steps
+	 * close the chunk early enough to leave room for two signal
+	 * deliveries (a handler entry and a nested one right after it). */
+	if (room < (async ? 1u : 3u) * HWT_RING_RECORD_ROOM) {
+		close_open_chunk(r);
+		open_chunk(r, next_pc);
+		return;
+	}
+	r->open_size += (uint32_t)hwt_sw_encode_step(r->open_hdr.last_pc,
+						      next_pc, async,
+						      r->open + r->open_size);
+	r->open_hdr.last_pc = next_pc;
+	r->open_hdr.insn_count++;
+	r->insn_total++;
+	if (r->queue_used + HWT_SW_CHUNK_HDR_SIZE + r->open_size > r->capacity)
+		enforce_capacity(r);
+}
+
+int hwt_ring_seal(struct hwt_ring *r, struct hwt_err *err)
+{
+	size_t size;
+	uint8_t *out;
+
+	if (r->sealed)
+		return 0;
+	size = r->queue_used;
+	if (r->started)
+		size += HWT_SW_CHUNK_HDR_SIZE + r->open_size;
+	/* +1: a thread that never ran still gets a valid, empty buffer. */
+	out = malloc(size + 1);
+	if (!out)
+		return hwt_err_set(err, ENOMEM,
+				   "out of memory laying out a %zu-byte trace",
+				   size);
+	if (r->queue_used)
+		queue_read(r, 0, out, r->queue_used);
+	if (r->started) {
+		r->open_hdr.payload_size = r->open_size;
+		hwt_sw_chunk_hdr_pack(&r->open_hdr, out + r->queue_used);
+		memcpy(out + r->queue_used + HWT_SW_CHUNK_HDR_SIZE, r->open,
+		       r->open_size);
+	}
+	free(r->queue);
+	free(r->open);
+	r->queue = r->open = NULL;
+	r->queue_alloc = r->queue_head = r->queue_used = 0;
+	r->sealed = out;
+	r->sealed_size = size;
+	return 0;
+}
+
+void hwt_ring_free(struct hwt_ring *r)
+{
+	free(r->queue);
+	free(r->open);
+	free(r->sealed);
+	memset(r, 0, sizeof(*r));
+}

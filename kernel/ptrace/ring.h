@@ -1,0 +1,76 @@
+/* ring.h - one thread's bounded trace ring of hwt-sw chunks.
+ *
+ * The recorder appends one step record per executed instruction to an open
+ * chunk. A full chunk is closed (its header filled in) and queued, and the
+ * next instruction opens a new chunk. When the queued chunks plus the open
+ * one would exceed the ring's capacity, the oldest whole chunks are dropped
+ * and counted as lost, so what is kept is always the newest history and
+ * every kept chunk decodes on its own.
+ */
+#ifndef HWT_RING_H
+#define HWT_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwt-common.h"
+
+/* Bytes of payload one record may take, async prefix included. */
+#define HWT_RING_RECORD_ROOM (HWT_SW_MAX_RECORD + 1u)
+#define HWT_RING_MIN_CHUNK_PAYLOAD (4u * HWT_RING_RECORD_ROOM)
+
+struct hwt_ring {
+	uint64_t capacity;        /* bytes kept: chunk headers + payloads */
+	uint32_t chunk_payload;   /* payload bytes of one chunk at most */
+
+	/* Closed chunks, oldest at queue_head, as a circular byte queue. It
+	 * grows on demand up to capacity so idle threads cost little. */
+	uint8_t *queue;
+	size_t queue_alloc, queue_head, queue_used;
+
+	/* The open chunk: header fields kept unpacked until it closes. */
+	uint8_t *open;
+	uint32_t open_size;
+	struct hwt_sw_chunk_hdr open_hdr;
+	bool started;             /* the first instruction has been seen */
+
+	uint64_t insn_total;      /* instructions recorded, lost ones included */
+	uint64_t lost_bytes;
+	uint64_t lost_insns;
+
+	/* After hwt_ring_seal: every chunk, oldest first, contiguous. */
+	uint8_t *sealed;
+	size_t sealed_size;
+};
+
+/* Prepare an empty ring. capacity must hold at least one chunk header and
+ * chunk_payload, and chunk_payload must be within
+ * [HWT_RING_MIN_CHUNK_PAYLOAD, HWT_SW_MAX_CHUNK_PAYLOAD]. */
+int hwt_ring_init(struct hwt_ring *r, uint64_t capacity, uint32_t chunk_payload,
+		  struct hwt_err *err);
+
+/* Chunk payload size suited to a ring of this capacity. */
+uint32_t hwt_ring_chunk_payload_for(uint64_t capacity);
+
+/* The thread's first instruction. */
+void hwt_ring_start(struct hwt_ring *r, uint64_t pc);
+
+/* The thread moved from the last recorded instruction to next_pc; async
+ * marks a signal delivery. Never fails: memory shortage only shortens the
+ * kept history (counted as lost). */
+void hwt_ring_step(struct hwt_ring *r, uint64_t next_pc, bool async);
+
+/* Address of the last recorded instruction (valid once started). */
+static inline uint64_t hwt_ring_last_pc(const struct hwt_ring *r)
+{
+	return r->open_hdr.last_pc;
+}
+
+/* Close the open chunk and lay every kept chunk out contiguously, oldest
+ * first, in r->sealed. The ring records nothing more afterwards. */
+int hwt_ring_seal(struct hwt_ring *r, struct hwt_err *err);
+
+void hwt_ring_free(struct hwt_ring *r);
+
+#endif

@@ -1,0 +1,480 @@
+/* run.c - record by single-stepping every thread.
+ *
+ * Each thread's history is every pc seen at its single-step stops, in
+ * order, from its first stop on (what GDB's stepi shows). The per-step
+ * path is PTRACE_SINGLESTEP, waitpid and one PTRACE_PEEKUSER of rip, plus
+ * a few bytes appended to the thread's ring; everything else happens only
+ * when the pc moved by one or two bytes (see on_step) or on rarer stops.
+ *
+ * Signals: a signal-delivery stop executes nothing. A caught signal is
+ * injected with PTRACE_SINGLESTEP(sig) and the next stop is the handler's
+ * first instruction, recorded as an asynchronous transfer. A signal whose
+ * action is to terminate ends the recording as a fault: the thread stays
+ * at the faulting instruction (the last of its history), every other
+ * thread is stopped, and a core can be written before hwt_pt_finish lets
+ * the signal take effect.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+enum outcome {
+	KEEP_GOING,
+	PROCESS_ENDED,
+	PROCESS_FAULTED,
+};
+
+int hwt_pt_read_pc(pid_t tid, uint64_t *pc)
+{
+	long v;
+
+	errno = 0;
+	v = ptrace(PTRACE_PEEKUSER, tid,
+		   offsetof(struct user_regs_struct, rip), 0);
+	*pc = (uint64_t)v;
+	return v == -1 && errno ? -errno : 0;
+}
+
+/* At a stop right after a syscall instruction, the syscall's number;
+ * -1 after any other instruction. */
+static long syscall_nr(pid_t tid)
+{
+	errno = 0;
+	return ptrace(PTRACE_PEEKUSER, tid,
+		      offsetof(struct user_regs_struct, orig_rax), 0);
+}
+
+static bool changes_mappings(long nr)
+{
+	switch (nr) {
+	case SYS_mmap:
+	case SYS_mprotect:
+	case SYS_munmap:
+	case SYS_mremap:
+	case SYS_remap_file_pages:
+	case SYS_pkey_mprotect:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	       sig == SIGTTOU;
+}
+
+/* A failure (ESRCH) means the thread was killed meanwhile; waitpid
+ * reports its death next, so there is nothing to do about it here. */
+static void resume(struct pt_thread *t, enum __ptrace_request request,
+		   int sig)
+{
+	ptrace(request, t->tid, 0, sig);
+	t->state = PT_RUNNING;
+}
+
+static void set_wait_flags(struct pt_collector *c)
+{
+	c->wait_flags = __WALL |
+			(gettid() == c->base.tracer_tid ? __WNOTHREAD : 0);
+}
+
+static pid_t wait_any(const struct pt_collector *c, int *status)
+{
+	pid_t tid;
+
+	do
+		tid = waitpid(-1, status, c->wait_flags);
+	while (tid < 0 && errno == EINTR);
+	return tid;
+}
+
+static void record_pc(struct pt_thread *t, uint64_t pc)
+{
+	if (!t->ring.started) {
+		hwt_ring_start(&t->ring, pc);
+		return;
+	}
+	hwt_ring_step(&t->ring, pc, t->handler_entry_next);
+	t->handler_entry_next = false;
+}
+
+static void set_end_from_status(struct pt_collector *c, int status)
+{
+	memset(&c->base.end, 0, sizeof(c->base.end));
+	if (WIFEXITED(status)) {
+		c->base.end.reason = HWT_STOP_EXITED;
+		c->base.end.status = WEXITSTATUS(status);
+	} else {
+		c->base.end.reason = HWT_STOP_SIGNALED;
+		c->base.end.signal = WTERMSIG(status);
+	}
+}
+
+/* A thread died. The leader's death is reported last, once the whole
+ * thread group is gone, and ends the process. */
+static int on_death(struct pt_collector *c, pid_t tid, int status)
+{
+	struct pt_thread *t = hwt_pt_thread_find(c, tid);
+
+	if (t)
+		hwt_pt_thread_gone(c, t);
+	if (tid != c->base.pid)
+		return KEEP_GOING;
+	set_end_from_status(c, status);
+	hwt_pt_threads_all_gone(c);
+	return PROCESS_ENDED;
+}
+
+/* A signal is about to be delivered to t at pc. */
+static int on_signal_at(struct pt_collector *c, struct pt_thread *t, int sig,
+			uint64_t pc)
+{
+	enum hwt_sig_action action;
+
+	/* Traps (int3, a syscall that signalled itself) report after their
+	 * instruction completed: the pc moved, and that is a step. */
+	if (!t->ring.started || pc != hwt_ring_last_pc(&t->ring))
+		record_pc(t, pc);
+	/* Unreadable status: the thread is being killed; let it go. */
+	if (hwt_proc_sig_action(t->tid, sig, &action, NULL) < 0)
+		action = HWT_SIG_IGNORED;
+	if (action == HWT_SIG_KILLS) {
+		c->fault_thread = t;
+		t->state = PT_STOPPED;
+		t->pending_signal = sig;
+		memset(&c->fault_siginfo, 0, sizeof(c->fault_siginfo));
+		ptrace(PTRACE_GETSIGINFO, t->tid, 0, &c->fault_siginfo);
+		memset(&c->base.end, 0, sizeof(c->base.end));
+		c->base.end.reason = HWT_STOP_FAULT;
+		c->base.end.signal = sig;
+		c->base.end.tid = t->tid;
+		c->base.end.pc = pc;
+		return PROCESS_FAULTED;
+	}
+	if (action == HWT_SIG_CAUGHT)
+		t->handler_entry_next = true;
+	resume(t, PTRACE_SINGLESTEP, sig);
+	return KEEP_GOING;
+}
+
+static int on_signal(struct pt_collector *c, struct pt_thread *t, int sig)
+{
+	uint64_t pc;
+
+	if (hwt_pt_read_pc(t->tid, &pc) < 0) {
+		t->state = PT_RUNNING;   /* killed: wait reports it */
+		return KEEP_GOING;
+	}
+	return on_signal_at(c, t, sig, pc);
+}
+
+/* A SIGTRAP stop: normally the single-step trap after one instruction. */
+static int on_step(struct pt_collector *c, struct pt_thread *t,
+		   struct hwt_err *err)
+{
+	bool remap = false;
+	uint64_t pc, delta;
+
+	if (hwt_pt_read_pc(t->tid, &pc) < 0) {
+		t->state = PT_RUNNING;
+		return KEEP_GOING;
+	}
+	delta = t->ring.started ? pc - hwt_ring_last_pc(&t->ring) : 0;
+	/* Only a move of one or two bytes can hide something other than a
+	 * plain step: int3 (1 byte) or int $3 (2) raising the program's own
+	 * SIGTRAP, or a syscall instruction (2 bytes) that may change the
+	 * mappings or have sent SIGTRAP (which then merged with our trap).
+	 * Asking the kernel only then keeps other steps at one extra
+	 * syscall. The handler-entry stop is our own report. */
+	if ((delta == 1 || delta == 2) && !t->handler_entry_next) {
+		siginfo_t si;
+
+		if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0) {
+			if (si.si_code == SI_KERNEL || si.si_code <= 0)
+				return on_signal_at(c, t, SIGTRAP, pc);
+			remap = si.si_code == TRAP_BRKPT &&
+				changes_mappings(syscall_nr(t->tid));
+		}
+	}
+	record_pc(t, pc);
+	if (remap) {
+		int rc = hwt_pt_modules_refresh(c, t->tid, err);
+
+		if (rc < 0)
+			return rc;
+	}
+	resume(t, PTRACE_SINGLESTEP, 0);
+	return KEEP_GOING;
+}
+
+/* The exec stop is reported under the leader's tid; when another thread
+ * called execve, it takes over that tid. The old leader's history is
+ * dropped then: one tid, one history, for everything downstream. */
+static int on_exec(struct pt_collector *c, pid_t tid, struct hwt_err *err)
+{
+	struct pt_thread *t = hwt_pt_thread_find(c, tid), *execer;
+	unsigned long former = (unsigned long)tid;
+	int rc;
+
+	ptrace(PTRACE_GETEVENTMSG, tid, 0, &former);
+	execer = hwt_pt_thread_find(c, (pid_t)former);
+	if (execer && execer != t) {
+		if (t)
+			hwt_pt_thread_forget(c, t);
+		hwt_pt_thread_retid(c, execer, tid);
+		t = execer;
+	}
+	if (!t && (rc = hwt_pt_thread_add(c, tid, &t, err)) < 0)
+		return rc;
+	if ((rc = hwt_pt_modules_refresh(c, tid, err)) < 0)
+		return rc;
+	/* The next stop is execve's return at the new entry point: recorded
+	 * as the step from the syscall instruction into the new image. */
+	resume(t, PTRACE_SINGLESTEP, 0);
+	return KEEP_GOING;
+}
+
+static int on_event(struct pt_collector *c, struct pt_thread *t, int event,
+		    int sig, struct hwt_err *err)
+{
+	unsigned long msg = 0;
+	struct pt_thread *child;
+	uint64_t pc;
+	int rc;
+
+	switch (event) {
+	case PTRACE_EVENT_CLONE:
+		/* The new thread may have reported its first stop already. */
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
+		    !hwt_pt_thread_find(c, (pid_t)msg) &&
+		    (rc = hwt_pt_thread_add(c, (pid_t)msg, &child, err)) < 0)
+			return rc;
+		break;
+	case PTRACE_EVENT_EXIT:
+		t->exiting = true;
+		/* Last look at the mappings, once per process exit. */
+		if ((syscall_nr(t->tid) == SYS_exit_group ||
+		     hwt_pt_threads_live(c) == 1) &&
+		    (rc = hwt_pt_modules_refresh(c, t->tid, err)) < 0)
+			return rc;
+		resume(t, PTRACE_CONT, 0);
+		return KEEP_GOING;
+	case PTRACE_EVENT_STOP:
+		/* A new thread's first stop starts its history; the first pc
+		 * is the instruction after the clone syscall. */
+		if (!t->ring.started && hwt_pt_read_pc(t->tid, &pc) == 0)
+			hwt_ring_start(&t->ring, pc);
+		if (is_stop_signal(sig)) {
+			/* Group-stop: stay stopped until SIGCONT. */
+			ptrace(PTRACE_LISTEN, t->tid, 0, 0);
+			t->state = PT_LISTENING;
+			return KEEP_GOING;
+		}
+		break;
+	default:
+		break;
+	}
+	resume(t, PTRACE_SINGLESTEP, 0);
+	return KEEP_GOING;
+}
+
+static int on_wait_status(struct pt_collector *c, pid_t tid, int status,
+			  struct hwt_err *err)
+{
+	struct pt_thread *t;
+	int sig, event, rc;
+
+	if (WIFEXITED(status) || WIFSIGNALED(status))
+		return on_death(c, tid, status);
+	if (!WIFSTOPPED(status))
+		return KEEP_GOING;
+	sig = WSTOPSIG(status);
+	event = status >> 16;
+	if (event == PTRACE_EVENT_EXEC)
+		return on_exec(c, tid, err);
+	t = hwt_pt_thread_find(c, tid);
+	/* An unknown tracee is a new thread reporting before its parent's
+	 * clone event. */
+	if (!t && (rc = hwt_pt_thread_add(c, tid, &t, err)) < 0)
+		return rc;
+	t->state = PT_STOPPED;
+	if (event)
+		return on_event(c, t, event, sig, err);
+	if (sig == SIGTRAP)
+		return on_step(c, t, err);
+	return on_signal(c, t, sig);
+}
+
+static bool any_unstopped(const struct pt_collector *c)
+{
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i]->state == PT_RUNNING ||
+		    c->threads[i]->state == PT_LISTENING)
+			return true;
+	return false;
+}
+
+/* After a fault: bring every other thread to a stop so the process can be
+ * examined and its core written. Steps completed meanwhile are recorded;
+ * signals that arrive are held. */
+static int quiesce(struct pt_collector *c, struct hwt_err *err)
+{
+	for (size_t i = 0; i < c->nthreads; i++) {
+		struct pt_thread *t = c->threads[i];
+
+		if (t->state == PT_RUNNING || t->state == PT_LISTENING)
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+	}
+	while (any_unstopped(c)) {
+		struct pt_thread *t, *child;
+		unsigned long msg = 0;
+		int status, sig, event, rc;
+		uint64_t pc;
+		pid_t tid = wait_any(c, &status);
+
+		if (tid < 0)
+			return hwt_err_set(err, errno,
+					   "waiting for threads to stop: %s",
+					   strerror(errno));
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (on_death(c, tid, status) == PROCESS_ENDED)
+				return PROCESS_ENDED;   /* killed from outside */
+			continue;
+		}
+		t = hwt_pt_thread_find(c, tid);
+		if (!t && (rc = hwt_pt_thread_add(c, tid, &t, err)) < 0)
+			return rc;
+		t->state = PT_STOPPED;
+		sig = WSTOPSIG(status);
+		event = status >> 16;
+		if (event == PTRACE_EVENT_CLONE) {
+			if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 &&
+			    !hwt_pt_thread_find(c, (pid_t)msg) &&
+			    (rc = hwt_pt_thread_add(c, (pid_t)msg, &child,
+						    err)) < 0)
+				return rc;
+			continue;
+		}
+		t->exiting |= event == PTRACE_EVENT_EXIT;
+		if (hwt_pt_read_pc(tid, &pc) < 0)
+			continue;
+		/* Event stops execute nothing; a step stop executed one
+		 * instruction; a signal stop may follow a trap's step. */
+		if (!t->ring.started)
+			hwt_ring_start(&t->ring, pc);
+		else if (!event && (sig == SIGTRAP ||
+				    pc != hwt_ring_last_pc(&t->ring)))
+			record_pc(t, pc);
+		if (!event && sig != SIGTRAP)
+			t->pending_signal = sig;
+	}
+	return PROCESS_FAULTED;
+}
+
+/* Recording cannot go on: kill the program, keep what was recorded. */
+static int abandon(struct pt_collector *c, int rc)
+{
+	hwt_pt_kill_and_reap(c);
+	hwt_pt_threads_seal(c, NULL);
+	return rc;
+}
+
+int hwt_pt_run(struct hwt_collector *base, struct hwt_err *err)
+{
+	struct pt_collector *c = pt_of(base);
+	int rc;
+
+	set_wait_flags(c);
+	resume(c->threads[0], PTRACE_SINGLESTEP, 0);
+	for (;;) {
+		int status;
+		pid_t tid = wait_any(c, &status);
+
+		if (tid < 0)
+			return abandon(c, hwt_err_set(err, errno,
+				"waiting for the traced program: %s",
+				strerror(errno)));
+		rc = on_wait_status(c, tid, status, err);
+		if (rc == PROCESS_FAULTED)
+			rc = quiesce(c, err);
+		if (rc < 0)
+			return abandon(c, rc);
+		if (rc == KEEP_GOING)
+			continue;
+		base->state = rc == PROCESS_FAULTED ? HWT_COLLECTOR_FAULTED
+						    : HWT_COLLECTOR_ENDED;
+		if ((rc = hwt_pt_threads_seal(c, err)) < 0)
+			return abandon(c, rc);
+		return 0;
+	}
+}
+
+int hwt_pt_finish(struct hwt_collector *base, struct hwt_err *err)
+{
+	struct pt_collector *c = pt_of(base);
+	struct pt_thread *f = c->fault_thread;
+
+	set_wait_flags(c);
+	/* The faulting thread takes its signal; the others are released
+	 * too, with any signal held for them, as they would be running in a
+	 * crash without a tracer. */
+	resume(f, PTRACE_CONT, f->pending_signal);
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i]->state == PT_STOPPED)
+			resume(c->threads[i], PTRACE_CONT,
+			       c->threads[i]->pending_signal);
+	for (;;) {
+		int status;
+		pid_t tid = wait_any(c, &status);
+
+		if (tid < 0) {
+			base->state = HWT_COLLECTOR_ENDED;
+			return hwt_err_set(err, errno,
+					   "waiting for the program to end: %s",
+					   strerror(errno));
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (on_death(c, tid, status) == PROCESS_ENDED) {
+				base->state = HWT_COLLECTOR_ENDED;
+				return 0;
+			}
+		} else if (WIFSTOPPED(status)) {
+			ptrace(PTRACE_CONT, tid, 0, 0);
+		}
+	}
+}
+
+void hwt_pt_kill_and_reap(struct pt_collector *c)
+{
+	if (c->base.state == HWT_COLLECTOR_ENDED)
+		return;
+	set_wait_flags(c);
+	kill(c->base.pid, SIGKILL);
+	/* Tracees outside the thread group (clone without CLONE_THREAD). */
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i]->state != PT_GONE)
+			kill(c->threads[i]->tid, SIGKILL);
+	for (;;) {
+		int status;
+		pid_t tid = wait_any(c, &status);
+
+		if (tid < 0)
+			break;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (on_death(c, tid, status) == PROCESS_ENDED)
+				break;
+		} else if (WIFSTOPPED(status)) {
+			ptrace(PTRACE_CONT, tid, 0, 0);
+		}
+	}
+	c->base.state = HWT_COLLECTOR_ENDED;
+}

@@ -1,0 +1,228 @@
+/* threads.c - the table of traced threads: lookup by tid on every stop,
+ * a ring per thread, and the per-thread traces handed out at the end. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracer.h"
+
+/* Power of two, at least twice the thread limit, so probes stay short. */
+#define TID_INDEX_SIZE 8192u
+_Static_assert(TID_INDEX_SIZE >= 2 * HWT_BUNDLE_MAX_THREADS,
+	       "tid index must stay at most half full");
+
+static size_t tid_slot(pid_t tid)
+{
+	return ((uint32_t)tid * 2654435761u) & (TID_INDEX_SIZE - 1);
+}
+
+static void index_insert(struct pt_collector *c, size_t pos)
+{
+	size_t s = tid_slot(c->threads[pos]->tid);
+
+	while (c->tid_index[s] >= 0)
+		s = (s + 1) & (TID_INDEX_SIZE - 1);
+	c->tid_index[s] = (int32_t)pos;
+}
+
+/* Threads come and go rarely compared with steps, so removal simply
+ * rebuilds the index from the live threads. */
+static void index_rebuild(struct pt_collector *c)
+{
+	for (size_t s = 0; s < TID_INDEX_SIZE; s++)
+		c->tid_index[s] = -1;
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i]->state != PT_GONE)
+			index_insert(c, i);
+}
+
+int hwt_pt_threads_init(struct pt_collector *c, struct hwt_err *err)
+{
+	c->tid_index = malloc(TID_INDEX_SIZE * sizeof(*c->tid_index));
+	if (!c->tid_index)
+		return hwt_err_set(err, ENOMEM, "out of memory for thread table");
+	index_rebuild(c);
+	return 0;
+}
+
+struct pt_thread *hwt_pt_thread_find(struct pt_collector *c, pid_t tid)
+{
+	size_t s;
+
+	if (c->last && c->last->tid == tid && c->last->state != PT_GONE)
+		return c->last;
+	for (s = tid_slot(tid); c->tid_index[s] >= 0;
+	     s = (s + 1) & (TID_INDEX_SIZE - 1)) {
+		struct pt_thread *t = c->threads[c->tid_index[s]];
+
+		if (t->tid == tid)
+			return c->last = t;
+	}
+	return NULL;
+}
+
+static void remove_at(struct pt_collector *c, size_t i)
+{
+	struct pt_thread *t = c->threads[i];
+
+	if (c->last == t)
+		c->last = NULL;
+	hwt_ring_free(&t->ring);
+	free(t);
+	memmove(&c->threads[i], &c->threads[i + 1],
+		(c->nthreads - i - 1) * sizeof(*c->threads));
+	c->nthreads--;
+	index_rebuild(c);
+}
+
+/* Forget the oldest exited thread to make room for a new one. */
+static bool evict_oldest_gone(struct pt_collector *c)
+{
+	for (size_t i = 0; i < c->nthreads; i++) {
+		if (c->threads[i]->state != PT_GONE)
+			continue;
+		remove_at(c, i);
+		return true;
+	}
+	return false;
+}
+
+int hwt_pt_thread_add(struct pt_collector *c, pid_t tid,
+		      struct pt_thread **out, struct hwt_err *err)
+{
+	struct pt_thread *t;
+	int rc;
+
+	if (c->nthreads == HWT_BUNDLE_MAX_THREADS && !evict_oldest_gone(c))
+		return hwt_err_set(err, EMFILE,
+				   "the program has more than %u live threads, "
+				   "the most one recording can hold",
+				   HWT_BUNDLE_MAX_THREADS);
+	if (c->nthreads == c->threads_alloc) {
+		size_t n = c->threads_alloc ? c->threads_alloc * 2 : 16;
+		struct pt_thread **v = realloc(c->threads, n * sizeof(*v));
+
+		if (!v)
+			goto nomem;
+		c->threads = v;
+		c->threads_alloc = n;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto nomem;
+	rc = hwt_ring_init(&t->ring, c->buffer_size, c->chunk_payload, err);
+	if (rc < 0) {
+		free(t);
+		return rc;
+	}
+	t->tid = tid;
+	t->state = PT_RUNNING;
+	c->threads[c->nthreads] = t;
+	index_insert(c, c->nthreads);
+	c->nthreads++;
+	*out = c->last = t;
+	return 0;
+nomem:
+	return hwt_err_set(err, ENOMEM, "out of memory recording thread %d",
+			   (int)tid);
+}
+
+void hwt_pt_thread_gone(struct pt_collector *c, struct pt_thread *t)
+{
+	if (t->state == PT_GONE)
+		return;
+	t->state = PT_GONE;
+	index_rebuild(c);
+}
+
+void hwt_pt_threads_all_gone(struct pt_collector *c)
+{
+	for (size_t i = 0; i < c->nthreads; i++)
+		c->threads[i]->state = PT_GONE;
+	index_rebuild(c);
+}
+
+void hwt_pt_thread_forget(struct pt_collector *c, struct pt_thread *t)
+{
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i] == t) {
+			remove_at(c, i);
+			return;
+		}
+}
+
+void hwt_pt_thread_retid(struct pt_collector *c, struct pt_thread *t,
+			 pid_t tid)
+{
+	t->tid = tid;
+	index_rebuild(c);
+}
+
+size_t hwt_pt_threads_live(const struct pt_collector *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->nthreads; i++)
+		n += c->threads[i]->state != PT_GONE;
+	return n;
+}
+
+int hwt_pt_threads_seal(struct pt_collector *c, struct hwt_err *err)
+{
+	int rc;
+
+	for (size_t i = 0; i < c->nthreads; i++)
+		if ((rc = hwt_ring_seal(&c->threads[i]->ring, err)) < 0)
+			return hwt_err_prefix(err, "thread %d: ",
+					      (int)c->threads[i]->tid);
+	free(c->out_threads);
+	c->out_threads = calloc(c->nthreads ? c->nthreads : 1,
+				sizeof(*c->out_threads));
+	if (!c->out_threads)
+		return hwt_err_set(err, ENOMEM,
+				   "out of memory listing %zu threads",
+				   c->nthreads);
+	return 0;
+}
+
+size_t hwt_pt_threads_get(struct hwt_collector *base,
+			  const struct hwt_collect_thread **threads)
+{
+	struct pt_collector *c = pt_of(base);
+
+	*threads = NULL;
+	if (!c->out_threads)
+		return 0;   /* recording failed before the rings were sealed */
+	/* Exit states change after the rings are sealed (finish), so the
+	 * list is refreshed on every call. */
+	for (size_t i = 0; i < c->nthreads; i++) {
+		const struct pt_thread *t = c->threads[i];
+		struct hwt_collect_thread *o = &c->out_threads[i];
+
+		o->tid = t->tid;
+		o->trace = t->ring.sealed;
+		o->trace_size = t->ring.sealed_size;
+		o->lost_bytes = t->ring.lost_bytes;
+		o->lost_insns = t->ring.lost_insns;
+		o->insn_total = t->ring.insn_total;
+		o->exited = t->state == PT_GONE || t->exiting;
+	}
+	*threads = c->out_threads;
+	return c->nthreads;
+}
+
+void hwt_pt_threads_free(struct pt_collector *c)
+{
+	for (size_t i = 0; i < c->nthreads; i++) {
+		hwt_ring_free(&c->threads[i]->ring);
+		free(c->threads[i]);
+	}
+	free(c->threads);
+	free(c->tid_index);
+	free(c->out_threads);
+	c->threads = NULL;
+	c->tid_index = NULL;
+	c->out_threads = NULL;
+	c->nthreads = c->threads_alloc = 0;
+	c->last = NULL;
+}
