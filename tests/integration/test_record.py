@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""hwtrace record's contract: exit status, core files GDB can open, ring
+wrap accounting, atomic bundles, threads and modules, cpu pinning."""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+RESULTS = []
+
+
+def report(name, ok, why=''):
+    RESULTS.append(ok)
+    print(f'PASS {name}' if ok else f'FAIL {name}: {why}', flush=True)
+
+
+def run(cmd, timeout=300, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, errors='replace',
+                          timeout=timeout, **kw)
+
+
+def tsv_items(hwtrace, bundle, tid=None):
+    args = [hwtrace, 'dump', '--insn', '--tsv', bundle]
+    if tid:
+        args[3:3] = ['--thread', str(tid)]
+    p = run(args)
+    if p.returncode:
+        raise RuntimeError(p.stderr)
+    return [line.split('\t') for line in p.stdout.splitlines()]
+
+
+def bundle_json(bundle):
+    with open(os.path.join(bundle, 'trace.json')) as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--build', required=True)
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    hwtrace = os.path.join(build, 'hwtrace')
+    progs = os.path.join(build, 'programs')
+    tmp = tempfile.mkdtemp(prefix='hwt-record-')
+    rec = [hwtrace, 'record', '-q']
+    try:
+        # --- exit status mirrors the program ---------------------------------
+        b = os.path.join(tmp, 'exit3')
+        p = run(rec + ['-o', b, '--', '/bin/sh', '-c', 'exit 3'])
+        doc = bundle_json(b) if os.path.isdir(b) else {}
+        report('exit status mirrored', p.returncode == 3 and
+               doc.get('stop') == {'reason': 'exited', 'status': 3},
+               f'rc {p.returncode}, stop {doc.get("stop")}, {p.stderr}')
+        b = os.path.join(tmp, 'term')
+        p = run(rec + ['-o', b, '--', '/bin/sh', '-c', 'kill -TERM $$'])
+        doc = bundle_json(b) if os.path.isdir(b) else {}
+        report('killed by signal -> 128+N', p.returncode == 128 + signal.SIGTERM and
+               doc.get('stop', {}).get('signal') == signal.SIGTERM,
+               f'rc {p.returncode}, stop {doc.get("stop")}')
+        b = os.path.join(tmp, 'abrt')
+        p = run(rec + ['-o', b, '--', '/bin/sh', '-c', 'kill -ABRT $$'])
+        doc = bundle_json(b) if os.path.isdir(b) else {}
+        report('SIGABRT gives a core', p.returncode == 128 + signal.SIGABRT and
+               doc.get('core') == 'core' and os.path.getsize(os.path.join(b, 'core')) > 0,
+               f'rc {p.returncode}, trace.json {doc.get("stop")} core {doc.get("core")}')
+
+        # --- a fault: core at the faulting instruction, GDB opens it ----------
+        prog = os.path.join(progs, 'demo_crash')
+        b = os.path.join(tmp, 'crash')
+        p = run(rec + ['-o', b, '--', prog])
+        doc = bundle_json(b) if os.path.isdir(b) else {}
+        stop = doc.get('stop', {})
+        report('fault: exit 139 and stop record', p.returncode == 139 and
+               stop.get('reason') == 'fault' and stop.get('signal') == 11 and
+               doc.get('core') == 'core', f'rc {p.returncode}, {doc.get("stop")}, {p.stderr}')
+        items = tsv_items(hwtrace, b)
+        report('fault: last history item is the faulting pc',
+               items and int(items[-1][2], 16) == stop.get('pc'),
+               f'last {items[-1][:3] if items else None}, stop pc {stop.get("pc")}')
+        g = run(['gdb', '-nx', '-batch', '-ex', 'bt', '-ex', 'info registers rip',
+                 prog, os.path.join(b, 'core')])
+        # GDB prints frame #0 once when it loads the core and again in bt.
+        frames = list(dict.fromkeys(line for line in g.stdout.splitlines() if line.startswith('#')))
+        names = [f.split(' in ')[1].split(' ')[0] if ' in ' in f else f.split()[1] for f in frames]
+        rip = [line for line in g.stdout.splitlines() if line.startswith('rip')]
+        report('core: gdb bt shows lookup <- parse_config <- main',
+               names[:3] == ['lookup', 'parse_config', 'main'] and 'SIGSEGV' in g.stdout,
+               f'frames {frames}\n{g.stdout[-800:]}{g.stderr[-800:]}')
+        report('core: gdb rip is the faulting pc',
+               rip and int(rip[0].split()[1], 16) == stop.get('pc'), f'{rip} vs {stop.get("pc")}')
+
+        # --- ring wrap: oldest chunks dropped and accounted -------------------
+        prog = os.path.join(progs, 'dlopen')
+        full, small = os.path.join(tmp, 'full'), os.path.join(tmp, 'small')
+        base = ['env', '-i', 'setarch', '-R']
+        p1 = run(base + rec + ['-o', full, '--', prog], cwd=progs)
+        p2 = run(base + rec + ['-o', small, '--size', '64K', '--', prog], cwd=progs)
+        th_full = bundle_json(full)['processes'][0]['threads'][0]
+        th_small = bundle_json(small)['processes'][0]['threads'][0]
+        report('wrap: lost instructions accounted',
+               p1.returncode == 0 and p2.returncode == 0 and th_full['lostInstructions'] == 0 and
+               th_small['lostInstructions'] > 0 and th_small['lostBytes'] > 0 and
+               th_small['traceSize'] <= 64 * 1024 and
+               th_small['instructions'] == th_full['instructions'],
+               f'full {th_full}, small {th_small}')
+        it_full, it_small = tsv_items(hwtrace, full), tsv_items(hwtrace, small)
+        kept = th_small['instructions'] - th_small['lostInstructions']
+        report('wrap: history starts with a gap saying what was lost',
+               it_small and it_small[0][2] == 'gap' and 'lost' in it_small[0][3] and
+               str(th_small['lostInstructions']) in it_small[0][3],
+               f'first item {it_small[:1]}')
+        report('wrap: retained history equals the newest part of a full recording',
+               [i[2] for i in it_small[1:]] == [i[2] for i in it_full[-kept:]] and kept > 1000,
+               f'kept {kept}, small has {len(it_small) - 1} instructions')
+
+        # --- atomic bundle: killing the recorder leaves no bundle -------------
+        b = os.path.join(tmp, 'killed')
+        proc = subprocess.Popen(rec + ['-o', b, '--', os.path.join(progs, 'loops')],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        children = run(['pgrep', '-P', str(proc.pid)]).stdout.split()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        time.sleep(0.3)
+        alive = [c for c in children if os.path.exists(f'/proc/{c}') and
+                 open(f'/proc/{c}/stat').read().split()[2] != 'Z']
+        report('killed recorder leaves no bundle under the final name',
+               not os.path.exists(b), f'{b} exists')
+        report('killed recorder leaves no traced orphan', not alive and children,
+               f'children {children}, alive {alive}')
+
+        # --- threads and modules ----------------------------------------------
+        b = os.path.join(tmp, 'threads')
+        p = run(rec + ['-o', b, '--', os.path.join(progs, 'threads4')])
+        doc = bundle_json(b)
+        threads = doc['processes'][0]['threads']
+        counts = [t['instructions'] for t in threads]
+        report('threads created later are traced', p.returncode == 0 and len(threads) == 5 and
+               all(c > 100 for c in counts), f'rc {p.returncode}, counts {counts}')
+        b = os.path.join(tmp, 'dl')
+        p = run(rec + ['-o', b, '--', os.path.join(progs, 'dlopen')], cwd=progs)
+        mods = bundle_json(b)['processes'][0]['modules']
+        lib = [m for m in mods if m['systemPath'].endswith('/libhwtdemo.so')]
+        ids = run(['readelf', '-n', os.path.join(progs, 'libhwtdemo.so')]).stdout
+        report('dlopen: library in the sideband with its build-id',
+               lib and lib[0].get('uuid') and lib[0]['uuid'] in ids and 'file' in lib[0] and
+               os.path.isfile(os.path.join(b, lib[0]['file'])),
+               f'modules {[m["systemPath"] for m in mods]}')
+
+        # --- cpu pinning --------------------------------------------------------
+        ncpu = os.cpu_count() or 1
+        want = str(ncpu - 1)
+        show = ['/bin/sh', '-c', 'grep Cpus_allowed_list /proc/self/status']
+        p = run(rec + ['-o', os.path.join(tmp, 'cpu'), '--cpu', want, '--'] + show)
+        report('--cpu pins the program', p.stdout.split() == ['Cpus_allowed_list:', want],
+               f'{p.stdout!r} {p.stderr}')
+        p = run(rec + ['-o', os.path.join(tmp, 'pin'), '--'] + show)
+        report('pinned to one cpu by default', p.returncode == 0 and
+               '-' not in p.stdout.split()[-1] and ',' not in p.stdout.split()[-1],
+               f'{p.stdout!r}')
+        p = run(rec + ['-o', os.path.join(tmp, 'nopin'), '--no-pin', '--'] + show)
+        allowed = open('/proc/self/status').read().split('Cpus_allowed_list:')[1].split()[0]
+        report('--no-pin leaves affinity alone', p.stdout.split()[-1:] == [allowed],
+               f'{p.stdout!r} vs {allowed}')
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if all(RESULTS) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
