@@ -4,7 +4,7 @@
 # `apt-get update`. README.md says why each package is needed.
 set -eu
 
-PACKAGES="build-essential pkg-config python3 gdb
+PACKAGES="build-essential pkg-config python3 gdb procps util-linux
 libcapstone-dev libelf-dev libdw-dev libjansson-dev"
 
 missing=""
