@@ -34,9 +34,9 @@ LIB_REPLAY  := $(O)/libhwt-replay.a
 HWTRACE     := $(O)/hwtrace
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 
-LIBS_EXT := -lcapstone -ldw -lelf -ljansson
+LIBS_EXT := -lcapstone -ldw -lelf -ljansson -lipt -lopencsd_c_api -lopencsd
 
-.PHONY: all binaries deps check check-unit demo bench clean programs
+.PHONY: all binaries deps check check-unit demo bench clean programs fuzz
 all: binaries programs
 binaries: $(HWTRACE) $(UNIT_BINS)
 
@@ -68,6 +68,7 @@ deps:
 check: deps
 	$(MAKE) all
 	$(MAKE) SAN=1 binaries
+	$(MAKE) fuzz
 	@python3 tests/run.py --build build --san-build build-san
 
 check-unit: all
@@ -84,7 +85,30 @@ $(O)/bench/%: $(O)/bench/%.o $(LIB_REPLAY) $(LIB_COMMON)
 bench: all $(BENCH_BINS)
 	@bench/run.sh build
 
-clean:
-	rm -rf build build-san
+# libFuzzer targets (docs/fuzzing.md): clang with its fuzzer runtime,
+# AddressSanitizer and UBSan, so the library sources are compiled again
+# into build-fuzz/ (gcc objects cannot take clang's fuzzer
+# instrumentation). tests/integration/test_fuzz.py runs them briefly.
+FUZZ_O     := build-fuzz
+FUZZ_CC    := clang
+FUZZ_SAN   := address,undefined
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS  := $(patsubst tests/fuzz/%.c,$(FUZZ_O)/%,$(FUZZ_SRC))
+FUZZ_LIB   := $(patsubst %.c,$(FUZZ_O)/obj/%.o,$(COMMON_SRC) $(REPLAY_SRC))
 
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+$(FUZZ_O)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(WARN) $(FUZZ_FLAGS) \
+		-fsanitize=fuzzer-no-link,$(FUZZ_SAN) -Icommon -Ikernel -Ireplay \
+		-Itests/fuzz -MMD -MP -c $< -o $@
+
+$(FUZZ_BINS): $(FUZZ_O)/%: $(FUZZ_O)/obj/tests/fuzz/%.o $(FUZZ_LIB)
+	$(FUZZ_CC) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $^ $(LIBS_EXT)
+
+fuzz: $(FUZZ_BINS)
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(O) $(FUZZ_O) -name '*.d' 2>/dev/null)

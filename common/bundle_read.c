@@ -16,6 +16,7 @@
 struct reader {
 	const char *json_path;   /* for messages */
 	struct hwt_err *err;
+	bool lldb;               /* an LLDB intel-pt bundle (docs/intel-pt.md) */
 };
 
 static int field_err(struct reader *rd, const char *field, const char *what)
@@ -34,11 +35,22 @@ static json_t *get(struct reader *rd, json_t *obj, const char *field,
 	return v;
 }
 
+/* The same, naming the field by its whole path when it is missing. */
+static json_t *get_at(struct reader *rd, json_t *obj, const char *field,
+		      const char *path, bool required, int *rc)
+{
+	json_t *v = json_object_get(obj, field);
+
+	if (!v && required)
+		*rc = field_err(rd, path, "is missing");
+	return v;
+}
+
 static int get_string(struct reader *rd, json_t *obj, const char *field,
 		      const char *path, bool required, char **out)
 {
 	int rc = 0;
-	json_t *v = get(rd, obj, field, required, &rc);
+	json_t *v = get_at(rd, obj, field, path, required, &rc);
 
 	*out = NULL;
 	if (!v)
@@ -58,7 +70,7 @@ static int get_u64(struct reader *rd, json_t *obj, const char *field,
 		   const char *path, bool required, uint64_t *out)
 {
 	int rc = 0;
-	json_t *v = get(rd, obj, field, required, &rc);
+	json_t *v = get_at(rd, obj, field, path, required, &rc);
 
 	if (!v)
 		return rc;
@@ -75,7 +87,7 @@ static int get_i64(struct reader *rd, json_t *obj, const char *field,
 		   const char *path, bool required, int64_t *out)
 {
 	int rc = 0;
-	json_t *v = get(rd, obj, field, required, &rc);
+	json_t *v = get_at(rd, obj, field, path, required, &rc);
 
 	if (!v)
 		return rc;
@@ -102,6 +114,9 @@ static int get_int(struct reader *rd, json_t *obj, const char *field,
 /* A member path must stay inside the bundle: relative, no "..". */
 static int check_member(struct reader *rd, const char *field, const char *rel)
 {
+	/* LLDB's bundles name files anywhere: absolute or relative. */
+	if (rd->lldb)
+		return 0;
 	if (rel[0] == '/' || strcmp(rel, "..") == 0 || strncmp(rel, "../", 3) == 0 ||
 	    strstr(rel, "/../") ||
 	    (strlen(rel) >= 3 && strcmp(rel + strlen(rel) - 3, "/..") == 0))
@@ -140,7 +155,141 @@ static int check_file(struct reader *rd, const struct hwt_bundle *b,
 
 static const char *trace_key(const char *type)
 {
+	if (strcmp(type, HWT_BUNDLE_TYPE_PT) == 0)
+		return "iptTrace";
+	if (strcmp(type, HWT_BUNDLE_TYPE_BTS) == 0)
+		return "btsTrace";
 	return strcmp(type, HWT_BUNDLE_TYPE_SW) == 0 ? "swTrace" : NULL;
+}
+
+/* ---- Intel PT (LLDB's intel-pt schema) ---------------------------------
+ * LLDB's own bundles carry no sizes: the file's size is taken. */
+static int file_size(struct reader *rd, const struct hwt_bundle *b,
+		     const char *field, const char *rel, uint64_t *size)
+{
+	char *path = hwt_bundle_path(b, rel);
+	struct stat st;
+	int rc;
+
+	if (!path)
+		return hwt_err_set(rd->err, ENOMEM, "out of memory");
+	rc = check_file(rd, b, field, rel, false, 0);
+	if (!rc && stat(path, &st) == 0)
+		*size = (uint64_t)st.st_size;
+	free(path);
+	return rc;
+}
+
+/* The x86 cpuid signature bounds: family up to 0xf + 0xff (extended),
+ * model up to 0xff, stepping 4 bits. libipt picks errata by them. */
+static int check_pt_cpu(struct reader *rd, const struct hwt_bundle *b)
+{
+	if (strcmp(b->cpu.vendor, "GenuineIntel"))
+		return hwt_err_set(rd->err, ENOTSUP, "%s: field "
+				   "'cpuInfo.vendor' is '%s': Intel PT traces "
+				   "come from Intel cpus only, the vendor must "
+				   "be GenuineIntel", rd->json_path,
+				   b->cpu.vendor);
+	if (b->cpu.family < 0 || b->cpu.family > 0x10e)
+		return field_err(rd, "cpuInfo.family", "is not an x86 cpu family "
+				 "(0 to 270); give the cpuid family of the "
+				 "traced cpu");
+	if (b->cpu.model < 0 || b->cpu.model > 0xff)
+		return field_err(rd, "cpuInfo.model", "is not an x86 cpu model "
+				 "(0 to 255); give the cpuid model of the "
+				 "traced cpu");
+	if (b->cpu.stepping < 0 || b->cpu.stepping > 0xf)
+		return field_err(rd, "cpuInfo.stepping", "is not an x86 cpu "
+				 "stepping (0 to 15)");
+	return 0;
+}
+
+static int read_pt_cpu(struct reader *rd, struct hwt_bundle *b, json_t *c,
+		       size_t i)
+{
+	struct hwt_bundle_pt_cpu *cpu = &b->pt_cpus[i];
+	char path[48];
+	int rc;
+
+#define P(f) (snprintf(path, sizeof(path), "cpus[%zu]%s%s", i, *f ? "." : "", f), path)
+	if (!json_is_object(c))
+		return field_err(rd, P(""), "must be an object");
+	if ((rc = get_i64(rd, c, "id", P("id"), true, &cpu->id)) ||
+	    (rc = get_string(rd, c, "iptTrace", P("iptTrace"), true,
+			     &cpu->trace_file)) ||
+	    (rc = file_size(rd, b, P("iptTrace"), cpu->trace_file,
+			    &cpu->trace_size)) ||
+	    (rc = get_string(rd, c, "contextSwitchTrace",
+			     P("contextSwitchTrace"), true, &cpu->switch_file)))
+		return rc;
+	if (cpu->id < 0)
+		return field_err(rd, P("id"), "must not be negative");
+	return check_file(rd, b, P("contextSwitchTrace"), cpu->switch_file,
+			  false, 0);
+#undef P
+}
+
+/* cpus[], tscPerfZeroConversion and kernel: the parts of LLDB's schema
+ * outside processes[]. */
+static int read_pt_extra(struct reader *rd, json_t *root,
+			 struct hwt_bundle *b)
+{
+	json_t *cpus, *conv, *kernel;
+	int64_t mult = 0, shift = 0;
+	int rc = 0;
+
+	if ((cpus = get(rd, root, "cpus", false, &rc))) {
+		if (!json_is_array(cpus) || json_array_size(cpus) == 0 ||
+		    json_array_size(cpus) > HWT_BUNDLE_MAX_CPUS)
+			return field_err(rd, "cpus",
+					 "must be an array of 1 to 4096 cpus");
+		b->npt_cpus = json_array_size(cpus);
+		b->pt_cpus = calloc(b->npt_cpus, sizeof(*b->pt_cpus));
+		if (!b->pt_cpus)
+			return hwt_err_set(rd->err, ENOMEM, "out of memory");
+		for (size_t i = 0; i < b->npt_cpus; i++)
+			if ((rc = read_pt_cpu(rd, b, json_array_get(cpus, i), i)))
+				return rc;
+	}
+	if ((conv = get(rd, root, "tscPerfZeroConversion", b->npt_cpus > 0,
+			&rc))) {
+		if (!json_is_object(conv))
+			return field_err(rd, "tscPerfZeroConversion",
+					 "must be an object");
+		if ((rc = get_i64(rd, conv, "timeMult",
+				  "tscPerfZeroConversion.timeMult", true,
+				  &mult)) ||
+		    (rc = get_i64(rd, conv, "timeShift",
+				  "tscPerfZeroConversion.timeShift", true,
+				  &shift)) ||
+		    (rc = get_u64(rd, conv, "timeZero",
+				  "tscPerfZeroConversion.timeZero", true,
+				  &b->tsc_conv.time_zero)))
+			return rc;
+		if (mult < 0 || mult > UINT32_MAX)
+			return field_err(rd, "tscPerfZeroConversion.timeMult",
+					 "must be a 32-bit unsigned integer");
+		if (shift < 0 || shift > 63)
+			return field_err(rd, "tscPerfZeroConversion.timeShift",
+					 "must be 0 to 63");
+		b->tsc_conv.time_mult = (uint32_t)mult;
+		b->tsc_conv.time_shift = (uint16_t)shift;
+		b->has_tsc_conv = true;
+	} else if (rc) {
+		return hwt_err_prefix(rd->err, "per-cpu traces (cpus) need "
+				      "it: ");
+	}
+	if (!(kernel = get(rd, root, "kernel", false, &rc)))
+		return 0;
+	if (!json_is_object(kernel))
+		return field_err(rd, "kernel", "must be an object");
+	b->kernel_load_address = 0xffffffff81000000ull;
+	if ((rc = get_string(rd, kernel, "file", "kernel.file", true,
+			     &b->kernel_file)) ||
+	    (rc = get_u64(rd, kernel, "loadAddress", "kernel.loadAddress",
+			  false, &b->kernel_load_address)))
+		return rc;
+	return check_file(rd, b, "kernel.file", b->kernel_file, false, 0);
 }
 
 static int read_cpu(struct reader *rd, json_t *root, struct hwt_bundle *b)
@@ -186,6 +335,17 @@ static int read_thread(struct reader *rd, struct hwt_bundle *b, json_t *t,
 		return rc;
 	if (th->tid <= 0)
 		return field_err(rd, P("tid"), "must be positive");
+	if (rd->lldb) {
+		/* Per-cpu bundles have the trace in cpus[], not here. */
+		if ((rc = get_string(rd, t, key, P(key), b->npt_cpus == 0,
+				     &th->trace_file)))
+			return rc;
+		if (th->trace_file && b->npt_cpus)
+			return field_err(rd, P(key), "must not be given in a "
+					 "per-cpu bundle (one with 'cpus')");
+		return th->trace_file ? file_size(rd, b, P(key), th->trace_file,
+						  &th->trace_size) : 0;
+	}
 	if ((rc = get_string(rd, t, key, P(key), true, &th->trace_file)) ||
 	    (rc = check_member(rd, P(key), th->trace_file)) ||
 	    (rc = get_u64(rd, t, "traceSize", P("traceSize"), true,
@@ -226,7 +386,22 @@ static int read_module(struct reader *rd, struct hwt_bundle *b, json_t *m,
 	if (mod->file && ((rc = check_member(rd, P("file"), mod->file)) ||
 			  (rc = check_file(rd, b, P("file"), mod->file, false, 0))))
 		return rc;
-	return 0;
+	/* LLDB reads a relative systemPath from the bundle's directory too;
+	 * where it names nothing there, it is a path on the traced system
+	 * (or "[vdso]") and the image looks for it as given. */
+	if (rd->lldb && !mod->file && mod->system_path[0] != '/' &&
+	    mod->system_path[0] != '[') {
+		char *in_bundle = hwt_bundle_path(b, mod->system_path);
+		struct stat st;
+
+		if (!in_bundle)
+			return hwt_err_set(rd->err, ENOMEM, "out of memory");
+		if (stat(in_bundle, &st) == 0 && S_ISREG(st.st_mode) &&
+		    !(mod->file = strdup(mod->system_path)))
+			rc = hwt_err_set(rd->err, ENOMEM, "out of memory");
+		free(in_bundle);
+	}
+	return rc;
 #undef P
 }
 
@@ -276,6 +451,45 @@ static int read_stop(struct reader *rd, json_t *root, struct hwt_bundle *b)
 	return 0;
 }
 
+/* LLDB allows several processes per bundle; hwtrace reads one. Check the
+ * shape of every element first, so that a broken second process is
+ * reported as what it is. */
+static int check_pt_processes(struct reader *rd, json_t *procs)
+{
+	char path[48];
+	int64_t pid;
+	int rc = 0;
+
+	if (!json_is_array(procs) || json_array_size(procs) == 0)
+		return field_err(rd, "processes", "must be a non-empty array "
+				 "(hwtrace reads per-thread and per-cpu "
+				 "traces of one process)");
+	for (size_t i = 0; i < json_array_size(procs); i++) {
+		json_t *p = json_array_get(procs, i), *t;
+
+		snprintf(path, sizeof(path), "processes[%zu]", i);
+		if (!json_is_object(p))
+			return field_err(rd, path, "must be an object");
+		snprintf(path, sizeof(path), "processes[%zu].pid", i);
+		if ((rc = get_i64(rd, p, "pid", path, true, &pid)))
+			return rc;
+		snprintf(path, sizeof(path), "processes[%zu].threads", i);
+		if (!(t = get_at(rd, p, "threads", path, true, &rc)))
+			return rc;
+		if (!json_is_array(t))
+			return field_err(rd, path, "must be an array");
+		snprintf(path, sizeof(path), "processes[%zu].modules", i);
+		if ((t = json_object_get(p, "modules")) && !json_is_array(t))
+			return field_err(rd, path, "must be an array");
+	}
+	if (json_array_size(procs) > 1)
+		return hwt_err_set(rd->err, ENOTSUP, "%s: field 'processes' "
+				   "has %zu processes; hwtrace reads bundles "
+				   "of one process: split the bundle",
+				   rd->json_path, json_array_size(procs));
+	return 0;
+}
+
 static int read_process(struct reader *rd, json_t *root, struct hwt_bundle *b)
 {
 	json_t *procs, *proc, *threads, *modules;
@@ -283,6 +497,8 @@ static int read_process(struct reader *rd, json_t *root, struct hwt_bundle *b)
 	int rc = 0;
 
 	if (!(procs = get(rd, root, "processes", true, &rc)))
+		return rc;
+	if (rd->lldb && (rc = check_pt_processes(rd, procs)))
 		return rc;
 	if (!json_is_array(procs) || json_array_size(procs) != 1)
 		return field_err(rd, "processes",
@@ -346,13 +562,17 @@ static int parse(struct reader *rd, const uint8_t *text, size_t len,
 	if (!trace_key(b->type)) {
 		rc = hwt_err_set(rd->err, ENOTSUP,
 				 "%s: trace type '%s' is not supported "
-				 "(supported: " HWT_BUNDLE_TYPE_SW ")",
+				 "(supported: " HWT_BUNDLE_TYPE_SW ", "
+				 HWT_BUNDLE_TYPE_PT ", " HWT_BUNDLE_TYPE_BTS ")",
 				 rd->json_path, b->type);
 		goto out;
 	}
-	if ((rc = get_i64(rd, root, "version", "version", true, &version)))
+	rd->lldb = strcmp(b->type, HWT_BUNDLE_TYPE_PT) == 0;
+	/* LLDB's schema has no version; ours is versioned. */
+	if (!rd->lldb &&
+	    (rc = get_i64(rd, root, "version", "version", true, &version)))
 		goto out;
-	if (version != HWT_BUNDLE_VERSION) {
+	if (!rd->lldb && version != HWT_BUNDLE_VERSION) {
 		rc = hwt_err_set(rd->err, ENOTSUP,
 				 "%s: bundle version %lld is not supported "
 				 "(this hwtrace reads version %d)",
@@ -360,7 +580,10 @@ static int parse(struct reader *rd, const uint8_t *text, size_t len,
 				 HWT_BUNDLE_VERSION);
 		goto out;
 	}
-	if ((rc = read_cpu(rd, root, b)) || (rc = read_process(rd, root, b)) ||
+	if ((rc = read_cpu(rd, root, b)) ||
+	    (rd->lldb && ((rc = check_pt_cpu(rd, b)) ||
+			  (rc = read_pt_extra(rd, root, b)))) ||
+	    (rc = read_process(rd, root, b)) ||
 	    (rc = read_stop(rd, root, b)) ||
 	    (rc = get_string(rd, root, "core", "core", false, &b->core)))
 		goto out;
@@ -388,6 +611,9 @@ int hwt_bundle_read(const char *path, struct hwt_bundle **out,
 		return hwt_err_set(err, errno, "%s: %s (expected a bundle "
 				   "directory or its trace.json)", path,
 				   strerror(errno));
+	/* An OpenCSD snapshot directory is a CoreSight bundle. */
+	if (S_ISDIR(st.st_mode) && hwt_snapshot_is(path))
+		return hwt_snapshot_read(path, out, err);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return hwt_err_set(err, ENOMEM, "out of memory");
@@ -433,6 +659,20 @@ void hwt_bundle_free(struct hwt_bundle *b)
 		free(b->modules[i].file);
 		free(b->modules[i].uuid);
 	}
+	for (size_t i = 0; b->sources && i < b->nsources; i++) {
+		free(b->sources[i].name);
+		free(b->sources[i].core);
+	}
+	for (size_t i = 0; b->regions && i < b->nregions; i++)
+		free(b->regions[i].file);
+	free(b->sources);
+	free(b->regions);
+	for (size_t i = 0; b->pt_cpus && i < b->npt_cpus; i++) {
+		free(b->pt_cpus[i].trace_file);
+		free(b->pt_cpus[i].switch_file);
+	}
+	free(b->pt_cpus);
+	free(b->kernel_file);
 	free(b->threads);
 	free(b->modules);
 	free(b->dir);

@@ -113,6 +113,7 @@ int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
  */
 
 #define HWT_BUNDLE_TYPE_SW "hwtrace-sw"
+#define HWT_BUNDLE_TYPE_BTS "hwtrace-bts"  /* Intel BTS records, docs/bts.md */
 #define HWT_BUNDLE_VERSION 1
 #define HWT_BUNDLE_MAX_JSON (16u << 20)
 #define HWT_BUNDLE_MAX_THREADS 4096u
@@ -146,6 +147,105 @@ enum hwt_stop_reason {
 	HWT_STOP_FAULT,          /* fatal stop_signal at stop_pc in stop_tid */
 };
 
+/* ---- CoreSight snapshot model (common/snapshot.c) ----------------------
+ * An OpenCSD snapshot directory (snapshot.ini, device and trace ini files,
+ * trace buffers, memory dumps) reads as a bundle of type "coresight". The
+ * trace unit registers are kept raw: the decoder (replay/decode_etm.c)
+ * builds OpenCSD's configuration from them, so common/ needs no OpenCSD.
+ * See docs/coresight.md. */
+
+#define HWT_BUNDLE_TYPE_CORESIGHT "coresight"
+
+struct hwt_bundle;
+#define HWT_SNAPSHOT_MAX_INI (1u << 20)    /* bytes per ini file */
+#define HWT_SNAPSHOT_MAX_LINE 1024u        /* characters per ini line */
+#define HWT_SNAPSHOT_MAX_SECTIONS 1024u    /* per ini file */
+#define HWT_SNAPSHOT_MAX_DEVICES 256u
+#define HWT_SNAPSHOT_MAX_REGIONS 1024u
+
+/* Instruction sets; what an address decodes as. DEFAULT: the image's own
+ * (x86-64 for ELF modules, the region's for raw memory). */
+enum hwt_isa {
+	HWT_ISA_DEFAULT = 0,
+	HWT_ISA_X86_64,
+	HWT_ISA_A64,         /* AArch64 */
+	HWT_ISA_A32,         /* AArch32 ARM */
+	HWT_ISA_T32,         /* AArch32 Thumb */
+};
+
+enum hwt_cs_protocol {
+	HWT_CS_UNKNOWN = 0,
+	HWT_CS_ETMV3,
+	HWT_CS_PTM,          /* PTM / PFT */
+	HWT_CS_ETMV4,
+	HWT_CS_ETE,
+	HWT_CS_STM,          /* software messages: no instruction trace */
+};
+
+enum hwt_cs_arch { HWT_CS_ARCH_V7 = 7, HWT_CS_ARCH_V8 = 8, HWT_CS_ARCH_AA64 = 64 };
+
+/* Trace unit registers the decoders need, by architectural name. */
+enum hwt_cs_reg {
+	HWT_CS_TRCIDR0, HWT_CS_TRCIDR1, HWT_CS_TRCIDR2, HWT_CS_TRCIDR8,
+	HWT_CS_TRCIDR9, HWT_CS_TRCIDR10, HWT_CS_TRCIDR11, HWT_CS_TRCIDR12,
+	HWT_CS_TRCIDR13, HWT_CS_TRCCONFIGR, HWT_CS_TRCTRACEIDR,
+	HWT_CS_TRCDEVARCH, HWT_CS_ETMCR, HWT_CS_ETMIDR, HWT_CS_ETMCCER,
+	HWT_CS_ETMTRACEIDR, HWT_CS_NREGS
+};
+
+struct hwt_bundle_cs_source {
+	char *name;              /* device name, e.g. "ETM_0" */
+	char *core;              /* core type it traces ("Cortex-A53"), or NULL */
+	enum hwt_cs_protocol protocol;
+	enum hwt_cs_arch arch;   /* of the traced core */
+	char profile;            /* 'A', 'R' or 'M' */
+	uint8_t trace_id;
+	bool formatted;          /* buffer holds CoreSight frames (several
+				  * IDs); else raw data of this source */
+	uint32_t regs[HWT_CS_NREGS];
+};
+
+struct hwt_bundle_region {
+	char *file;              /* relative to the snapshot directory */
+	uint64_t offset, size;   /* the bytes of file that are mapped */
+	uint64_t address;
+	enum hwt_isa isa;        /* how the core reads it: A64 or A32 */
+	bool missing;            /* file absent: the address range reads as
+				  * unmapped, as in OpenCSD's own tools */
+};
+
+/* Read an OpenCSD snapshot directory into a "coresight" bundle. Every
+ * malformed line is an error naming the file and line. */
+int hwt_snapshot_read(const char *dir, struct hwt_bundle **out,
+		      struct hwt_err *err);
+/* Whether dir is a snapshot directory (holds snapshot.ini). */
+bool hwt_snapshot_is(const char *dir);
+/* How a thread is shown: CoreSight "0x10" (its trace ID), else the tid in
+ * decimal. Returns buf. */
+const char *hwt_bundle_thread_name(const struct hwt_bundle *b, size_t i,
+				   char *buf, size_t size);
+
+/* ---- Intel PT bundles (LLDB's intel-pt schema) ------------------------
+ * LLDB writes no version, no sizes (the file size is taken), and paths may
+ * be absolute or relative to the bundle directory. See docs/intel-pt.md. */
+
+#define HWT_BUNDLE_TYPE_PT "intel-pt"
+#define HWT_BUNDLE_MAX_CPUS 4096u
+
+struct hwt_bundle_pt_cpu {
+	int64_t id;
+	char *trace_file;        /* raw Intel PT of this cpu */
+	char *switch_file;       /* perf context-switch records */
+	uint64_t trace_size;
+};
+
+/* perf's time_zero conversion of TSC values to nanoseconds. */
+struct hwt_tsc_conv {
+	uint32_t time_mult;
+	uint16_t time_shift;
+	uint64_t time_zero;
+};
+
 struct hwt_bundle {
 	char *dir;               /* directory the bundle was read from */
 	char *type;              /* HWT_BUNDLE_TYPE_* */
@@ -161,6 +261,23 @@ struct hwt_bundle {
 	int stop_status, stop_signal;
 	int64_t stop_tid;
 	uint64_t stop_pc;
+	/* ---- CoreSight snapshots (common/snapshot.c); empty otherwise ----
+	 * threads[i] is the trace source sources[i] (tid = its trace ID);
+	 * sources past nthreads carry no instruction trace (STM) and are
+	 * listed only. Memory dumps are raw bytes at an address. */
+	struct hwt_bundle_cs_source *sources;
+	size_t nsources;
+	struct hwt_bundle_region *regions;
+	size_t nregions;
+	/* ---- Intel PT (LLDB's intel-pt schema, docs/intel-pt.md); empty
+	 * otherwise. Per-thread bundles name a trace in each thread; per-cpu
+	 * bundles have pt_cpus instead and threads without trace_file. */
+	struct hwt_bundle_pt_cpu *pt_cpus;
+	size_t npt_cpus;
+	bool has_tsc_conv;       /* tscPerfZeroConversion given */
+	struct hwt_tsc_conv tsc_conv;
+	char *kernel_file;       /* "kernel".file, or NULL */
+	uint64_t kernel_load_address;
 };
 
 /* Read and validate dir/trace.json (or a trace.json path): every required

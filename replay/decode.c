@@ -10,6 +10,9 @@
 /* New formats (Intel PT, BTS, ETM) add their ops here. */
 static const struct hwt_decoder *const decoders[] = {
 	&hwt_decoder_sw,
+	&hwt_decoder_pt,
+	&hwt_decoder_bts,
+	&hwt_decoder_etm,
 };
 
 const struct hwt_decoder *hwt_decoder_find(const char *format)
@@ -79,6 +82,7 @@ void hwt_segments_free(struct hwt_segments *s)
 		free(s->strs[i]);
 	free(s->strs);
 	free(s->v);
+	free(s->decoded.v);
 	memset(s, 0, sizeof(*s));
 }
 

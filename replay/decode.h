@@ -14,6 +14,7 @@
 
 #define HWT_BLOCK_GAP 0x1u    /* stands for one gap item */
 #define HWT_BLOCK_ASYNC 0x2u  /* first instruction reached asynchronously */
+#define HWT_BLOCK_PTWRITE 0x4u  /* last instruction wrote block.ptwrite */
 
 struct hwt_block {
 	uint64_t begin;          /* address of the first instruction */
@@ -21,6 +22,9 @@ struct hwt_block {
 	const char *reason;      /* gap blocks: why; owned by the index */
 	uint32_t count;          /* instructions; 1 for a gap */
 	uint32_t flags;          /* HWT_BLOCK_* */
+	enum hwt_isa isa;        /* DEFAULT: the image's for the address */
+	uint64_t timestamp;      /* of every instruction in it; 0: none */
+	uint64_t ptwrite;        /* HWT_BLOCK_PTWRITE: the payload */
 };
 
 struct hwt_segment {
@@ -32,19 +36,32 @@ struct hwt_segment {
 	uint32_t nitems;         /* items it decodes to, gaps included */
 	uint32_t flags;          /* the decoder's own */
 	const char *reason;      /* the decoder's own, owned by the index */
-};
-
-/* The segment index of one trace; owns the reason strings. */
-struct hwt_segments {
-	struct hwt_segment *v;
-	size_t n, cap;
-	char **strs;
-	size_t nstrs, strcap, str_bytes;
+	const struct hwt_block *blocks; /* decoded while indexing: off and
+				  * len count blocks from here */
 };
 
 struct hwt_blocks {
 	struct hwt_block *v;
 	size_t n, cap;
+};
+
+/* The segment index of one trace; owns the reason strings. */
+struct hwt_segments {
+	/* The bundle's cpu for formats whose decoding depends on it
+	 * (Intel PT errata); NULL when unknown. Set before indexing. */
+	const struct hwt_cpu_info *cpu;
+	/* The bundle and thread being opened, for formats configured per
+	 * source (CoreSight: trace unit registers); NULL for a trace in
+	 * memory. Set before indexing. */
+	const struct hwt_bundle *bundle;
+	size_t thread;
+	/* Formats that decode while indexing (CoreSight) keep the blocks
+	 * here; their segments point into it. Freed with the index. */
+	struct hwt_blocks decoded;
+	struct hwt_segment *v;
+	size_t n, cap;
+	char **strs;
+	size_t nstrs, strcap, str_bytes;
 };
 
 struct hwt_decoder {
@@ -53,6 +70,14 @@ struct hwt_decoder {
 	 * errors are for running out of memory. */
 	int (*index)(const uint8_t *trace, size_t size, uint64_t lost_insns,
 		     struct hwt_segments *segs, struct hwt_err *err);
+	/* Formats whose item counts depend on the code (BTS: the blocks
+	 * between branch records are found by walking instruction lengths)
+	 * set this instead of index: it also gets the image and the
+	 * thread's current pc (0 when unknown), which ends the history. */
+	int (*index_image)(const uint8_t *trace, size_t size,
+			   uint64_t lost_insns, uint64_t end_pc,
+			   struct hwt_image *img, struct hwt_segments *segs,
+			   struct hwt_err *err);
 	/* Append the blocks of seg to out; their counts must add up to
 	 * seg->nitems. */
 	int (*decode)(const uint8_t *trace, size_t size,
@@ -61,11 +86,20 @@ struct hwt_decoder {
 };
 
 extern const struct hwt_decoder hwt_decoder_sw;
+extern const struct hwt_decoder hwt_decoder_pt;
+extern const struct hwt_decoder hwt_decoder_bts;
+extern const struct hwt_decoder hwt_decoder_etm;
 
 /* The decoder for a bundle type, or NULL. */
 const struct hwt_decoder *hwt_decoder_find(const char *format);
 /* Comma-separated names of all decoders, for error messages. */
 const char *hwt_decoder_names(void);
+/* A history over a trace in memory (not copied) read by the decoder of
+ * format, without a bundle: no cpu, no per-source configuration (the
+ * fuzzers feed every decoder this way). */
+int hwt_history_open_format(const char *format, const uint8_t *trace,
+			    size_t size, struct hwt_image *img,
+			    struct hwt_history **out, struct hwt_err *err);
 
 int hwt_segments_push(struct hwt_segments *s, const struct hwt_segment *seg);
 /* Keep a formatted reason string for the life of the index; NULL when

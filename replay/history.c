@@ -57,7 +57,10 @@ struct hwt_history {
 
 static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 		      size_t size, uint8_t *owned, uint64_t lost_insns,
-		      struct hwt_image *img, struct hwt_history **out,
+		      uint64_t end_pc, const struct hwt_cpu_info *cpu,
+		      const struct hwt_bundle *b, size_t thread_idx,
+		      struct hwt_image *img,
+		      struct hwt_history **out,
 		      struct hwt_err *err)
 {
 	struct hwt_history *h;
@@ -83,7 +86,14 @@ static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 	h->cur = -1;
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		h->cache[i].seg = SIZE_MAX;
-	rc = dec->index(trace, size, lost_insns, &h->segs, err);
+	h->segs.cpu = cpu;
+	h->segs.bundle = b;
+	h->segs.thread = thread_idx;
+	if (dec->index_image)
+		rc = dec->index_image(trace, size, lost_insns, end_pc, img,
+				      &h->segs, err);
+	else
+		rc = dec->index(trace, size, lost_insns, &h->segs, err);
 	if (rc) {
 		hwt_history_free(h);
 		return rc;
@@ -101,7 +111,29 @@ int hwt_history_open_sw(const uint8_t *trace, size_t size,
 			uint64_t lost_insns, struct hwt_image *img,
 			struct hwt_history **out, struct hwt_err *err)
 {
-	return open_trace(&hwt_decoder_sw, trace, size, NULL, lost_insns, img,
+	return open_trace(&hwt_decoder_sw, trace, size, NULL, lost_insns, 0,
+			  NULL, NULL, 0, img, out, err);
+}
+
+int hwt_history_open_bts(const uint8_t *trace, size_t size, uint64_t end_pc,
+			 struct hwt_image *img, struct hwt_history **out,
+			 struct hwt_err *err)
+{
+	return open_trace(&hwt_decoder_bts, trace, size, NULL, 0, end_pc, NULL,
+			  NULL, 0, img, out, err);
+}
+
+int hwt_history_open_format(const char *format, const uint8_t *trace,
+			    size_t size, struct hwt_image *img,
+			    struct hwt_history **out, struct hwt_err *err)
+{
+	const struct hwt_decoder *dec = hwt_decoder_find(format);
+
+	if (!dec)
+		return hwt_err_set(err, ENOTSUP, "no decoder for '%s'; this "
+				   "build reads: %s", format ? format : "(none)",
+				   hwt_decoder_names());
+	return open_trace(dec, trace, size, NULL, 0, 0, NULL, NULL, 0, img,
 			  out, err);
 }
 
@@ -111,6 +143,7 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 {
 	const struct hwt_bundle_thread *t;
 	const struct hwt_decoder *dec;
+	uint64_t end_pc;
 	uint8_t *data;
 	size_t size;
 	int rc;
@@ -126,12 +159,22 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 				   b->type ? b->type : "(none)",
 				   hwt_decoder_names());
 	t = &b->threads[thread_idx];
+	if (!t->trace_file)
+		return hwt_err_set(err, ENOTSUP, "thread %lld has no trace of "
+				   "its own: the bundle holds per-cpu traces "
+				   "(cpus), which this build does not split "
+				   "into threads yet; record per thread",
+				   (long long)t->tid);
 	rc = hwt_bundle_load_file(b, t->trace_file, t->trace_size, &data,
 				  &size, err);
 	if (rc)
 		return hwt_err_prefix(err, "trace of thread %lld: ",
 				      (long long)t->tid);
-	return open_trace(dec, data, size, data, t->lost_insns, img, out, err);
+	/* The only current pc a bundle gives is the faulting thread's. */
+	end_pc = b->stop_reason == HWT_STOP_FAULT && b->stop_tid == t->tid ?
+		b->stop_pc : 0;
+	return open_trace(dec, data, size, data, t->lost_insns, end_pc,
+			  &b->cpu, b, thread_idx, img, out, err);
 }
 
 static void slot_free(struct hwt_history *h, int i)
@@ -173,6 +216,7 @@ size_t hwt_history_memory(const struct hwt_history *h)
 {
 	return sizeof(*h) + h->segs.cap * sizeof(*h->segs.v) +
 		h->segs.strcap * sizeof(char *) + h->segs.str_bytes +
+		h->segs.decoded.cap * sizeof(*h->segs.decoded.v) +
 		h->cache_bytes + h->walk_cap * sizeof(*h->walk) +
 		(h->owned ? h->size : 0);
 }
@@ -307,7 +351,8 @@ static int walk_block(struct hwt_history *h, const struct dseg *d, size_t b,
 	for (uint32_t i = 0; i < blk->count; i++) {
 		enum hwt_insn_class cls;
 		uint8_t len;
-		int rc = hwt_image_insn_info(h->img, a, &len, &cls);
+		int rc = hwt_image_insn_info_isa(h->img, a, blk->isa, &len,
+						 &cls);
 
 		if (rc == -ENOMEM)
 			return hwt_err_set(err, ENOMEM, "out of memory");
@@ -365,10 +410,19 @@ int hwt_history_get(struct hwt_history *h, uint64_t index,
 		return 0;
 	}
 	out->kind = HWT_ITEM_INSN;
+	out->timestamp = blk->timestamp;
 	if (k == 0 && (blk->flags & HWT_BLOCK_ASYNC))
 		out->flags = HWT_ITEM_ASYNC;
+	if (k == 0)
+		out->flags |= HWT_ITEM_BLOCK;
+	out->isa = blk->isa;
+	if (k + 1 == blk->count && (blk->flags & HWT_BLOCK_PTWRITE)) {
+		out->flags |= HWT_ITEM_PTWRITE;
+		out->ptwrite = blk->ptwrite;
+	}
 	if (blk->count == 1) {
-		rc = hwt_image_insn_info(h->img, blk->begin, &out->len,
+		rc = hwt_image_insn_info_isa(h->img, blk->begin, blk->isa,
+					     &out->len,
 					 &out->cls);
 		if (rc == -ENOMEM)
 			return hwt_err_set(err, ENOMEM, "out of memory");

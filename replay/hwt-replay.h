@@ -41,6 +41,12 @@ int hwt_image_add_core(struct hwt_image *img, const char *path,
  * image stays usable, code in the missing files reads as unmapped. */
 int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
 			 struct hwt_err *err);
+/* Map size bytes of a raw memory dump from file_offset at address; its
+ * code decodes as isa unless a decoder says otherwise (CoreSight
+ * snapshots: A64 or A32, Thumb per trace range). */
+int hwt_image_add_raw(struct hwt_image *img, const char *path,
+		      uint64_t file_offset, uint64_t size, uint64_t address,
+		      enum hwt_isa isa, struct hwt_err *err);
 /* Copy up to len bytes at addr; returns the bytes available (0: unmapped).*/
 size_t hwt_image_read(struct hwt_image *img, uint64_t addr, void *buf,
 		      size_t len);
@@ -68,6 +74,9 @@ const char *hwt_insn_class_name(enum hwt_insn_class cls);
  * -ENOENT when no code is mapped there, -EILSEQ when it does not decode. */
 int hwt_image_insn(struct hwt_image *img, uint64_t addr, bool want_text,
 		   struct hwt_insn *out);
+/* The same in a given instruction set (an item's isa). */
+int hwt_image_insn_isa(struct hwt_image *img, uint64_t addr, enum hwt_isa isa,
+		       bool want_text, struct hwt_insn *out);
 
 /* ---- symbols and lines ------------------------------------------------- */
 
@@ -91,6 +100,9 @@ uint64_t hwt_image_lookup_function(struct hwt_image *img, const char *name);
 enum hwt_item_kind { HWT_ITEM_INSN = 0, HWT_ITEM_GAP };
 
 #define HWT_ITEM_ASYNC 0x1u  /* reached by an asynchronous transfer */
+#define HWT_ITEM_BLOCK 0x2u  /* first instruction of a decoded block (a
+			      * trace range: CoreSight INSTR_RANGE) */
+#define HWT_ITEM_PTWRITE 0x4u  /* a PTWRITE; its payload in ptwrite */
 
 struct hwt_item {
 	uint64_t index;          /* 1-based, oldest first */
@@ -100,6 +112,9 @@ struct hwt_item {
 	enum hwt_insn_class cls;
 	uint32_t flags;
 	const char *gap_reason;  /* HWT_ITEM_GAP; valid while history lives */
+	enum hwt_isa isa;        /* HWT_ITEM_INSN: how addr decodes */
+	uint64_t timestamp;      /* trace time (Intel PT: TSC); 0 = none */
+	uint64_t ptwrite;        /* HWT_ITEM_PTWRITE */
 };
 
 struct hwt_history;
@@ -143,6 +158,39 @@ size_t hwt_calls_count(const struct hwt_calls *c);
 const struct hwt_call_segment *hwt_calls_get(const struct hwt_calls *c,
 					     size_t i);
 void hwt_calls_free(struct hwt_calls *c);
+
+/* ---- Intel BTS and Intel PT (decode_bts.c, pt_encode.c) ---------------
+ * BTS: 24-byte branch records, docs/bts.md. PT: any x86-64 history written
+ * as a real Intel PT stream, docs/bts.md ("Intel PT encoder"). */
+
+/* A history over BTS records in memory (not copied; must outlive h).
+ * end_pc, when not 0, is the thread's current pc: the newest block runs
+ * from the last record's target to it. */
+int hwt_history_open_bts(const uint8_t *trace, size_t size, uint64_t end_pc,
+			 struct hwt_image *img, struct hwt_history **out,
+			 struct hwt_err *err);
+/* Items first..last (0, 0: all) of any history as BTS records: a begin
+ * record {0, first pc}, one record per transfer that is not a fall-through
+ * and {last pc, 0} / {0, next pc} around gaps and at the end, so that
+ * hwt_history_open_bts gives the same items back. Caller frees *out. */
+int hwt_history_to_bts(struct hwt_history *h, uint64_t first, uint64_t last,
+		       uint8_t **out, size_t *size, struct hwt_err *err);
+
+struct hwt_pt_encode_opts {
+	struct hwt_cpu_info cpu;  /* the stream's cpu; vendor GenuineIntel
+				   * (empty vendor: family 6 model 0x55) */
+	size_t psb_period;        /* bytes between PSB+ (0: 4096) */
+};
+
+/* Items first..last (0, 0: all) of an x86-64 history as an Intel PT
+ * stream that libipt, GDB and LLDB decode to the same instructions; the
+ * last item is where the stream ends (FUP + TIP.PGD there), so it is the
+ * decoder's stop pc rather than a decoded instruction. img is the image
+ * the history decodes with. Caller frees *out. */
+int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
+		  uint64_t first, uint64_t last,
+		  const struct hwt_pt_encode_opts *opts, uint8_t **out,
+		  size_t *size, struct hwt_err *err);
 
 /* ---- cursor ------------------------------------------------------------ */
 

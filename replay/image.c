@@ -8,7 +8,8 @@
  * the array is rebuilt: file-backed modules win over core memory (a core
  * may hold stale or partial copies of text), later additions win over
  * earlier ones, and core memory fills whatever no module covers (the vdso,
- * JIT code).
+ * JIT code). Raw memory dumps (CoreSight snapshots) are mapped like core
+ * memory, with the instruction set their code is in.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -341,6 +342,65 @@ int hwt_image_add_core(struct hwt_image *img, const char *path,
 	return 0;
 }
 
+int hwt_image_add_raw(struct hwt_image *img, const char *path,
+		      uint64_t file_offset, uint64_t size, uint64_t address,
+		      enum hwt_isa isa, struct hwt_err *err)
+{
+	struct hwt_module *m;
+	struct stat st;
+	int fd, rc;
+
+	if (isa < HWT_ISA_DEFAULT || isa > HWT_ISA_T32)
+		return hwt_err_set(err, EINVAL, "%s: unknown instruction set %d",
+				   path, (int)isa);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hwt_err_set(err, errno, "cannot open %s: %s", path,
+				   strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    file_offset > (uint64_t)st.st_size ||
+	    size > (uint64_t)st.st_size - file_offset) {
+		close(fd);
+		return hwt_err_set(err, EINVAL, "%s: %llu bytes at offset %llu "
+				   "are not all in the file", path,
+				   (unsigned long long)size,
+				   (unsigned long long)file_offset);
+	}
+	if (size == 0) {
+		close(fd);
+		return 0;
+	}
+	/* A dump is memory without a file format: no symbols, no lines,
+	 * which is what marking it as core memory means here. */
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->path = strdup(path))) {
+		free(m);
+		close(fd);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	m->dbg_fd = -1;
+	m->is_core = true;
+	m->map_size = (size_t)st.st_size;
+	m->map = mmap(NULL, m->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m->map == MAP_FAILED) {
+		m->map = NULL;
+		rc = hwt_err_set(err, errno, "cannot map %s: %s", path,
+				 strerror(errno));
+		module_free(m);
+		return rc;
+	}
+	rc = add_module(img, m, err);
+	if (rc) {
+		module_free(m);
+		return rc;
+	}
+	rc = add_raw(img, address, size, m->map + file_offset, m, PRIO_CORE, err);
+	if (!rc)
+		img->raw[img->nraw - 1].isa = isa;
+	return rc;
+}
+
 int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
 			 struct hwt_err *err)
 {
@@ -372,6 +432,25 @@ int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
 
 		tried++;
 		rc = path ? hwt_image_add_core(img, path, &e) :
+			hwt_err_set(&e, ENOMEM, "out of memory");
+		free(path);
+		if (rc && failed++ == 0)
+			first = e;
+	}
+	/* CoreSight snapshot memory dumps; an absent file reads as
+	 * unmapped, as in OpenCSD's own tools. */
+	for (size_t i = 0; i < b->nregions; i++) {
+		const struct hwt_bundle_region *r = &b->regions[i];
+		char *path;
+		struct hwt_err e = { 0 };
+		int rc;
+
+		if (r->missing)
+			continue;
+		tried++;
+		path = hwt_bundle_path(b, r->file);
+		rc = path ? hwt_image_add_raw(img, path, r->offset, r->size,
+					      r->address, r->isa, &e) :
 			hwt_err_set(&e, ENOMEM, "out of memory");
 		free(path);
 		if (rc && failed++ == 0)

@@ -76,6 +76,7 @@ struct hwt_span {
 	struct hwt_module *mod;
 	int prio;                /* file-backed modules beat core memory */
 	unsigned seq;            /* later additions beat earlier ones */
+	enum hwt_isa isa;        /* what its code is when nobody says */
 };
 
 struct hwt_insn_slot {
@@ -83,6 +84,7 @@ struct hwt_insn_slot {
 	int8_t rc;               /* 0, -ENOENT or -EILSEQ */
 	uint8_t len;
 	uint8_t cls;
+	uint8_t isa;             /* the same bytes differ in A32 and T32 */
 	bool used;
 };
 
@@ -106,10 +108,13 @@ struct hwt_image {
 	size_t nmap;
 	bool dirty;
 	size_t last;             /* index of the last map hit */
-	/* insn.c */
-	csh cs;
-	bool cs_open;
+	/* insn.c: one Capstone handle per instruction set, opened on
+	 * first use; csi of the last decode */
+	csh cs[HWT_ISA_T32 + 1];
+	bool cs_open[HWT_ISA_T32 + 1];
+	cs_insn *csis[HWT_ISA_T32 + 1];
 	cs_insn *csi;
+	csh cur_cs;
 	struct hwt_insn_slot *icache;
 	/* symbols.c / lines.c: the last answers, reused while addr is
 	 * inside their range, and a small cache for hwt_image_symbolize */
@@ -141,6 +146,10 @@ bool hwt_image_in_linker(struct hwt_image *img, uint64_t addr);
  * code there) or -EILSEQ (bytes do not decode). */
 int hwt_image_insn_info(struct hwt_image *img, uint64_t addr, uint8_t *len,
 			enum hwt_insn_class *cls);
+/* The same in a given instruction set (HWT_ISA_DEFAULT: the span's). */
+int hwt_image_insn_info_isa(struct hwt_image *img, uint64_t addr,
+			    enum hwt_isa isa, uint8_t *len,
+			    enum hwt_insn_class *cls);
 void hwt_insn_fini(struct hwt_image *img);
 
 /* ---- symbols.c ---- */

@@ -5,7 +5,10 @@
 set -eu
 
 PACKAGES="build-essential pkg-config python3 gdb procps util-linux
-libcapstone-dev libelf-dev libdw-dev libjansson-dev"
+libcapstone-dev libelf-dev libdw-dev libjansson-dev
+libopencsd-dev libopencsd-bin
+libipt-dev
+clang libclang-rt-14-dev"
 
 missing=""
 for p in $PACKAGES; do

@@ -14,19 +14,21 @@
 #include "hwt-replay.h"
 
 static const char dump_usage[] =
-	"usage: hwtrace dump (--insn | --calls) [OPTIONS] PATH\n"
+	"usage: hwtrace dump (--insn | --calls | --ranges) [OPTIONS] PATH\n"
 	"\n"
 	"  --insn               instruction history, oldest first\n"
 	"  --calls              function-call history with nesting\n"
+	"  --ranges             executed address ranges (decoded blocks)\n"
 	"  -t, --thread TID     only this thread\n"
 	"  -r, --range A,B      items A to B (inclusive, 1 = oldest)\n"
 	"  -l, --last N         the newest N items\n"
 	"  -s, --since FUNC     from the most recent entry into function FUNC\n"
 	"      --tsv            tab-separated output (docs/cli.md)\n"
 	"\n"
-	"PATH is a bundle directory or its trace.json.\n";
+	"PATH is a bundle directory, its trace.json, or a CoreSight snapshot\n"
+	"directory (TID is then the trace ID, e.g. 0x10).\n";
 
-enum dump_what { DUMP_NONE, DUMP_INSN, DUMP_CALLS };
+enum dump_what { DUMP_NONE, DUMP_INSN, DUMP_CALLS, DUMP_RANGES };
 
 struct dump_args {
 	enum dump_what what;
@@ -57,6 +59,7 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 	static const struct option longopts[] = {
 		{ "insn", no_argument, NULL, 'i' },
 		{ "calls", no_argument, NULL, 'C' },
+		{ "ranges", no_argument, NULL, 'R' },
 		{ "thread", required_argument, NULL, 't' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "last", required_argument, NULL, 'l' },
@@ -73,10 +76,12 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 		switch (c) {
 		case 'i':
 		case 'C':
+		case 'R':
 			if (a->what != DUMP_NONE)
 				return cli_usage_error("dump",
-					"give one of --insn and --calls");
-			a->what = c == 'i' ? DUMP_INSN : DUMP_CALLS;
+					"give one of --insn, --calls and --ranges");
+			a->what = c == 'i' ? DUMP_INSN : c == 'C' ? DUMP_CALLS :
+				DUMP_RANGES;
 			break;
 		case 't':
 			if (hwt_parse_u64(optarg, &v) || v == 0 || v > INT32_MAX)
@@ -111,7 +116,7 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 		}
 	}
 	if (a->what == DUMP_NONE)
-		return cli_usage_error("dump", "give --insn or --calls");
+		return cli_usage_error("dump", "give --insn or --calls (or --ranges)");
 	if (!!a->has_range + !!a->newest + !!a->since > 1)
 		return cli_usage_error("dump",
 			"--range, --last and --since exclude each other");
@@ -186,7 +191,7 @@ static int dump_window(const struct dump_args *a, struct hwt_history *h,
 	return 0;
 }
 
-static int dump_insns(const struct dump_args *a, int64_t tid,
+static int dump_insns(const struct dump_args *a, const char *tid,
 		      struct hwt_history *h, struct hwt_image *img,
 		      struct hwt_err *err)
 {
@@ -196,7 +201,7 @@ static int dump_insns(const struct dump_args *a, int64_t tid,
 	if (rc)
 		return rc;
 	if (!a->tsv)
-		printf("Thread %" PRId64 " (%" PRIu64 " items):\n", tid, count);
+		printf("Thread %s (%" PRIu64 " items):\n", tid, count);
 	for (uint64_t i = first; i <= last; i++) {
 		struct hwt_item it;
 		struct hwt_insn insn;
@@ -205,18 +210,24 @@ static int dump_insns(const struct dump_args *a, int64_t tid,
 			return rc;
 		if (it.kind == HWT_ITEM_GAP) {
 			if (a->tsv)
-				printf("%" PRId64 "\t%" PRIu64 "\tgap\t%s\n", tid,
-				       i, it.gap_reason);
+				printf("%s\t%" PRIu64 "\tgap\t%s\n", tid, i,
+				       it.gap_reason);
 			else
 				printf("%" PRIu64 "\t[gap: %s]\n", i, it.gap_reason);
 			continue;
 		}
-		if (hwt_image_insn(img, it.addr, true, &insn) != 0)
+		if (hwt_image_insn_isa(img, it.addr, it.isa, true, &insn) != 0)
 			strcpy(insn.text, "(no code)");
 		if (a->tsv) {
-			printf("%" PRId64 "\t%" PRIu64 "\t0x%" PRIx64 "\t%s", tid, i,
+			printf("%s\t%" PRIu64 "\t0x%" PRIx64 "\t%s", tid, i,
 			       it.addr, insn.text);
 			print_symbol(img, it.addr, true);
+			/* Later columns, only when the trace has them
+			 * (docs/cli.md): timestamp, PTWRITE payload. */
+			if (it.timestamp)
+				printf("\t%" PRIu64, it.timestamp);
+			if (it.flags & HWT_ITEM_PTWRITE)
+				printf("\tptwrite=0x%" PRIx64, it.ptwrite);
 		} else {
 			printf("%" PRIu64 "\t   0x%016" PRIx64, i, it.addr);
 			print_symbol(img, it.addr, false);
@@ -228,7 +239,7 @@ static int dump_insns(const struct dump_args *a, int64_t tid,
 	return 0;
 }
 
-static int dump_calls(const struct dump_args *a, int64_t tid,
+static int dump_calls(const struct dump_args *a, const char *tid,
 		      struct hwt_history *h, struct hwt_image *img,
 		      struct hwt_err *err)
 {
@@ -236,16 +247,21 @@ static int dump_calls(const struct dump_args *a, int64_t tid,
 	uint64_t first, last;
 	int rc = dump_window(a, h, img, &first, &last, err);
 
-	if (rc || (rc = hwt_calls_build(h, img, first, last, &calls, err)))
+	if (rc)
 		return rc;
 	if (!a->tsv)
-		printf("Thread %" PRId64 ":\n", tid);
+		printf("Thread %s:\n", tid);
+	/* An empty history (a trace with nothing decodable) has no calls. */
+	if (!hwt_history_count(h))
+		return 0;
+	if ((rc = hwt_calls_build(h, img, first, last, &calls, err)))
+		return rc;
 	for (size_t i = 0; i < hwt_calls_count(calls); i++) {
 		const struct hwt_call_segment *s = hwt_calls_get(calls, i);
 		const char *fn = s->gap ? "[gap]" : s->function ? s->function : "??";
 
 		if (a->tsv) {
-			printf("%" PRId64 "\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\n", tid,
+			printf("%s\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\n", tid,
 			       s->level, fn, s->first, s->last);
 			continue;
 		}
@@ -256,6 +272,67 @@ static int dump_calls(const struct dump_args *a, int64_t tid,
 		putchar('\n');
 	}
 	hwt_calls_free(calls);
+	return 0;
+}
+
+static const char *isa_name(enum hwt_isa isa)
+{
+	switch (isa) {
+	case HWT_ISA_A64: return "A64";
+	case HWT_ISA_A32: return "A32";
+	case HWT_ISA_T32: return "T32";
+	default: return "x86-64";
+	}
+}
+
+static void print_range(const char *tid, const struct hwt_item *first,
+			const struct hwt_item *last, uint64_t n, bool tsv)
+{
+	if (tsv)
+		printf("%s\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\t%s\n",
+		       tid, first->addr, last->addr + last->len, n,
+		       isa_name(first->isa));
+	else
+		printf("0x%016" PRIx64 "-0x%016" PRIx64 "\t%" PRIu64
+		       " instructions\t%s\n", first->addr,
+		       last->addr + last->len, n, isa_name(first->isa));
+}
+
+/* Executed ranges: the decoder's blocks as the history expands them, so
+ * END (exclusive) is the last instruction's address plus its decoded
+ * length. Gaps are shown as in --insn. */
+static int dump_ranges(const struct dump_args *a, const char *tid,
+		       struct hwt_history *h, struct hwt_image *img,
+		       struct hwt_err *err)
+{
+	struct hwt_item it, first = { 0 }, last = { 0 };
+	uint64_t from, to, n = 0;
+	int rc = dump_window(a, h, img, &from, &to, err);
+
+	if (rc)
+		return rc;
+	if (!a->tsv)
+		printf("Thread %s:\n", tid);
+	for (uint64_t i = from; i <= to; i++) {
+		if ((rc = hwt_history_get(h, i, &it, err)))
+			return rc;
+		if (n && (it.kind == HWT_ITEM_GAP || (it.flags & HWT_ITEM_BLOCK))) {
+			print_range(tid, &first, &last, n, a->tsv);
+			n = 0;
+		}
+		if (it.kind == HWT_ITEM_GAP) {
+			if (a->tsv)
+				printf("%s\tgap\t%s\n", tid, it.gap_reason);
+			else
+				printf("[gap: %s]\n", it.gap_reason);
+			continue;
+		}
+		if (!n++)
+			first = it;
+		last = it;
+	}
+	if (n)
+		print_range(tid, &first, &last, n, a->tsv);
 	return 0;
 }
 
@@ -277,21 +354,31 @@ int cmd_dump(int argc, char **argv)
 	for (size_t t = 0; t < b->nthreads && !rc; t++) {
 		struct hwt_history *h;
 		int64_t tid = b->threads[t].tid;
+		char name[32];
 
 		if (a.has_tid && tid != a.tid)
 			continue;
 		found = true;
+		hwt_bundle_thread_name(b, t, name, sizeof(name));
 		if ((rc = hwt_history_open(b, t, img, &h, &err))) {
-			hwt_err_prefix(&err, "thread %" PRId64 ": ", tid);
+			hwt_err_prefix(&err, "thread %s: ", name);
 			break;
 		}
-		rc = a.what == DUMP_INSN ? dump_insns(&a, tid, h, img, &err)
-					 : dump_calls(&a, tid, h, img, &err);
+		rc = a.what == DUMP_INSN ? dump_insns(&a, name, h, img, &err) :
+			a.what == DUMP_CALLS ? dump_calls(&a, name, h, img, &err) :
+			dump_ranges(&a, name, h, img, &err);
 		hwt_history_free(h);
 	}
-	if (!rc && !found)
-		rc = hwt_err_set(&err, ENOENT, "%s has no thread %" PRId64,
-				 a.path, a.tid);
+	/* A CoreSight snapshot of software messages only (STM) has no
+	 * thread: say so rather than print nothing. */
+	if (!rc && !b->nthreads && b->nsources)
+		fprintf(stderr, "hwtrace: %s has no instruction trace: its "
+			"trace sources (%s, ...) carry no program flow\n",
+			a.path, b->sources[0].name);
+	else if (!rc && !found)
+		rc = hwt_err_set(&err, ENOENT, b->nsources ?
+				 "%s has no trace ID 0x%" PRIx64 :
+				 "%s has no thread %" PRId64, a.path, a.tid);
 out:
 	fflush(stdout);
 	hwt_image_free(img);

@@ -36,6 +36,41 @@ static void print_stop(const struct hwt_bundle *b)
 	}
 }
 
+/* CoreSight snapshots: each trace source and memory dump. */
+static void print_coresight(const struct hwt_bundle *b)
+{
+	static const char *const proto[] = {
+		[HWT_CS_UNKNOWN] = "unknown", [HWT_CS_ETMV3] = "ETMv3",
+		[HWT_CS_PTM] = "PTM", [HWT_CS_ETMV4] = "ETMv4",
+		[HWT_CS_ETE] = "ETE", [HWT_CS_STM] = "STM",
+	};
+
+	if (!b->nsources && !b->nregions)
+		return;
+	printf("sources: %zu\n", b->nsources);
+	for (size_t i = 0; i < b->nsources; i++) {
+		const struct hwt_bundle_cs_source *s = &b->sources[i];
+
+		printf("  %s: %s", s->name, proto[s->protocol]);
+		if (i < b->nthreads)
+			printf(" trace ID 0x%x, %s buffer %s", s->trace_id,
+			       s->formatted ? "formatted" : "raw",
+			       b->threads[i].trace_file);
+		else
+			printf(" (no instruction trace)");
+		printf("%s%s\n", s->core ? " tracing " : "",
+		       s->core ? s->core : "");
+	}
+	printf("memory:  %zu dumps\n", b->nregions);
+	for (size_t i = 0; i < b->nregions; i++) {
+		const struct hwt_bundle_region *r = &b->regions[i];
+
+		printf("  0x%012" PRIx64 " %8" PRIu64 " bytes %s%s\n",
+		       r->address, r->size, r->file,
+		       r->missing ? " (file missing: reads as unmapped)" : "");
+	}
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct hwt_bundle *b = NULL;
@@ -55,8 +90,11 @@ int cmd_info(int argc, char **argv)
 		goto out;
 	printf("bundle:  %s\n", b->dir);
 	printf("format:  %s\n", b->type);
-	printf("cpu:     %s family %d model %d stepping %d\n", b->cpu.vendor,
-	       b->cpu.family, b->cpu.model, b->cpu.stepping);
+	/* CoreSight snapshots name cores per source (below), not a cpu. */
+	if (b->cpu.vendor[0])
+		printf("cpu:     %s family %d model %d stepping %d\n",
+		       b->cpu.vendor, b->cpu.family, b->cpu.model,
+		       b->cpu.stepping);
 	printf("process: %" PRId64 "\n", b->pid);
 	print_stop(b);
 	if (b->stop_reason == HWT_STOP_FAULT) {
@@ -75,16 +113,19 @@ int cmd_info(int argc, char **argv)
 	for (size_t i = 0; i < b->nthreads; i++) {
 		const struct hwt_bundle_thread *t = &b->threads[i];
 		struct hwt_history *h;
+		char name[32];
 
 		if ((rc = hwt_history_open(b, i, img, &h, &err)))
 			goto out;
-		printf("  thread %" PRId64 ": %" PRIu64 " items in history, %"
+		printf("  thread %s: %" PRIu64 " items in history, %"
 		       PRIu64 " instructions recorded, %" PRIu64
 		       " lost (%" PRIu64 " bytes), trace %" PRIu64 " bytes\n",
-		       t->tid, hwt_history_count(h), t->insn_total,
+		       hwt_bundle_thread_name(b, i, name, sizeof(name)),
+		       hwt_history_count(h), t->insn_total,
 		       t->lost_insns, t->lost_bytes, t->trace_size);
 		hwt_history_free(h);
 	}
+	print_coresight(b);
 	printf("modules: %zu\n", b->nmodules);
 	for (size_t i = 0; i < b->nmodules; i++) {
 		const struct hwt_bundle_module *m = &b->modules[i];

@@ -1,0 +1,418 @@
+/* pt_encode.c - write any x86-64 history as an Intel PT packet stream.
+ *
+ * The packets come from libipt's encoder; which packets is decided here
+ * from each instruction's class and the address of the item after it, the
+ * way the hardware would have traced the same flow (user space only):
+ *
+ *   start          PSB, PSBEND, MODE.EXEC 64-bit, TIP.PGE(first insn)
+ *   cond. branch   one TNT bit: taken unless the next item falls through
+ *   ret, indirect  TIP(next); returns are never compressed, so decoders
+ *   jump or call   need no call stack to follow the stream
+ *   direct jump    nothing: the decoder reads the target from the code
+ *   or call
+ *   syscall, int   TIP(next): a far transfer whose kernel part is not
+ *                  traced. (A user-only hardware trace has TIP.PGD and
+ *                  TIP.PGE there; decoders show that pair as tracing
+ *                  being off, a gap the history does not have.)
+ *   async (signal) FUP + TIP(handler)
+ *   gap            FUP + TIP.PGD, then TIP.PGE at the next instruction
+ *   every ~N bytes PSB, MODE.EXEC, FUP(next insn), PSBEND, so decoders can
+ *                  start anywhere and skip to the end quickly
+ *   end            FUP + TIP.PGD at the last item's address
+ *
+ * A FUP names the instruction the event happens before, so the one that
+ * ran before it must be finished first: its outcome is encoded (a branch
+ * the history left by an asynchronous transfer is encoded as not taken or
+ * as going to the next instruction) and the FUP names where that leads.
+ * Anything the flow cannot express otherwise - a direct branch not going
+ * to its target, the same instruction again (a rep iteration under a
+ * single-stepping recorder) - becomes such an asynchronous transfer too,
+ * so the decoded instructions are the history's, one for one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "hwt-replay.h"
+#include "replay-int.h"
+
+#define PT_BUF 65536u
+#define PT_TNT_MAX 47u           /* bits of a TNT-64 packet */
+#define PT_TCACHE 4096u          /* direct-branch targets remembered */
+
+struct tslot {
+	uint64_t addr, target;   /* target 0: indirect */
+	bool used;
+};
+
+struct enc {
+	struct pt_encoder *e;
+	struct pt_config cfg;
+	uint8_t buf[PT_BUF];
+	uint8_t *out;            /* the whole stream so far */
+	size_t n, cap;
+	uint64_t tnt;            /* pending TNT bits, oldest highest */
+	unsigned ntnt;
+	size_t psb_period;
+	uint64_t psb_at;         /* stream offset of the last PSB */
+	struct hwt_image *img;
+	csh cs;
+	cs_insn *csi;
+	struct tslot *tcache;
+};
+
+/* Move the encoder's buffer to out and rewind it. */
+static int drain(struct enc *x)
+{
+	uint64_t off = 0;
+
+	if (pt_enc_get_offset(x->e, &off) < 0)
+		return -EIO;
+	if (x->n + off > x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 4 * PT_BUF;
+		uint8_t *p;
+
+		while (cap < x->n + off)
+			cap *= 2;
+		p = realloc(x->out, cap);
+		if (!p)
+			return -ENOMEM;
+		x->out = p;
+		x->cap = cap;
+	}
+	memcpy(x->out + x->n, x->buf, off);
+	x->n += off;
+	return pt_enc_sync_set(x->e, 0) < 0 ? -EIO : 0;
+}
+
+static int put(struct enc *x, const struct pt_packet *p)
+{
+	uint64_t off = 0;
+	int rc;
+
+	/* The longest packet is 16 bytes (PSB). */
+	if (pt_enc_get_offset(x->e, &off) < 0)
+		return -EIO;
+	if (off + 32 > PT_BUF && (rc = drain(x)))
+		return rc;
+	return pt_enc_next(x->e, p) < 0 ? -EIO : 0;
+}
+
+static int flush_tnt(struct enc *x)
+{
+	struct pt_packet p = { .type = x->ntnt > 6 ? ppt_tnt_64 : ppt_tnt_8 };
+
+	if (!x->ntnt)
+		return 0;
+	p.payload.tnt.bit_size = (uint8_t)x->ntnt;
+	p.payload.tnt.payload = x->tnt;
+	x->tnt = 0;
+	x->ntnt = 0;
+	return put(x, &p);
+}
+
+static int tnt_bit(struct enc *x, bool taken)
+{
+	x->tnt = x->tnt << 1 | taken;
+	return ++x->ntnt == PT_TNT_MAX ? flush_tnt(x) : 0;
+}
+
+/* A packet with an IP (TIP, TIP.PGE, TIP.PGD, FUP); ip_none: suppressed.
+ * Pending TNT bits belong to earlier branches and go first. */
+static int put_ip(struct enc *x, enum pt_packet_type type, uint64_t ip,
+		  bool ip_none)
+{
+	struct pt_packet p = { .type = type };
+	int rc = flush_tnt(x);
+
+	if (rc)
+		return rc;
+	/* Canonical user addresses fit the 6-byte sign-extended form. */
+	if (ip_none)
+		p.payload.ip.ipc = pt_ipc_suppressed;
+	else if (ip < (1ull << 47) || ip >= 0xffff800000000000ull)
+		p.payload.ip.ipc = pt_ipc_sext_48;
+	else
+		p.payload.ip.ipc = pt_ipc_full;
+	p.payload.ip.ip = ip;
+	return put(x, &p);
+}
+
+static int put_mode_exec(struct enc *x)
+{
+	struct pt_packet p = { .type = ppt_mode };
+
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	return put(x, &p);
+}
+
+/* Bytes of stream written so far. */
+static uint64_t stream_offset(const struct enc *x)
+{
+	uint64_t off = 0;
+
+	pt_enc_get_offset(x->e, &off);
+	return x->n + off;
+}
+
+/* PSB+; with_ip: tracing is on and next is the next instruction. */
+static int put_psb(struct enc *x, bool with_ip, uint64_t next)
+{
+	struct pt_packet psb = { .type = ppt_psb }, end = { .type = ppt_psbend };
+	int rc = flush_tnt(x);
+
+	x->psb_at = stream_offset(x);
+	if (!rc)
+		rc = put(x, &psb);
+	if (!rc && with_ip)
+		rc = put_mode_exec(x);
+	if (!rc && with_ip)
+		rc = put_ip(x, ppt_fup, next, false);
+	return rc ? rc : put(x, &end);
+}
+
+static int enable(struct enc *x, uint64_t ip)
+{
+	int rc = put_mode_exec(x);
+
+	return rc ? rc : put_ip(x, ppt_tip_pge, ip, false);
+}
+
+/* The target of the direct branch at addr, or 0 for an indirect one. */
+static uint64_t direct_target(struct enc *x, uint64_t addr)
+{
+	struct tslot *s = &x->tcache[(addr ^ addr >> 12) % PT_TCACHE];
+	uint8_t code[HWT_MAX_INSN];
+	const uint8_t *p = code;
+	size_t len = hwt_image_read(x->img, addr, code, sizeof(code));
+	uint64_t a = addr;
+	const cs_x86 *d;
+
+	if (s->used && s->addr == addr)
+		return s->target;
+	*s = (struct tslot){ .addr = addr, .used = true };
+	if (!cs_disasm_iter(x->cs, &p, &len, &a, x->csi))
+		return 0;
+	d = &x->csi->detail->x86;
+	if (d->op_count == 1 && d->operands[0].type == X86_OP_IMM)
+		s->target = (uint64_t)d->operands[0].imm;
+	return s->target;
+}
+
+/* Encode how insn ends when it goes on to next in the normal way; false
+ * when this class of instruction cannot get there so. */
+static int natural(struct enc *x, const struct hwt_item *insn, uint64_t next,
+		   bool *ok)
+{
+	uint64_t fall = insn->addr + insn->len, t;
+
+	*ok = true;
+	switch (insn->cls) {
+	case HWT_INSN_CJUMP:
+		t = direct_target(x, insn->addr);
+		if (next == fall)
+			return tnt_bit(x, false);
+		if (next == t)
+			return tnt_bit(x, true);
+		break;
+	case HWT_INSN_RET:
+		return put_ip(x, ppt_tip, next, false);
+	case HWT_INSN_CALL:
+	case HWT_INSN_JUMP:
+		t = direct_target(x, insn->addr);
+		if (!t)
+			return put_ip(x, ppt_tip, next, false);
+		if (next == t)
+			return 0;
+		break;
+	case HWT_INSN_SYSCALL:
+		return put_ip(x, ppt_tip, next, false);
+	default:
+		if (next == fall)
+			return 0;
+		break;
+	}
+	*ok = false;
+	return 0;
+}
+
+/* Finish insn as if it ran and was then interrupted; *after is where the
+ * decoder's next instruction is. */
+static int finish(struct enc *x, const struct hwt_item *insn, uint64_t *after)
+{
+	uint64_t fall = insn->addr + insn->len, t;
+
+	*after = fall;
+	switch (insn->cls) {
+	case HWT_INSN_CJUMP:
+		return tnt_bit(x, false);
+	case HWT_INSN_RET:
+	case HWT_INSN_SYSCALL:
+		return put_ip(x, ppt_tip, fall, false);
+	case HWT_INSN_CALL:
+	case HWT_INSN_JUMP:
+		t = direct_target(x, insn->addr);
+		if (!t)
+			return put_ip(x, ppt_tip, fall, false);
+		*after = t;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* The transfer from insn (encoded as running) to the instruction next. */
+static int transfer(struct enc *x, const struct hwt_item *insn,
+		    const struct hwt_item *next)
+{
+	uint64_t after;
+	bool ok = false;
+	int rc;
+
+	if (!(next->flags & HWT_ITEM_ASYNC)) {
+		rc = natural(x, insn, next->addr, &ok);
+		if (rc || ok)
+			return rc;
+	}
+	rc = finish(x, insn, &after);
+	if (!rc)
+		rc = put_ip(x, ppt_fup, after, false);
+	return rc ? rc : put_ip(x, ppt_tip, next->addr, false);
+}
+
+static int encode(struct enc *x, struct hwt_history *h, uint64_t first,
+		  uint64_t last, struct hwt_err *err)
+{
+	struct hwt_item prev = { 0 }, it;
+	bool on = false, gap = false;
+	uint64_t after;
+	int rc;
+
+	rc = put_psb(x, false, 0);
+	for (uint64_t i = first; i <= last && !rc; i++) {
+		rc = hwt_history_get(h, i, &it, err);
+		if (rc)
+			return rc;
+		if (it.kind == HWT_ITEM_GAP) {
+			gap = true;
+			continue;
+		}
+		if (it.isa != HWT_ISA_DEFAULT && it.isa != HWT_ISA_X86_64)
+			return hwt_err_set(err, EINVAL, "item %llu is not x86-64 "
+					   "code; Intel PT describes only x86 "
+					   "histories", (unsigned long long)i);
+		if (!on) {
+			rc = enable(x, it.addr);
+		} else if (gap || !prev.len) {
+			/* Tracing stops after prev, as far as the code
+			 * lets the decoder follow it. */
+			rc = prev.len ? finish(x, &prev, &after) : 0;
+			if (!rc)
+				rc = put_ip(x, ppt_fup, prev.len ? after :
+					    prev.addr, false);
+			if (!rc)
+				rc = put_ip(x, ppt_tip_pgd, 0, true);
+			if (!rc)
+				rc = enable(x, it.addr);
+		} else {
+			rc = transfer(x, &prev, &it);
+		}
+		if (!rc && stream_offset(x) - x->psb_at >= x->psb_period)
+			rc = put_psb(x, true, it.addr);
+		prev = it;
+		on = true;
+		gap = false;
+	}
+	if (!rc && on) {
+		rc = put_ip(x, ppt_fup, prev.addr, false);
+		if (!rc)
+			rc = put_ip(x, ppt_tip_pgd, 0, true);
+	}
+	if (!rc)
+		rc = drain(x);
+	if (rc == -ENOMEM)
+		return hwt_err_set(err, ENOMEM, "out of memory encoding Intel "
+				   "PT");
+	if (rc)
+		return hwt_err_set(err, EIO, "libipt refused a packet while "
+				   "encoding item %llu; this is a bug in "
+				   "hwt_pt_encode", (unsigned long long)
+				   (prev.index ? prev.index : first));
+	return 0;
+}
+
+int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
+		  uint64_t first, uint64_t last,
+		  const struct hwt_pt_encode_opts *opts, uint8_t **out,
+		  size_t *size, struct hwt_err *err)
+{
+	struct enc *x;
+	int rc;
+
+	if (!first && !last) {
+		first = 1;
+		last = hwt_history_count(h);
+	}
+	if (first == 0 || first > last || last > hwt_history_count(h))
+		return hwt_err_set(err, ERANGE, "items %llu..%llu are not in "
+				   "the history (1..%llu)",
+				   (unsigned long long)first,
+				   (unsigned long long)last,
+				   (unsigned long long)hwt_history_count(h));
+	if (opts && opts->cpu.vendor[0] &&
+	    strcmp(opts->cpu.vendor, "GenuineIntel"))
+		return hwt_err_set(err, EINVAL, "an Intel PT stream needs an "
+				   "Intel cpu; got vendor '%s' (give "
+				   "GenuineIntel or leave it empty)",
+				   opts->cpu.vendor);
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	x->img = img;
+	x->psb_period = opts && opts->psb_period ? opts->psb_period : 4096;
+	x->cfg.size = sizeof(x->cfg);
+	x->cfg.begin = x->buf;
+	x->cfg.end = x->buf + sizeof(x->buf);
+	x->cfg.cpu.vendor = pcv_intel;
+	/* Without a cpu, one without encoder-relevant errata (Skylake-SP). */
+	x->cfg.cpu.family = opts && opts->cpu.vendor[0] ?
+		(uint16_t)opts->cpu.family : 6;
+	x->cfg.cpu.model = opts && opts->cpu.vendor[0] ?
+		(uint8_t)opts->cpu.model : 0x55;
+	x->cfg.cpu.stepping = opts && opts->cpu.vendor[0] ?
+		(uint8_t)opts->cpu.stepping : 4;
+	x->tcache = calloc(PT_TCACHE, sizeof(*x->tcache));
+	rc = x->tcache ? 0 : -ENOMEM;
+	if (!rc && (cs_open(CS_ARCH_X86, CS_MODE_64, &x->cs) != CS_ERR_OK ||
+		    cs_option(x->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+		    !(x->csi = cs_malloc(x->cs))))
+		rc = -ENOMEM;
+	if (!rc && pt_cpu_errata(&x->cfg.errata, &x->cfg.cpu) < 0)
+		rc = -EINVAL;
+	if (!rc && !(x->e = pt_alloc_encoder(&x->cfg)))
+		rc = -ENOMEM;
+	if (rc)
+		rc = hwt_err_set(err, -rc, "cannot set up the Intel PT encoder "
+				 "(out of memory, or libipt does not know cpu "
+				 "family %d model %d)", x->cfg.cpu.family,
+				 x->cfg.cpu.model);
+	else
+		rc = encode(x, h, first, last, err);
+	if (!rc) {
+		*out = x->out;
+		*size = x->n;
+		x->out = NULL;
+	}
+	pt_free_encoder(x->e);
+	if (x->csi)
+		cs_free(x->csi, 1);
+	if (x->cs)
+		cs_close(&x->cs);
+	free(x->tcache);
+	free(x->out);
+	free(x);
+	return rc;
+}

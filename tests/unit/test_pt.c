@@ -1,0 +1,667 @@
+/* test_pt.c - the Intel PT decoder (replay/decode_pt.c) on synthetic
+ * streams written with libipt's own encoder: PSB segments that split a
+ * run, resynchronization after damage, overflow, tracing off and on,
+ * timestamps, and bytes before the first PSB.
+ *
+ * The code traced is a loop at BASE:
+ *   BASE+0  inc %rax        (48 ff c0)
+ *   BASE+3  cmp %rcx,%rax   (48 39 c8)
+ *   BASE+6  jne BASE+0      (75 f8)
+ *   BASE+8  ret             (c3)
+ * so every taken TNT bit is one more iteration of three instructions;
+ * BASE+0x10 is a PTWRITE.
+ */
+#include <errno.h>
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hwt-replay.h"
+#include "decode.h"
+#include "replay-int.h"
+#include "check.h"
+
+#define BASE 0x401000ull
+#define MAXI 4096
+
+static const uint8_t code[] = {
+	0x48, 0xff, 0xc0, 0x48, 0x39, 0xc8, 0x75, 0xf8, 0xc3,
+	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	0xf3, 0x48, 0x0f, 0xae, 0xe0,          /* BASE+0x10: ptwrite %rax */
+	0x90,                                  /* BASE+0x15: nop */
+};
+
+struct enc {
+	struct pt_encoder *e;
+	struct pt_config cfg;
+	uint8_t buf[1 << 16];
+	bool failed;
+};
+
+struct items {
+	size_t n;
+	bool gap[MAXI];
+	uint64_t addr[MAXI], ts[MAXI];
+	const char *reason[MAXI];
+};
+
+static void enc_fini(struct enc *x)
+{
+	pt_free_encoder(x->e);
+	x->e = NULL;
+}
+
+static void enc_init(struct enc *x)
+{
+	memset(x, 0, sizeof(*x));
+	pt_config_init(&x->cfg);
+	x->cfg.begin = x->buf;
+	x->cfg.end = x->buf + sizeof(x->buf);
+	x->e = pt_alloc_encoder(&x->cfg);
+	x->failed = !x->e;
+}
+
+static size_t enc_off(struct enc *x)
+{
+	uint64_t off = 0;
+
+	pt_enc_get_offset(x->e, &off);
+	return (size_t)off;
+}
+
+static void put(struct enc *x, struct pt_packet *p)
+{
+	if (pt_enc_next(x->e, p) < 0)
+		x->failed = true;
+}
+
+static void ip_pkt(struct enc *x, enum pt_packet_type type, uint64_t ip,
+		   bool suppressed)
+{
+	struct pt_packet p = { .type = type };
+
+	p.payload.ip.ipc = suppressed ? pt_ipc_suppressed : pt_ipc_sext_48;
+	p.payload.ip.ip = ip;
+	put(x, &p);
+}
+
+static void simple(struct enc *x, enum pt_packet_type type)
+{
+	struct pt_packet p = { .type = type };
+
+	put(x, &p);
+}
+
+/* PSB+ with the IP tracing is at (tsc 0: no TSC packet). */
+static void psb(struct enc *x, uint64_t ip, uint64_t tsc)
+{
+	struct pt_packet p = { .type = ppt_psb };
+
+	put(x, &p);
+	if (tsc) {
+		p = (struct pt_packet){ .type = ppt_tsc };
+		p.payload.tsc.tsc = tsc;
+		put(x, &p);
+	}
+	p = (struct pt_packet){ .type = ppt_mode };
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = 1;
+	put(x, &p);
+	ip_pkt(x, ppt_fup, ip, false);
+	simple(x, ppt_psbend);
+}
+
+/* n conditional branches, the first one in the highest bit; 1 = taken. */
+static void tnt(struct enc *x, uint64_t bits, uint8_t n)
+{
+	struct pt_packet p = { .type = ppt_tnt_8 };
+
+	p.payload.tnt.bit_size = n;
+	p.payload.tnt.payload = bits;
+	put(x, &p);
+}
+
+static void raw(struct enc *x, const void *bytes, size_t n)
+{
+	size_t off = enc_off(x);
+
+	memcpy(x->buf + off, bytes, n);
+	if (pt_enc_sync_set(x->e, off + n) < 0)
+		x->failed = true;
+}
+
+static void push(struct items *it, bool gap, uint64_t addr, uint64_t ts,
+		 const char *reason)
+{
+	if (it->n < MAXI) {
+		it->gap[it->n] = gap;
+		it->addr[it->n] = addr;
+		it->ts[it->n] = ts;
+		it->reason[it->n] = reason;
+	}
+	it->n++;
+}
+
+/* Index, then decode every segment, as the history does; the reasons
+ * stay valid until segs is freed. */
+static int decode_all(const uint8_t *t, size_t size, struct hwt_image *img,
+		      struct hwt_segments *segs, struct items *it,
+		      struct hwt_err *err)
+{
+	static const struct hwt_cpu_info cpu = { "GenuineIntel", 6, 79, 1 };
+	uint64_t total = 0;
+	int rc;
+
+	memset(it, 0, sizeof(*it));
+	memset(segs, 0, sizeof(*segs));
+	segs->cpu = &cpu;
+	rc = hwt_decoder_pt.index_image(t, size, 0, 0, img, segs, err);
+	for (size_t s = 0; !rc && s < segs->n; s++) {
+		struct hwt_blocks b = { 0 };
+
+		total += segs->v[s].nitems;
+		rc = hwt_decoder_pt.decode(t, size, &segs->v[s], img, &b, err);
+		for (size_t i = 0; !rc && i < b.n; i++) {
+			uint64_t a = b.v[i].begin;
+
+			if (b.v[i].flags & HWT_BLOCK_GAP) {
+				push(it, true, 0, 0, b.v[i].reason);
+				continue;
+			}
+			for (uint32_t k = 0; k < b.v[i].count; k++) {
+				enum hwt_insn_class cls;
+				uint8_t len = 0;
+
+				push(it, false, a, b.v[i].timestamp, NULL);
+				hwt_image_insn_info(img, a, &len, &cls);
+				a += len;
+			}
+		}
+		free(b.v);
+	}
+	if (!rc && total != it->n)
+		rc = hwt_err_set(err, EIO, "index says %llu items, decode "
+				 "gave %zu", (unsigned long long)total, it->n);
+	return rc;
+}
+
+/* Decode a big stream and compare with want[0..n-1]; *bad gets the first
+ * differing item (SIZE_MAX: none). */
+static int decode_all_big(const uint8_t *t, size_t size, struct hwt_image *img,
+			  struct hwt_segments *segs, const uint64_t *want,
+			  size_t n, size_t *bad, struct hwt_err *err)
+{
+	static const struct hwt_cpu_info cpu = { "GenuineIntel", 6, 79, 1 };
+	size_t at = 0;
+	int rc;
+
+	memset(segs, 0, sizeof(*segs));
+	segs->cpu = &cpu;
+	rc = hwt_decoder_pt.index_image(t, size, 0, 0, img, segs, err);
+	for (size_t s = 0; !rc && s < segs->n; s++) {
+		struct hwt_blocks b = { 0 };
+
+		rc = hwt_decoder_pt.decode(t, size, &segs->v[s], img, &b, err);
+		for (size_t i = 0; !rc && i < b.n; i++) {
+			uint64_t a = b.v[i].begin;
+
+			for (uint32_t k = 0; k < b.v[i].count; k++, at++) {
+				enum hwt_insn_class cls;
+				uint8_t len = 0;
+
+				if (*bad == SIZE_MAX &&
+				    ((b.v[i].flags & HWT_BLOCK_GAP) ||
+				     at >= n || want[at] != a))
+					*bad = at;
+				hwt_image_insn_info(img, a, &len, &cls);
+				a += len;
+			}
+		}
+		free(b.v);
+	}
+	if (!rc && at != n && *bad == SIZE_MAX)
+		*bad = at;
+	return rc;
+}
+
+/* Whether items from..from+3*n-1 are n loop iterations. */
+static bool loops(const struct items *it, size_t from, size_t n)
+{
+	for (size_t i = 0; i < 3 * n; i++) {
+		static const uint64_t off[] = { 0, 3, 6 };
+
+		if (from + i >= it->n || it->gap[from + i] ||
+		    it->addr[from + i] != BASE + off[i % 3])
+			return false;
+	}
+	return true;
+}
+
+static size_t count_gaps(const struct items *it)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < it->n; i++)
+		n += it->gap[i];
+	return n;
+}
+
+static void show(const char *what, const struct items *it)
+{
+	printf("  | %s: %zu items:", what, it->n);
+	for (size_t i = 0; i < it->n && i < 64; i++) {
+		if (it->gap[i])
+			printf(" [gap: %s]", it->reason[i]);
+		else
+			printf(" %llx", (unsigned long long)(it->addr[i] - BASE));
+	}
+	printf("\n");
+}
+
+/* One run split by a PSB in the middle of it: the first segment must stop
+ * where the second starts, no instruction twice, none lost. */
+static void test_split(struct hwt_image *img)
+{
+	struct enc *x = malloc(sizeof(*x));
+	struct hwt_segments segs;
+	struct items *it = malloc(sizeof(*it));
+	struct hwt_err err = { 0 };
+	int rc;
+
+	enc_init(x);
+	psb(x, BASE, 1000);
+	tnt(x, 0x7, 3);              /* three iterations taken */
+	psb(x, BASE, 2000);          /* at the start of the fourth */
+	tnt(x, 0x6, 3);              /* taken, taken, not taken */
+	ip_pkt(x, ppt_fup, BASE + 8, false);
+	ip_pkt(x, ppt_tip_pgd, 0, true);
+	rc = decode_all(x->buf, enc_off(x), img, &segs, it, &err);
+	CHECK("pt split: decodes", !x->failed && rc == 0, "rc %d: %s", rc,
+	      err.msg);
+	CHECK("pt split: two segments", segs.n == 2, "%zu segments", segs.n);
+	CHECK("pt split: 6 iterations, no duplicates, no gaps",
+	      it->n == 18 && loops(it, 0, 6) && !count_gaps(it),
+	      "%zu items, %zu gaps", it->n, count_gaps(it));
+	show("split", it);
+	CHECK("pt split: timestamps from TSC",
+	      it->n == 18 && it->ts[0] == 1000 && it->ts[8] == 1000 &&
+	      it->ts[9] == 2000 && it->ts[17] == 2000,
+	      "ts %llu %llu %llu", (unsigned long long)it->ts[0],
+	      (unsigned long long)it->ts[8], (unsigned long long)it->ts[9]);
+	hwt_segments_free(&segs);
+	enc_fini(x);
+	free(x);
+	free(it);
+}
+
+/* A bad packet: a gap with libipt's message and the offset, decoding
+ * resumes at the next PSB. */
+static void test_resync(struct hwt_image *img)
+{
+	static const uint8_t junk[] = { 0x02, 0xff, 0x02, 0xff };
+	struct enc *x = malloc(sizeof(*x));
+	struct hwt_segments segs;
+	struct items *it = malloc(sizeof(*it));
+	struct hwt_err err = { 0 };
+	char want[64];
+	size_t junk_off, g = 0;
+	int rc;
+
+	enc_init(x);
+	psb(x, BASE, 0);
+	tnt(x, 0x3, 2);
+	junk_off = enc_off(x);
+	raw(x, junk, sizeof(junk));
+	tnt(x, 0x3, 2);
+	psb(x, BASE, 0);
+	tnt(x, 0x1, 1);
+	ip_pkt(x, ppt_fup, BASE + 3, false);
+	ip_pkt(x, ppt_tip_pgd, 0, true);
+	rc = decode_all(x->buf, enc_off(x), img, &segs, it, &err);
+	show("resync", it);
+	CHECK("pt resync: decodes", !x->failed && rc == 0, "rc %d: %s", rc,
+	      err.msg);
+	while (g < it->n && !it->gap[g])
+		g++;
+	snprintf(want, sizeof(want), "offset %zu", junk_off);
+	CHECK("pt resync: one gap with offset and libipt's message",
+	      count_gaps(it) == 1 && g < it->n && strstr(it->reason[g], want) &&
+	      strstr(it->reason[g], pt_errstr(pte_bad_opc)),
+	      "%zu gaps, reason %s (want '%s')", count_gaps(it),
+	      g < it->n ? it->reason[g] : "-", want);
+	/* libipt reads ahead: the error shows one iteration early. */
+	CHECK("pt resync: before the damage, then from the next PSB",
+	      g >= 3 && loops(it, 0, 1) && loops(it, g + 1, 1) &&
+	      it->n == g + 5 && it->addr[g + 4] == BASE,
+	      "gap at %zu of %zu", g, it->n);
+	hwt_segments_free(&segs);
+	enc_fini(x);
+	free(x);
+	free(it);
+}
+
+/* OVF: a gap saying overflow, then on at the FUP's IP. */
+static void test_overflow(struct hwt_image *img)
+{
+	struct enc *x = malloc(sizeof(*x));
+	struct hwt_segments segs;
+	struct items *it = malloc(sizeof(*it));
+	struct hwt_err err = { 0 };
+	size_t g = 0;
+	int rc;
+
+	enc_init(x);
+	psb(x, BASE, 0);
+	tnt(x, 0x3, 2);
+	simple(x, ppt_ovf);
+	ip_pkt(x, ppt_fup, BASE + 3, false);
+	tnt(x, 0x1, 1);
+	ip_pkt(x, ppt_fup, BASE + 3, false);
+	ip_pkt(x, ppt_tip_pgd, 0, true);
+	rc = decode_all(x->buf, enc_off(x), img, &segs, it, &err);
+	show("overflow", it);
+	CHECK("pt overflow: decodes", !x->failed && rc == 0, "rc %d: %s", rc,
+	      err.msg);
+	while (g < it->n && !it->gap[g])
+		g++;
+	CHECK("pt overflow: one overflow gap", count_gaps(it) == 1 &&
+	      strstr(it->reason[g], "overflow"), "%zu gaps, first: %s",
+	      count_gaps(it), g < it->n ? it->reason[g] : "-");
+	CHECK("pt overflow: resumes at the FUP's IP",
+	      g + 1 < it->n && it->addr[g + 1] == BASE + 3 && loops(it, 0, 2),
+	      "gap at %zu of %zu, next %llx", g, it->n,
+	      g + 1 < it->n ? (unsigned long long)it->addr[g + 1] : 0ull);
+	hwt_segments_free(&segs);
+	enc_fini(x);
+	free(x);
+	free(it);
+}
+
+/* Tracing off and on: at the instruction it stopped before (no gap), and
+ * somewhere else (a gap naming both addresses). */
+static void test_off_on(struct hwt_image *img, uint64_t on_ip, bool want_gap)
+{
+	struct enc *x = malloc(sizeof(*x));
+	struct hwt_segments segs;
+	struct items *it = malloc(sizeof(*it));
+	struct hwt_err err = { 0 };
+	char name[96];
+	int rc;
+
+	enc_init(x);
+	psb(x, BASE, 0);
+	tnt(x, 0x1, 1);
+	ip_pkt(x, ppt_fup, BASE + 3, false);   /* async stop before cmp */
+	ip_pkt(x, ppt_tip_pgd, 0, true);
+	ip_pkt(x, ppt_tip_pge, on_ip, false);
+	tnt(x, 0x1, 1);
+	ip_pkt(x, ppt_fup, BASE + 3, false);
+	ip_pkt(x, ppt_tip_pgd, 0, true);
+	rc = decode_all(x->buf, enc_off(x), img, &segs, it, &err);
+	show("off/on", it);
+	snprintf(name, sizeof(name), "pt off/on at +%llx: %s",
+		 (unsigned long long)(on_ip - BASE), want_gap ? "gap" : "no gap");
+	CHECK(name, !x->failed && rc == 0 && count_gaps(it) == (want_gap ? 1u : 0u) &&
+	      loops(it, 0, 1) && it->n > 4 && it->addr[3] == BASE &&
+	      (!want_gap || (it->gap[4] && strstr(it->reason[4], "0x401003") &&
+			     strstr(it->reason[4], "0x401000"))) &&
+	      (want_gap || it->addr[4] == BASE + 3),
+	      "rc %d (%s), %zu items, %zu gaps", rc, err.msg, it->n,
+	      count_gaps(it));
+	hwt_segments_free(&segs);
+	enc_fini(x);
+	free(x);
+	free(it);
+}
+
+/* Bytes before the first PSB: zeros are padding, anything else a gap. */
+static void test_prefix(struct hwt_image *img)
+{
+	struct enc *x = malloc(sizeof(*x));
+	struct hwt_segments segs;
+	struct items *it = malloc(sizeof(*it));
+	struct hwt_err err = { 0 };
+	static const uint8_t zeros[16], junk[3] = { 0x1d, 0x55, 0x02 };
+	int rc;
+
+	enc_init(x);
+	raw(x, zeros, sizeof(zeros));
+	psb(x, BASE, 0);
+	tnt(x, 0x0, 1);
+	rc = decode_all(x->buf, enc_off(x), img, &segs, it, &err);
+	CHECK("pt padding before the first PSB: no gap",
+	      rc == 0 && !count_gaps(it) && it->n >= 3, "rc %d, %zu items, "
+	      "%zu gaps", rc, it->n, count_gaps(it));
+	hwt_segments_free(&segs);
+	enc_fini(x);
+	enc_init(x);
+	raw(x, junk, sizeof(junk));
+	psb(x, BASE, 0);
+	tnt(x, 0x0, 1);
+	rc = decode_all(x->buf, enc_off(x), img, &segs, it, &err);
+	CHECK("pt bytes before the first PSB: a gap first",
+	      rc == 0 && count_gaps(it) == 1 && it->gap[0] &&
+	      strstr(it->reason[0], "3 bytes"), "rc %d, %zu items: %s", rc,
+	      it->n, it->n && it->gap[0] ? it->reason[0] : "-");
+	hwt_segments_free(&segs);
+	rc = decode_all(zeros, sizeof(zeros), img, &segs, it, &err);
+	CHECK("pt all padding: no items", rc == 0 && it->n == 0,
+	      "rc %d, %zu items", rc, it->n);
+	hwt_segments_free(&segs);
+	enc_fini(x);
+	free(x);
+	free(it);
+}
+
+/* Every truncation of a stream: never a failure, never a crash. */
+static void test_truncations(struct hwt_image *img)
+{
+	struct enc *x = malloc(sizeof(*x));
+	struct hwt_segments segs;
+	struct items *it = malloc(sizeof(*it));
+	struct hwt_err err = { 0 };
+	size_t size, bad = 0;
+
+	enc_init(x);
+	psb(x, BASE, 7);
+	tnt(x, 0x3f, 6);
+	simple(x, ppt_ovf);
+	ip_pkt(x, ppt_fup, BASE, false);
+	psb(x, BASE, 9);
+	tnt(x, 0x3e, 6);
+	ip_pkt(x, ppt_fup, BASE + 8, false);
+	ip_pkt(x, ppt_tip_pgd, 0, true);
+	size = enc_off(x);
+	for (size_t cut = 0; cut <= size; cut++) {
+		for (size_t start = 0; start < 24 && start <= cut; start += 5) {
+			if (decode_all(x->buf + start, cut - start, img, &segs, it,
+				       &err))
+				bad++;
+			hwt_segments_free(&segs);
+		}
+	}
+	CHECK("pt truncated streams decode (gaps, no errors)", bad == 0,
+	      "%zu failed, last: %s", bad, err.msg);
+	enc_fini(x);
+	free(x);
+	free(it);
+}
+
+/* A long run through hwt_pt_encode (the encoder in replay/), decoded back
+ * to exactly the history the stream was written from. */
+static void test_round_trip(struct hwt_image *img)
+{
+	enum { N = 200000 };
+	size_t npc = 3 * N + 1, cap = npc * (HWT_SW_MAX_RECORD + 1), len = 0;
+	uint64_t *pcs = malloc(npc * sizeof(*pcs));
+	uint8_t *sw = malloc(HWT_SW_CHUNK_HDR_SIZE + cap), *pt = NULL;
+	struct hwt_pt_encode_opts opts = {
+		.cpu = { "GenuineIntel", 6, 79, 1 },
+	};
+	struct hwt_sw_chunk_hdr hdr = { 0 };
+	struct hwt_history *h = NULL;
+	struct hwt_segments segs = { 0 };
+	struct hwt_err err = { 0 };
+	size_t ptsize = 0, bad = SIZE_MAX;
+	int rc;
+
+	for (size_t i = 0; i < N; i++)
+		for (size_t k = 0; k < 3; k++)
+			pcs[3 * i + k] = BASE + 3 * k;
+	pcs[npc - 1] = BASE + 8;
+	for (size_t i = 1; i < npc; i++)
+		len += hwt_sw_encode_step(pcs[i - 1], pcs[i], false,
+					  sw + HWT_SW_CHUNK_HDR_SIZE + len);
+	hdr = (struct hwt_sw_chunk_hdr){
+		.payload_size = (uint32_t)len, .first_pc = BASE,
+		.last_pc = BASE + 8, .insn_count = (uint32_t)npc,
+	};
+	hwt_sw_chunk_hdr_pack(&hdr, sw);
+	rc = hwt_history_open_sw(sw, HWT_SW_CHUNK_HDR_SIZE + len, 0, img, &h,
+				 &err);
+	if (!rc)
+		rc = hwt_pt_encode(h, img, 0, 0, &opts, &pt, &ptsize, &err);
+	CHECK("pt round trip: history encoded", rc == 0, "rc %d: %s", rc,
+	      err.msg);
+	if (!rc)
+		rc = decode_all_big(pt, ptsize, img, &segs, pcs, npc - 1, &bad,
+				    &err);
+	CHECK("pt round trip: 600000 instructions, one for one",
+	      rc == 0 && bad == SIZE_MAX,
+	      "rc %d (%s), %zu segments, first difference at item %zu", rc,
+	      err.msg, segs.n, bad);
+	hwt_segments_free(&segs);
+	hwt_history_free(h);
+	free(pt);
+	free(sw);
+	free(pcs);
+}
+
+/* Many PSBs, each in the middle of the run: 300 segments of 141
+ * iterations, every one cut where the next PSB's IP is. */
+static void test_many_psbs(struct hwt_image *img)
+{
+	enum { SEGS = 300, PER = 3 * 47 };
+	struct enc *x = malloc(sizeof(*x));
+	struct hwt_segments segs;
+	uint64_t *want = malloc((3 * SEGS * PER + 1) * sizeof(*want));
+	size_t n = 0, bad = SIZE_MAX;
+	struct hwt_err err = { 0 };
+	int rc;
+
+	enc_init(x);
+	for (int s = 0; s < SEGS; s++) {
+		psb(x, BASE, 100 + (uint64_t)s);
+		for (int k = 0; k < 3; k++) {
+			struct pt_packet p = { .type = ppt_tnt_64 };
+
+			p.payload.tnt.bit_size = 47;
+			p.payload.tnt.payload = (1ull << 47) - 1;
+			put(x, &p);
+		}
+		for (int i = 0; i < PER; i++) {
+			want[n++] = BASE;
+			want[n++] = BASE + 3;
+			want[n++] = BASE + 6;
+		}
+	}
+	want[n++] = BASE;
+	ip_pkt(x, ppt_fup, BASE + 3, false);
+	ip_pkt(x, ppt_tip_pgd, 0, true);
+	rc = decode_all_big(x->buf, enc_off(x), img, &segs, want, n, &bad,
+			    &err);
+	CHECK("pt 300 PSBs: every instruction once, in order",
+	      !x->failed && rc == 0 && segs.n == SEGS && bad == SIZE_MAX,
+	      "rc %d (%s), %zu segments, first difference at item %zu", rc,
+	      err.msg, segs.n, bad);
+	hwt_segments_free(&segs);
+	enc_fini(x);
+	free(x);
+	free(want);
+}
+
+/* PTW: the payload on the PTWRITE's item, through the history. */
+static void test_ptwrite(struct hwt_image *img)
+{
+	struct enc *x = malloc(sizeof(*x));
+	struct pt_packet p = { .type = ppt_ptw };
+	struct hwt_history *h = NULL;
+	struct hwt_err err = { 0 };
+	struct hwt_item a = { 0 }, b = { 0 };
+	int rc;
+
+	enc_init(x);
+	psb(x, BASE + 0x10, 0);
+	p.payload.ptw.plc = 1;
+	p.payload.ptw.payload = 0x1122334455667788ull;
+	put(x, &p);
+	ip_pkt(x, ppt_fup, BASE + 0x16, false);
+	ip_pkt(x, ppt_tip_pgd, 0, true);
+	rc = hwt_history_open_format(HWT_BUNDLE_TYPE_PT, x->buf, enc_off(x),
+				     img, &h, &err);
+	if (!rc)
+		rc = hwt_history_get(h, 1, &a, &err);
+	if (!rc)
+		rc = hwt_history_get(h, 2, &b, &err);
+	CHECK("pt ptwrite: payload on the PTWRITE's item", !x->failed &&
+	      rc == 0 && hwt_history_count(h) == 2 && a.addr == BASE + 0x10 &&
+	      (a.flags & HWT_ITEM_PTWRITE) &&
+	      a.ptwrite == 0x1122334455667788ull && b.addr == BASE + 0x15 &&
+	      !(b.flags & HWT_ITEM_PTWRITE),
+	      "rc %d (%s), %llu items, item 1 at %llx flags %x payload %llx",
+	      rc, err.msg, h ? (unsigned long long)hwt_history_count(h) : 0ull,
+	      (unsigned long long)a.addr, a.flags,
+	      (unsigned long long)a.ptwrite);
+	hwt_history_free(h);
+	enc_fini(x);
+	free(x);
+}
+
+static void test_vendor(struct hwt_image *img)
+{
+	static const struct hwt_cpu_info amd = { "AuthenticAMD", 25, 1, 1 };
+	struct hwt_segments segs = { .cpu = &amd };
+	struct hwt_err err = { 0 };
+	uint8_t none[1] = { 0 };
+	int rc = hwt_decoder_pt.index_image(none, 1, 0, 0, img, &segs, &err);
+
+	CHECK("pt non-Intel cpu refused", rc == -ENOTSUP &&
+	      strstr(err.msg, "GenuineIntel"), "rc %d: %s", rc, err.msg);
+	hwt_segments_free(&segs);
+}
+
+int main(void)
+{
+	char path[] = "/tmp/hwt-pt-code-XXXXXX";
+	struct hwt_image *img = NULL;
+	struct hwt_err err = { 0 };
+	int fd = mkstemp(path), rc;
+
+	rc = fd >= 0 && write(fd, code, sizeof(code)) == (ssize_t)sizeof(code) ?
+		0 : -EIO;
+	if (fd >= 0)
+		close(fd);
+	if (!rc)
+		rc = hwt_image_new(&img, &err);
+	if (!rc)
+		rc = hwt_image_add_raw(img, path, 0, sizeof(code), BASE,
+				       HWT_ISA_X86_64, &err);
+	CHECK("pt test image", rc == 0, "rc %d: %s", rc, err.msg);
+	if (!rc) {
+		test_split(img);
+		test_resync(img);
+		test_overflow(img);
+		test_off_on(img, BASE + 3, false);
+		test_off_on(img, BASE, true);
+		test_prefix(img);
+		test_truncations(img);
+		test_vendor(img);
+		test_round_trip(img);
+		test_many_psbs(img);
+		test_ptwrite(img);
+	}
+	hwt_image_free(img);
+	unlink(path);
+	return check_exit();
+}
