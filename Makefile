@@ -23,6 +23,7 @@ COMMON_SRC  := $(wildcard common/*.c)
 COLLECT_SRC := $(wildcard kernel/*.c kernel/ptrace/*.c)
 REPLAY_SRC  := $(wildcard replay/*.c)
 HWTRACE_SRC := $(wildcard tools/hwtrace/*.c)
+HWT_SERVER_SRC := $(wildcard plugin/gdb/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 PROG_SRC    := $(wildcard tests/programs/*.c)
 
@@ -32,13 +33,14 @@ LIB_COMMON  := $(O)/libhwt-common.a
 LIB_COLLECT := $(O)/libhwt-collect.a
 LIB_REPLAY  := $(O)/libhwt-replay.a
 HWTRACE     := $(O)/hwtrace
+HWT_SERVER  := $(O)/hwt-server
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 
 LIBS_EXT := -lcapstone -ldw -lelf -ljansson -lipt -lopencsd_c_api -lopencsd
 
 .PHONY: all binaries deps check check-unit demo bench clean programs fuzz
 all: binaries programs
-binaries: $(HWTRACE) $(UNIT_BINS)
+binaries: $(HWTRACE) $(HWT_SERVER) $(UNIT_BINS)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -53,6 +55,13 @@ $(LIB_REPLAY): $(call obj,$(REPLAY_SRC))
 
 $(HWTRACE): $(call obj,$(HWTRACE_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
+
+$(HWT_SERVER): $(call obj,$(HWT_SERVER_SRC)) $(LIB_REPLAY) $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
+
+# The protocol parser is tested on its own, without the server.
+$(O)/tests/unit/test_rsp: $(O)/tests/unit/test_rsp.o $(O)/plugin/gdb/rsp.o
+	$(CC) $(LDFLAGS_ALL) -o $@ $^
 
 $(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
@@ -105,6 +114,9 @@ $(FUZZ_O)/obj/%.o: %.c
 
 $(FUZZ_BINS): $(FUZZ_O)/%: $(FUZZ_O)/obj/tests/fuzz/%.o $(FUZZ_LIB)
 	$(FUZZ_CC) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $^ $(LIBS_EXT)
+
+# hwt-server's packet parser is fuzzed on its own, like its unit test.
+$(FUZZ_O)/fuzz_rsp: $(FUZZ_O)/obj/plugin/gdb/rsp.o
 
 fuzz: $(FUZZ_BINS)
 

@@ -1,0 +1,222 @@
+/* btrace.c - GDB's branch-trace packets over a recorded history.
+ *
+ * The history goes out in GDB's BTS format: blocks of sequential
+ * instructions, newest first, `end` the address of the block's last
+ * instruction (inclusive), the newest block ending at the current pc. GDB
+ * walks each block by instruction length itself, so a block ends wherever
+ * the next item is not the fall-through of the previous one.
+ *
+ * Post-mortem the history never grows, which decides the read annexes:
+ * "all" is the whole history; once GDB has it, "new" and "delta" are
+ * empty. Right after `record btrace` GDB has seeded its trace with only the
+ * current pc, which the history cannot be stitched onto, so "delta" is
+ * refused then and "new" gives the whole history (GDB's fallback order). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+#define BTRACE_EMPTY "<btrace version=\"1.0\"/>"
+
+struct block {
+	uint64_t begin, end;
+};
+
+struct blocks {
+	struct block *v;
+	size_t n, cap;
+};
+
+static int push_block(struct blocks *b, uint64_t begin, uint64_t end)
+{
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1024;
+		struct block *v = realloc(b->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->n++] = (struct block){ begin, end };
+	return 0;
+}
+
+static int collect_blocks(struct hwt_history *h, struct blocks *b,
+			  struct hwt_err *err)
+{
+	uint64_t n = hwt_history_count(h), begin = 0, last = 0, next = 0;
+	bool open = false;
+	int rc;
+
+	for (uint64_t i = 1; i <= n; i++) {
+		struct hwt_item it;
+
+		rc = hwt_history_get(h, i, &it, err);
+		if (rc)
+			return rc;
+		/* BTS has no gap record: the first instruction after a gap
+		 * starts a new block, as after any branch. */
+		if (it.kind == HWT_ITEM_GAP) {
+			if (open && (rc = push_block(b, begin, last)))
+				return hwt_err_set(err, -rc, "out of memory");
+			open = false;
+			continue;
+		}
+		if (open && it.addr == next) {
+			last = it.addr;
+		} else {
+			if (open && (rc = push_block(b, begin, last)))
+				return hwt_err_set(err, -rc, "out of memory");
+			begin = last = it.addr;
+			open = true;
+		}
+		/* Unknown length: no fall-through can be claimed. */
+		next = it.len ? it.addr + it.len : 0;
+	}
+	if (open && (rc = push_block(b, begin, last)))
+		return hwt_err_set(err, -rc, "out of memory");
+	return 0;
+}
+
+static int build_doc(struct server *s, struct srv_thread *t,
+		     struct hwt_err *err)
+{
+	struct hwt_history *h = srv_history(s, t, err);
+	struct blocks b = { 0 };
+	size_t cap, len = 0;
+	char *doc;
+	int rc;
+
+	if (!h)
+		return -err->code;
+	rc = collect_blocks(h, &b, err);
+	if (rc) {
+		free(b.v);
+		return rc;
+	}
+	/* Two 18-digit addresses and the markup fit in 64 bytes. */
+	cap = 64 * b.n + 64;
+	doc = malloc(cap);
+	if (!doc) {
+		free(b.v);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	len += (size_t)snprintf(doc + len, cap - len, "<btrace version=\"1.0\">");
+	for (size_t i = b.n; i-- > 0;)
+		len += (size_t)snprintf(doc + len, cap - len,
+					"<block begin=\"0x%llx\" end=\"0x%llx\"/>",
+					(unsigned long long)b.v[i].begin,
+					(unsigned long long)b.v[i].end);
+	len += (size_t)snprintf(doc + len, cap - len, "</btrace>");
+	free(b.v);
+	free(t->btrace_xml);
+	t->btrace_xml = doc;
+	t->btrace_len = len;
+	return 0;
+}
+
+static int read_btrace(struct server *s, struct srv_thread *t,
+		       const char *annex, uint64_t off, uint64_t len)
+{
+	struct hwt_err err = { 0 };
+	char msg[600];
+	bool all = strcmp(annex, "all") == 0;
+
+	if (!all && strcmp(annex, "new") != 0 && strcmp(annex, "delta") != 0)
+		return rsp_send_str(&s->conn, "E.Unknown btrace read annex.");
+	if (!t->btrace_on)
+		return rsp_send_str(&s->conn, "E.Btrace not enabled.");
+	if (off == 0) {
+		if (!all && !t->btrace_served && strcmp(annex, "delta") == 0)
+			return rsp_send_str(&s->conn, "E.No delta: the trace "
+					    "does not continue GDB's.");
+		t->btrace_reading_empty = !all && t->btrace_served;
+		if (!t->btrace_reading_empty && !t->btrace_xml &&
+		    build_doc(s, t, &err)) {
+			snprintf(msg, sizeof(msg), "E.%s", err.msg);
+			return rsp_send_str(&s->conn, msg);
+		}
+		t->btrace_served = true;
+	}
+	if (t->btrace_reading_empty)
+		return srv_xfer_reply(s, BTRACE_EMPTY, strlen(BTRACE_EMPTY), off,
+				      len);
+	if (!t->btrace_xml)
+		return rsp_send_str(&s->conn, "E.Read btrace from offset 0 first.");
+	return srv_xfer_reply(s, t->btrace_xml, t->btrace_len, off, len);
+}
+
+static int read_conf(struct server *s, struct srv_thread *t, uint64_t off,
+		     uint64_t len)
+{
+	char doc[128];
+	int n;
+
+	if (t->btrace_on)
+		n = snprintf(doc, sizeof(doc), "<btrace-conf version=\"1.0\">"
+			     "<bts size=\"0x%llx\"/></btrace-conf>",
+			     (unsigned long long)s->bts_size);
+	else
+		n = snprintf(doc, sizeof(doc), "<btrace-conf version=\"1.0\"/>");
+	return srv_xfer_reply(s, doc, (size_t)n, off, len);
+}
+
+bool btrace_handle(struct server *s, const char *pkt, int *rc)
+{
+	struct srv_thread *t = &s->threads[s->gthread];
+	char annex[16];
+	uint64_t off, n;
+	const char *p;
+
+	if (strcmp(pkt, "Qbtrace:bts") == 0) {
+		if (t->bundle_idx < 0)
+			*rc = rsp_send_str(&s->conn, "E.This thread has no trace.");
+		else if (t->btrace_on)
+			*rc = rsp_send_str(&s->conn, "E.Btrace already enabled.");
+		else {
+			t->btrace_on = true;
+			t->btrace_served = false;
+			*rc = rsp_send_str(&s->conn, "OK");
+		}
+	} else if (strcmp(pkt, "Qbtrace:pt") == 0) {
+		*rc = rsp_send_str(&s->conn, "E.hwt-server serves this history "
+				   "in BTS format only: use record btrace bts.");
+	} else if (strcmp(pkt, "Qbtrace:off") == 0) {
+		if (!t->btrace_on) {
+			*rc = rsp_send_str(&s->conn, "E.Btrace not enabled.");
+		} else {
+			t->btrace_on = false;
+			t->btrace_served = false;
+			*rc = rsp_send_str(&s->conn, "OK");
+		}
+	} else if (strncmp(pkt, "Qbtrace-conf:bts:size=", 22) == 0) {
+		if (hwt_parse_u64(pkt + 22, &n) || n == 0 || n > UINT32_MAX)
+			*rc = rsp_send_str(&s->conn, "E.Bad BTS buffer size.");
+		else {
+			/* Only reported back: the history is already recorded. */
+			s->bts_size = n;
+			*rc = rsp_send_str(&s->conn, "OK");
+		}
+	} else if (strncmp(pkt, "qXfer:btrace:read:", 18) == 0) {
+		p = strchr(pkt + 18, ':');
+		if (!p || (size_t)(p - (pkt + 18)) >= sizeof(annex) ||
+		    !srv_parse_offlen(p + 1, &off, &n)) {
+			*rc = rsp_send_str(&s->conn, "E.Malformed qXfer:btrace:read.");
+			return true;
+		}
+		memcpy(annex, pkt + 18, (size_t)(p - (pkt + 18)));
+		annex[p - (pkt + 18)] = '\0';
+		*rc = read_btrace(s, t, annex, off, n);
+	} else if (strncmp(pkt, "qXfer:btrace-conf:read::", 24) == 0) {
+		if (!srv_parse_offlen(pkt + 24, &off, &n))
+			*rc = rsp_send_str(&s->conn, "E.Malformed qXfer:btrace-conf:read.");
+		else
+			*rc = read_conf(s, t, off, n);
+	} else {
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,105 @@
+/* main.c - hwt-server's command line. This slice serves post-mortem
+ * sessions: a bundle from `hwtrace record` with its core, presented to GDB
+ * as a stopped process that can only move through its recorded past. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+static const char USAGE[] =
+	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] --bundle DIR\n"
+	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] --core CORE --bundle DIR\n"
+	"\n"
+	"Serve a crashed process recorded by `hwtrace record` to GDB:\n"
+	"  gdb PROG -ex 'target remote HOST:PORT'   (or 'target remote PATH' for unix:PATH)\n"
+	"GDB's record btrace, reverse-step/finish/continue and record goto then\n"
+	"work from the crash point. HOST must be a loopback address unless\n"
+	"--allow-remote is given; port 0 picks a free port (printed on stderr).\n"
+	"The server exits when GDB detaches or disconnects.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "hwt-server: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", USAGE);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "allow-remote", no_argument, NULL, 'r' },
+		{ "bundle", required_argument, NULL, 'b' },
+		{ "core", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *listen_spec = NULL, *bundle = NULL, *core = NULL;
+	bool allow_remote = false;
+	static struct server srv;
+	struct listener l;
+	struct hwt_err err = { 0 };
+	int opt, fd, rc;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'l': listen_spec = optarg; break;
+		case 'r': allow_remote = true; break;
+		case 'b': bundle = optarg; break;
+		case 'c': core = optarg; break;
+		case 'h': fputs(USAGE, stdout); return 0;
+		default:
+			return usage_error("unknown option or missing argument: %s",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("live sessions (-- PROG, %s) are not in this "
+				   "build yet; serve a recording with --bundle DIR",
+				   argv[optind]);
+	if (!listen_spec)
+		return usage_error("%s", "--listen is required");
+	if (!bundle)
+		return usage_error("%s", "--bundle DIR is required");
+	/* A client that vanishes mid-reply must not kill the server. */
+	signal(SIGPIPE, SIG_IGN);
+	rc = server_open(&srv, bundle, core, &err);
+	if (rc) {
+		fprintf(stderr, "hwt-server: %s\n", err.msg);
+		server_close(&srv);
+		return 1;
+	}
+	if (srv.warning[0])
+		fprintf(stderr, "hwt-server: warning: %s\n", srv.warning);
+	if (listener_open(&l, listen_spec, allow_remote, &err)) {
+		fprintf(stderr, "hwt-server: %s\n", err.msg);
+		server_close(&srv);
+		return err.code == EPERM ? 2 : 1;
+	}
+	if (l.remote)
+		fprintf(stderr, "hwt-server: warning: listening on %s, a "
+			"non-loopback address: anyone who can reach it can read "
+			"this process's memory and trace\n", l.desc);
+	fprintf(stderr, "hwt-server: listening on %s\n", l.desc);
+	fd = listener_accept(&l, &err);
+	if (fd < 0) {
+		fprintf(stderr, "hwt-server: %s\n", err.msg);
+		rc = 1;
+	} else {
+		rc = server_run(&srv, &l, fd, &err) ? 1 : 0;
+		if (rc)
+			fprintf(stderr, "hwt-server: %s\n", err.msg);
+		else
+			fprintf(stderr, "hwt-server: debugger disconnected, "
+				"exiting\n");
+	}
+	listener_close(&l);
+	server_close(&srv);
+	return rc;
+}

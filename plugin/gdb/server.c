@@ -1,0 +1,586 @@
+/* server.c - hwt-server's session: opens the bundle and its core, then
+ * answers GDB's packets one at a time. The target is a crashed process
+ * that can move only through its recorded past (reverse.c); its state at
+ * the crash comes from the core (target_core.c), its trace from the bundle
+ * (btrace.c). Every packet is untrusted: arguments are parsed strictly and
+ * anything we cannot do gets an error or the empty "unsupported" reply. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#define REPLY_MAX 1024
+
+static void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("hwt-server: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* ---- reply helpers --------------------------------------------------------- */
+
+/* Strict hex number: at least one digit, at most 16, nothing else up to
+ * the terminator `end`. */
+static bool parse_hex(const char *s, char end, uint64_t *v, const char **rest)
+{
+	uint64_t x = 0;
+	int n = 0;
+
+	for (; *s && *s != end; s++, n++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			return false;
+		if (n == 16)
+			return false;
+		x = x << 4 | (uint64_t)d;
+	}
+	if (n == 0 || *s != end)
+		return false;
+	*v = x;
+	if (rest)
+		*rest = *s ? s + 1 : s;
+	return true;
+}
+
+bool srv_parse_offlen(const char *s, uint64_t *off, uint64_t *len)
+{
+	const char *rest;
+
+	return parse_hex(s, ',', off, &rest) && parse_hex(rest, '\0', len, NULL);
+}
+
+int srv_xfer_reply(struct server *s, const void *doc, size_t doclen,
+		   uint64_t off, uint64_t len)
+{
+	static uint8_t buf[RSP_MAX_PAYLOAD];
+	size_t n;
+
+	if (off > doclen)
+		return rsp_send_str(&s->conn, "E.Offset beyond the object's end.");
+	n = doclen - off;
+	if (len > RSP_MAX_PAYLOAD - 1)
+		len = RSP_MAX_PAYLOAD - 1;
+	buf[0] = n > len ? 'm' : 'l';
+	if (n > len)
+		n = (size_t)len;
+	memcpy(buf + 1, (const char *)doc + off, n);
+	return rsp_send(&s->conn, buf, n + 1, true);
+}
+
+/* ---- packets ----------------------------------------------------------- */
+
+static const char SUPPORTED[] =
+	"PacketSize=4000;QStartNoAckMode+;swbreak+;vContSupported+;"
+	"qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;"
+	"qXfer:libraries-svr4:read+;qXfer:threads:read+;qXfer:siginfo:read+;"
+	"Qbtrace:bts+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:bts:size+;"
+	"qXfer:btrace:read+;qXfer:btrace-conf:read+;"
+	"ReverseStep+;ReverseContinue+";
+
+static const char READ_ONLY[] =
+	"E.The target is a crashed process recorded in a core: it cannot be "
+	"changed.";
+
+/* Thread index for a thread id ("-1" all, "0" any: the stop thread). */
+static bool thread_by_id(struct server *s, const char *id, size_t *idx)
+{
+	uint64_t tid;
+
+	if (strcmp(id, "-1") == 0 || strcmp(id, "0") == 0) {
+		*idx = s->stop_thread;
+		return true;
+	}
+	if (!parse_hex(id, '\0', &tid, NULL))
+		return false;
+	for (size_t i = 0; i < s->nthreads; i++)
+		if ((uint64_t)s->threads[i].tid == tid) {
+			*idx = i;
+			return true;
+		}
+	return false;
+}
+
+static void hex_bytes(char *out, const uint8_t *in, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[in[i] >> 4];
+		out[2 * i + 1] = hex[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* One register in hex, or 'x's when unavailable: in a replay position
+ * only the pc is known. */
+static size_t reg_hex(struct server *s, size_t ti, int regno, char *out)
+{
+	uint8_t val[TDESC_MAX_REG_SIZE];
+	size_t size = tdesc_reg_size(regno);
+	uint64_t pc;
+	bool have;
+
+	if (reverse_replaying(s, ti, &pc)) {
+		have = regno == TDESC_PC_REGNUM;
+		memcpy(val, &pc, sizeof(pc));
+	} else {
+		have = tdesc_reg_value(s->threads[ti].core, regno, val);
+	}
+	if (have)
+		hex_bytes(out, val, size);
+	else
+		memset(out, 'x', 2 * size);
+	return 2 * size;
+}
+
+static int handle_g(struct server *s)
+{
+	char buf[2 * TDESC_NREGS * TDESC_MAX_REG_SIZE + 1];
+	size_t len = 0;
+
+	for (int r = 0; r < TDESC_NREGS; r++)
+		len += reg_hex(s, s->gthread, r, buf + len);
+	buf[len] = '\0';
+	return rsp_send_str(&s->conn, buf);
+}
+
+static int handle_p(struct server *s, const char *arg)
+{
+	char buf[2 * TDESC_MAX_REG_SIZE + 1];
+	uint64_t regno;
+	size_t len;
+
+	if (!parse_hex(arg, '\0', &regno, NULL) || regno >= TDESC_NREGS)
+		return rsp_send_str(&s->conn, "E.No such register.");
+	len = reg_hex(s, s->gthread, (int)regno, buf);
+	buf[len] = '\0';
+	return rsp_send_str(&s->conn, buf);
+}
+
+static int handle_m(struct server *s, const char *arg)
+{
+	static uint8_t data[RSP_MAX_PAYLOAD / 2];
+	static char hex[RSP_MAX_PAYLOAD + 1];
+	uint64_t addr, len;
+	const char *rest;
+	size_t n;
+
+	if (!parse_hex(arg, ',', &addr, &rest) || !parse_hex(rest, '\0', &len, NULL))
+		return rsp_send_str(&s->conn, "E.Malformed m packet: m ADDR,LENGTH.");
+	/* GDB takes a short read and asks for the rest. */
+	if (len > sizeof(data))
+		len = sizeof(data);
+	n = srv_read_memory(s, addr, data, (size_t)len);
+	if (n == 0 && len > 0)
+		return rsp_send_str(&s->conn, "E0e");
+	hex_bytes(hex, data, n);
+	return rsp_send_str(&s->conn, hex);
+}
+
+static int handle_threads(struct server *s, const char *pkt)
+{
+	char buf[RSP_MAX_PAYLOAD];
+	size_t len = 0;
+
+	if (strcmp(pkt, "qsThreadInfo") == 0)
+		return rsp_send_str(&s->conn, "l");
+	buf[len++] = 'm';
+	for (size_t i = 0; i < s->nthreads && len + 20 < sizeof(buf); i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%llx",
+					i ? "," : "",
+					(unsigned long long)s->threads[i].tid);
+	buf[len] = '\0';
+	return rsp_send_str(&s->conn, buf);
+}
+
+static int xfer_threads(struct server *s, uint64_t off, uint64_t len)
+{
+	size_t cap = 64 + 40 * s->nthreads, n = 0;
+	char *doc = malloc(cap);
+	int rc;
+
+	if (!doc)
+		return rsp_send_str(&s->conn, "E.Out of memory.");
+	n += (size_t)snprintf(doc + n, cap - n, "<?xml version=\"1.0\"?><threads>");
+	for (size_t i = 0; i < s->nthreads; i++)
+		n += (size_t)snprintf(doc + n, cap - n, "<thread id=\"%llx\"/>",
+				      (unsigned long long)s->threads[i].tid);
+	n += (size_t)snprintf(doc + n, cap - n, "</threads>");
+	rc = srv_xfer_reply(s, doc, n, off, len);
+	free(doc);
+	return rc;
+}
+
+/* qXfer:OBJECT:read:ANNEX:OFF,LEN for the objects btrace.c does not own. */
+enum xfer_object { XO_FEATURES, XO_AUXV, XO_EXEC, XO_LIBS, XO_THREADS,
+		   XO_SIGINFO, XO_COUNT };
+
+static int handle_xfer(struct server *s, const char *pkt)
+{
+	static const char *const objects[XO_COUNT] = {
+		"features", "auxv", "exec-file", "libraries-svr4", "threads",
+		"siginfo",
+	};
+	const char *obj = pkt + 6, *colon = strchr(obj, ':'), *annex, *args;
+	uint64_t off, len;
+	size_t olen;
+	int which;
+
+	if (!colon)
+		return rsp_send_str(&s->conn, "");
+	olen = (size_t)(colon - obj);
+	for (which = 0; which < XO_COUNT; which++)
+		if (strlen(objects[which]) == olen &&
+		    memcmp(objects[which], obj, olen) == 0)
+			break;
+	if (which == XO_COUNT)
+		return rsp_send_str(&s->conn, "");
+	if (strncmp(colon, ":read:", 6) != 0)
+		return rsp_send_str(&s->conn, "E.Only reading is supported.");
+	annex = colon + 6;
+	args = strchr(annex, ':');
+	if (!args || !srv_parse_offlen(args + 1, &off, &len))
+		return rsp_send_str(&s->conn, "E.Malformed qXfer read.");
+	switch (which) {
+	case XO_FEATURES:
+		if ((size_t)(args - annex) != 10 || strncmp(annex, "target.xml", 10))
+			return rsp_send_str(&s->conn, "E.Unknown feature document.");
+		return srv_xfer_reply(s, tdesc_amd64_linux_xml,
+				      strlen(tdesc_amd64_linux_xml), off, len);
+	case XO_AUXV:
+		if (!s->core->auxv)
+			return rsp_send_str(&s->conn, "E.The core has no NT_AUXV.");
+		return srv_xfer_reply(s, s->core->auxv, s->core->auxv_len, off, len);
+	case XO_EXEC:
+		if (!s->exec_path)
+			return rsp_send_str(&s->conn, "E.The bundle names no executable.");
+		return srv_xfer_reply(s, s->exec_path, strlen(s->exec_path), off, len);
+	case XO_LIBS:
+		return srv_xfer_reply(s, s->libs_xml, s->libs_len, off, len);
+	case XO_THREADS:
+		return xfer_threads(s, off, len);
+	default:
+		/* $_siginfo: the fault's details, for the thread that took it
+		 * (the core's first). */
+		if (!s->core->have_siginfo || s->gthread != 0)
+			return rsp_send_str(&s->conn, "E.No signal information for this thread.");
+		return srv_xfer_reply(s, s->core->siginfo, sizeof(s->core->siginfo),
+				      off, len);
+	}
+}
+
+static int handle_breakpoint(struct server *s, const char *pkt)
+{
+	bool insert = pkt[0] == 'Z';
+	uint64_t addr, kind;
+	const char *rest;
+
+	/* Software and hardware execution breakpoints are the same here:
+	 * addresses reverse.c stops at. Watchpoints need values over time,
+	 * which the trace does not have. */
+	if ((pkt[1] != '0' && pkt[1] != '1') || pkt[2] != ',')
+		return rsp_send_str(&s->conn, "");
+	if (!parse_hex(pkt + 3, ',', &addr, &rest) ||
+	    !parse_hex(rest, '\0', &kind, NULL))
+		return rsp_send_str(&s->conn, "E.Malformed breakpoint packet.");
+	for (size_t i = 0; i < s->nbps; i++)
+		if (s->bps[i] == addr) {
+			if (!insert)
+				s->bps[i] = s->bps[--s->nbps];
+			return rsp_send_str(&s->conn, "OK");
+		}
+	if (!insert)
+		return rsp_send_str(&s->conn, "OK");
+	if (s->nbps == SRV_MAX_BREAKPOINTS)
+		return rsp_send_str(&s->conn, "E.Too many breakpoints.");
+	s->bps[s->nbps++] = addr;
+	return rsp_send_str(&s->conn, "OK");
+}
+
+static int resume(struct server *s, size_t ti, enum hwt_dir dir, bool step)
+{
+	char reply[REPLY_MAX];
+
+	reverse_resume(s, ti, dir, step, reply, sizeof(reply));
+	return rsp_send_str(&s->conn, reply);
+}
+
+/* vCont;ACTION[:TID][;ACTION[:TID]]...: all-stop, and GDB lists the
+ * thread-specific action first, so the first action says what moves. */
+static int handle_vcont(struct server *s, const char *args)
+{
+	const char *a = args + 1, *end, *colon;
+	size_t ti = s->cthread;
+	char id[32];
+
+	if (*args != ';' || !*a || !strchr("cCsS", *a))
+		return rsp_send_str(&s->conn, "E.Unsupported vCont action.");
+	end = strchr(a, ';');
+	if (!end)
+		end = a + strlen(a);
+	colon = memchr(a, ':', (size_t)(end - a));
+	if (colon) {
+		size_t n = (size_t)(end - colon - 1);
+
+		if (n == 0 || n >= sizeof(id))
+			return rsp_send_str(&s->conn, "E.Bad thread id.");
+		memcpy(id, colon + 1, n);
+		id[n] = '\0';
+		if (!thread_by_id(s, id, &ti))
+			return rsp_send_str(&s->conn, "E.No such thread.");
+	}
+	/* C and S would deliver a signal: a recorded past has none to
+	 * give, so they move like c and s. */
+	return resume(s, ti, HWT_FORWARD, *a == 's' || *a == 'S');
+}
+
+/* qHwtStatus (docs/gdb-server.md): what hwtrace.py's `hwt status` shows.
+ * key=value pairs separated by ';', then one "thread=TID,RECORDED,LOST_INSNS,
+ * LOST_BYTES,TRACE_BYTES" per thread while they fit ("more=1" if not). */
+static int handle_status(struct server *s)
+{
+	static char buf[RSP_MAX_PAYLOAD];
+	const struct hwt_bundle *b = s->bundle;
+	static const char *const reasons[] = { "running", "exited", "signaled",
+					       "fault" };
+	size_t len;
+
+	len = (size_t)snprintf(buf, sizeof(buf), "mode=post-mortem;format=%s;"
+			       "stop=%s;signal=%d;stop_tid=%lld;threads=%zu",
+			       b->type, (unsigned)b->stop_reason <= HWT_STOP_FAULT ?
+			       reasons[b->stop_reason] : "unknown", b->stop_signal,
+			       (long long)b->stop_tid, b->nthreads);
+	for (size_t i = 0; i < b->nthreads; i++) {
+		const struct hwt_bundle_thread *t = &b->threads[i];
+		char one[160];
+		int n = snprintf(one, sizeof(one), ";thread=%lld,%llu,%llu,%llu,%llu",
+				 (long long)t->tid,
+				 (unsigned long long)t->insn_total,
+				 (unsigned long long)t->lost_insns,
+				 (unsigned long long)t->lost_bytes,
+				 (unsigned long long)t->trace_size);
+
+		if (len + (size_t)n + 8 >= sizeof(buf)) {
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, ";more=1");
+			break;
+		}
+		memcpy(buf + len, one, (size_t)n + 1);
+		len += (size_t)n;
+	}
+	return rsp_send_str(&s->conn, buf);
+}
+
+enum session { SESSION_ON, SESSION_END };
+
+static int dispatch(struct server *s, const struct rsp_packet *pk,
+		    enum session *state)
+{
+	const char *p = (const char *)pk->data;
+	char reply[REPLY_MAX];
+	size_t idx;
+	int rc = 0;
+
+	if (strlen(p) != pk->len) {
+		/* A NUL byte: only binary writes (X) carry them. */
+		return rsp_send_str(&s->conn, p[0] == 'X' ? READ_ONLY : "");
+	}
+	if (btrace_handle(s, p, &rc))
+		return rc;
+	switch (p[0]) {
+	case '?':
+		reverse_stop_reply(s, s->stop_thread, "", reply, sizeof(reply));
+		return rsp_send_str(&s->conn, reply);
+	case 'g':
+		return p[1] ? rsp_send_str(&s->conn, "") : handle_g(s);
+	case 'p':
+		return handle_p(s, p + 1);
+	case 'm':
+		return handle_m(s, p + 1);
+	case 'G': case 'P': case 'M': case 'X':
+		return rsp_send_str(&s->conn, READ_ONLY);
+	case 'H':
+		if ((p[1] != 'g' && p[1] != 'c') || !thread_by_id(s, p + 2, &idx))
+			return rsp_send_str(&s->conn, "E.No such thread.");
+		if (p[1] == 'g')
+			s->gthread = idx;
+		else
+			s->cthread = idx;
+		return rsp_send_str(&s->conn, "OK");
+	case 'T':
+		return rsp_send_str(&s->conn, thread_by_id(s, p + 1, &idx) ?
+				    "OK" : "E.No such thread.");
+	case 'Z': case 'z':
+		return handle_breakpoint(s, p);
+	case 'b':
+		if (strcmp(p, "bs") == 0 || strcmp(p, "bc") == 0)
+			return resume(s, s->cthread, HWT_BACKWARD, p[1] == 's');
+		return rsp_send_str(&s->conn, "");
+	case 's': case 'c':
+		/* "c ADDR" would resume elsewhere: not in a recorded past. */
+		if (p[1])
+			return rsp_send_str(&s->conn, "E.Cannot resume at another "
+					    "address in a recorded history.");
+		return resume(s, s->cthread, HWT_FORWARD, p[0] == 's');
+	case 'D':
+		*state = SESSION_END;
+		return rsp_send_str(&s->conn, "OK");
+	case 'k':
+		*state = SESSION_END;
+		return 0;
+	default:
+		break;
+	}
+	if (strncmp(p, "qSupported", 10) == 0)
+		return rsp_send_str(&s->conn, SUPPORTED);
+	if (strcmp(p, "QStartNoAckMode") == 0) {
+		rc = rsp_send_str(&s->conn, "OK");
+		s->conn.noack = true;
+		return rc;
+	}
+	if (strcmp(p, "qfThreadInfo") == 0 || strcmp(p, "qsThreadInfo") == 0)
+		return handle_threads(s, p);
+	if (strcmp(p, "qC") == 0) {
+		snprintf(reply, sizeof(reply), "QC%llx",
+			 (unsigned long long)s->threads[s->stop_thread].tid);
+		return rsp_send_str(&s->conn, reply);
+	}
+	if (strncmp(p, "qAttached", 9) == 0)
+		return rsp_send_str(&s->conn, "1");
+	if (strncmp(p, "qXfer:", 6) == 0)
+		return handle_xfer(s, p);
+	if (strcmp(p, "vCont?") == 0)
+		return rsp_send_str(&s->conn, "vCont;c;C;s;S");
+	if (strncmp(p, "vCont;", 6) == 0)
+		return handle_vcont(s, p + 5);
+	if (strncmp(p, "vKill", 5) == 0) {
+		*state = SESSION_END;
+		return rsp_send_str(&s->conn, "OK");
+	}
+	if (strcmp(p, "qHwtStatus") == 0)
+		return handle_status(s);
+	if (strncmp(p, "qSymbol:", 8) == 0)
+		return rsp_send_str(&s->conn, "OK");
+	return rsp_send_str(&s->conn, "");
+}
+
+static const char *event_name(enum rsp_event ev)
+{
+	switch (ev) {
+	case RSP_BAD_CHECKSUM: return "a packet with a bad checksum";
+	case RSP_MALFORMED: return "a malformed packet";
+	case RSP_OVERSIZED: return "a packet longer than PacketSize";
+	default: return "junk";
+	}
+}
+
+/* Handle every complete unit in the buffer. */
+static int drain(struct server *s, struct rsp_packet *pk, enum session *state)
+{
+	for (;;) {
+		enum rsp_event ev = rsp_conn_next(&s->conn, pk);
+		int rc = 0;
+
+		switch (ev) {
+		case RSP_NEED_MORE:
+			return 0;
+		case RSP_ACK:
+		case RSP_JUNK:
+			break;
+		case RSP_INTERRUPT:
+			/* Nothing ever runs, so there is nothing to stop:
+			 * every resume has already been answered. */
+			break;
+		case RSP_NAK:
+			rc = rsp_resend(&s->conn);
+			break;
+		case RSP_BAD_CHECKSUM:
+			log_msg("received %s", event_name(ev));
+			/* With acks, '-' asks for it again; without, the
+			 * sender expects no answer to a corrupt packet. */
+			if (!s->conn.noack)
+				rc = rsp_send_raw(&s->conn, "-", 1);
+			break;
+		case RSP_MALFORMED:
+		case RSP_OVERSIZED:
+			log_msg("received %s", event_name(ev));
+			if (!s->conn.noack)
+				rc = rsp_send_raw(&s->conn, "+", 1);
+			if (!rc)
+				rc = rsp_send_str(&s->conn, ev == RSP_OVERSIZED ?
+						  "E.Packet too long." :
+						  "E.Malformed packet.");
+			break;
+		case RSP_PACKET:
+			if (!s->conn.noack)
+				rc = rsp_send_raw(&s->conn, "+", 1);
+			if (!rc)
+				rc = dispatch(s, pk, state);
+			break;
+		}
+		if (rc)
+			return rc;
+		if (*state == SESSION_END)
+			return 0;
+	}
+}
+
+int server_run(struct server *s, struct listener *l, int fd,
+	       struct hwt_err *err)
+{
+	static struct rsp_packet pk;
+	enum session state = SESSION_ON;
+	int rc = 0;
+
+	rsp_conn_init(&s->conn, fd);
+	while (state == SESSION_ON) {
+		struct pollfd p[2] = {
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = l->fd, .events = POLLIN },
+		};
+		long n;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = hwt_err_set(err, errno, "poll: %s", strerror(errno));
+			break;
+		}
+		if (p[1].revents & POLLIN && listener_refuse_pending(l))
+			log_msg("refused a second client: one debugger at a time");
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = rsp_conn_fill(&s->conn);
+		if (n <= 0) {
+			if (n < 0)
+				log_msg("connection error: %s", strerror((int)-n));
+			break;
+		}
+		rc = drain(s, &pk, &state);
+		if (rc) {
+			log_msg("cannot reply: %s", strerror(-rc));
+			rc = 0;
+			break;
+		}
+	}
+	rsp_conn_free(&s->conn);
+	close(fd);
+	return rc;
+}
