@@ -12,28 +12,19 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 
-RESULTS = []
+from hwt_testlib import exit_status, report, sanitizer_report
+from hwt_testlib import run_tool
 
 
-def report(name, ok, why=''):
-    RESULTS.append(ok)
-    print(f'PASS {name}' if ok else f'FAIL {name}: {why}', flush=True)
+def run(binary, *args):
+    return run_tool(binary, *args, timeout=300)
 
 
-def run(hwtrace, *args):
-    env = dict(os.environ, ASAN_OPTIONS='detect_leaks=1',
-               UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1')
-    p = subprocess.run([hwtrace, *args], capture_output=True, text=True,
-                       errors='replace', env=env, timeout=300)
-    return p.returncode, p.stdout, p.stderr
 
 
-def sanitizer_report(err):
-    return 'AddressSanitizer' in err or 'runtime error:' in err or 'LeakSanitizer' in err
 
 
 def expect_error(hwtrace, name, args, needle, status=1):
@@ -196,7 +187,7 @@ def main():
             expect_survives(hwtrace, 'corrupt module file', ['dump', '--insn', '--tsv', d], want_gap=False)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if all(RESULTS) else 1
+    return exit_status()
 
 
 if __name__ == '__main__':

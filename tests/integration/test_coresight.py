@@ -24,32 +24,23 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-RESULTS = []
+from hwt_testlib import exit_status, report, sanitizer_report
+from hwt_testlib import run_tool
+
+
+def run(binary, *args):
+    return run_tool(binary, *args, timeout=600)
+
+
 RANGE = re.compile(r'ID:([0-9a-fA-F]+);.*OCSD_GEN_TRC_ELEM_INSTR_RANGE\(exec '
                    r'range=0x([0-9a-fA-F]+):\[0x([0-9a-fA-F]+)\] num_i\((\d+)\)'
                    r'.*?\(ISA=(\w+)\)')
 
 
-def report(name, ok, why=''):
-    RESULTS.append(ok)
-    print(f'PASS {name}' if ok else f'FAIL {name}: {why}', flush=True)
 
-
-def run(hwtrace, *args):
-    env = dict(os.environ, ASAN_OPTIONS='detect_leaks=1',
-               UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1')
-    p = subprocess.run([hwtrace, *args], capture_output=True, text=True,
-                       errors='replace', env=env, timeout=600)
-    return p.returncode, p.stdout, p.stderr
-
-
-def sanitizer_report(err):
-    return ('AddressSanitizer' in err or 'runtime error:' in err or
-            'LeakSanitizer' in err)
 
 
 def lister_ranges(text):
@@ -257,7 +248,7 @@ def main():
         broken_ini(hostile, corpus, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if all(RESULTS) else 1
+    return exit_status()
 
 
 if __name__ == '__main__':
