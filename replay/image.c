@@ -233,6 +233,29 @@ bool hwt_image_in_linker(struct hwt_image *img, uint64_t addr)
 			base_name(img->interp));
 }
 
+/* Map the file bytes of every PT_LOAD segment at vaddr + bias: .bss and
+ * the like have no content the decoder could use. */
+static int map_load_segments(struct hwt_image *img, struct hwt_module *m,
+			     size_t nph, uint64_t bias, int prio,
+			     struct hwt_err *err)
+{
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		uint64_t filesz;
+		int rc;
+
+		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		rc = phdr_bytes(m, &ph, &filesz, err);
+		if (!rc)
+			rc = add_raw(img, ph.p_vaddr + bias, filesz,
+				     m->map + ph.p_offset, m, prio, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int hwt_image_add_elf(struct hwt_image *img, const char *path,
 		      uint64_t load_address, struct hwt_err *err)
 {
@@ -280,23 +303,8 @@ int hwt_image_add_elf(struct hwt_image *img, const char *path,
 	rc = add_module(img, m, err);
 	if (rc)
 		goto fail;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		uint64_t filesz;
-
-		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		/* Only file bytes: .bss and the like have no content the
-		 * decoder could use. */
-		rc = phdr_bytes(m, &ph, &filesz, err);
-		if (!rc)
-			rc = add_raw(img, ph.p_vaddr + m->bias, filesz,
-				     m->map + ph.p_offset, m, PRIO_FILE, err);
-		/* On failure the module stays, with the spans added. */
-		if (rc)
-			return rc;
-	}
-	return 0;
+	/* On failure the module stays, with the spans added. */
+	return map_load_segments(img, m, nph, m->bias, PRIO_FILE, err);
 fail:
 	module_free(m);
 	return rc;
@@ -326,20 +334,7 @@ int hwt_image_add_core(struct hwt_image *img, const char *path,
 		module_free(m);
 		return rc;
 	}
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		uint64_t filesz;
-
-		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		rc = phdr_bytes(m, &ph, &filesz, err);
-		if (!rc)
-			rc = add_raw(img, ph.p_vaddr, filesz,
-				     m->map + ph.p_offset, m, PRIO_CORE, err);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return map_load_segments(img, m, nph, 0, PRIO_CORE, err);
 }
 
 int hwt_image_add_raw(struct hwt_image *img, const char *path,
