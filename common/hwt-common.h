@@ -171,6 +171,7 @@ enum hwt_isa {
 	HWT_ISA_A64,         /* AArch64 */
 	HWT_ISA_A32,         /* AArch32 ARM */
 	HWT_ISA_T32,         /* AArch32 Thumb */
+	HWT_ISA_X86_32,      /* x86 in 32-bit mode (Intel PT's MODE.EXEC) */
 };
 
 enum hwt_cs_protocol {

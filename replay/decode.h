@@ -36,9 +36,41 @@ struct hwt_segment {
 	uint32_t nitems;         /* items it decodes to, gaps included */
 	uint32_t flags;          /* the decoder's own */
 	const char *reason;      /* the decoder's own, owned by the index */
+	/* Per-cpu Intel PT: only the items whose time (TSC) lies in
+	 * [tsc_begin, tsc_end] are the thread's; tsc_end 0: every item. */
+	uint64_t tsc_begin, tsc_end;
 	const struct hwt_block *blocks; /* decoded while indexing: off and
 				  * len count blocks from here */
 };
+
+/* Per-cpu Intel PT: one stretch during which the thread ran on a cpu,
+ * from its context-switch records (replay/pt_switch.c). */
+struct hwt_pt_piece {
+	uint64_t off, len;       /* the cpu's trace in the history's bytes */
+	uint64_t tsc_begin, tsc_end; /* inclusive; end UINT64_MAX: open */
+	int64_t cpu;             /* cpus[].id, for messages */
+	/* Whether a switch-in began it and a switch-out ended it; else
+	 * the records ran out or lack one (LLDB's "hinted" executions). */
+	bool begin_known, end_known;
+	size_t cpu_index;        /* into the bundle's pt_cpus */
+};
+
+/* The pieces of thread tid in the per-cpu bundle b, in time order, and
+ * the traces of the cpus they need, concatenated into *trace (caller
+ * frees both). Malformed context-switch records are an error naming the
+ * cpu, the file and the offset. */
+int hwt_pt_thread_pieces(const struct hwt_bundle *b, int64_t tid,
+			 uint8_t **trace, size_t *size,
+			 struct hwt_pt_piece **pieces, size_t *npieces,
+			 struct hwt_err *err);
+/* Append the executions of tid in one cpu's context-switch records
+ * (perf_event PERF_RECORD_SWITCH_CPU_WIDE with sample_id_all, TID and
+ * TIME, as LLDB stores them) to *v as pieces with cpu_index, times
+ * converted to TSC with conv; off and len are left 0. */
+int hwt_pt_switch_parse(const uint8_t *d, size_t n, int64_t tid,
+			const struct hwt_tsc_conv *conv, size_t cpu_index,
+			int64_t cpu, struct hwt_pt_piece **v, size_t *nv,
+			struct hwt_err *err);
 
 struct hwt_blocks {
 	struct hwt_block *v;
@@ -55,6 +87,10 @@ struct hwt_segments {
 	 * memory. Set before indexing. */
 	const struct hwt_bundle *bundle;
 	size_t thread;
+	/* Per-cpu Intel PT: the thread's pieces of the trace, in time
+	 * order; NULL otherwise. Set before indexing, used only by it. */
+	const struct hwt_pt_piece *pieces;
+	size_t npieces;
 	/* Formats that decode while indexing (CoreSight) keep the blocks
 	 * here; their segments point into it. Freed with the index. */
 	struct hwt_blocks decoded;

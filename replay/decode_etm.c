@@ -360,7 +360,13 @@ static int cs_decode(const uint8_t *trace, size_t size,
 	return 0;
 }
 
-#ifdef __SANITIZE_ADDRESS__
+/* gcc says __SANITIZE_ADDRESS__, clang (the fuzz build) __has_feature. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HWT_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(HWT_ASAN)
 /* OpenCSD 1.3.3's ocsd_dt_set_gen_elem_outfn allocates a 32-byte callback
  * object that ocsd_destroy_dcd_tree never frees; there is no call to free
  * it from outside. Sanitizer builds must not report that as ours. */

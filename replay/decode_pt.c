@@ -80,7 +80,17 @@ struct pt_run {
 	bool seen_insn;              /* the segment emitted an instruction */
 	bool decided;                /* the first enable was judged */
 	bool cont;                   /* index: result for PT_SEG_CONT */
+	struct pt_insn_decoder *dec; /* while run_segment runs: for time */
 };
+
+/* Per-cpu traces: whether an item at time ts belongs to another thread
+ * (or to none we can tell: no TSC yet). */
+static bool outside(const struct pt_run *r, uint64_t ts)
+{
+	const struct hwt_segment *s = r->seg;
+
+	return s->tsc_end && (!ts || ts < s->tsc_begin || ts > s->tsc_end);
+}
 
 static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 		    uint64_t ip, void *ctx)
@@ -105,13 +115,18 @@ static int flush(struct pt_run *r)
 
 /* One instruction. Blocks must be walkable with the image's 64-bit
  * lengths (history.c), so only 64-bit code whose length the image agrees
- * on is merged; anything else is a block of its own. */
+ * on is merged; anything else is a block of its own, 32-bit code marked
+ * so that the image disassembles it in 32-bit mode. */
 static int emit(struct pt_run *r, const struct pt_insn *in, uint64_t ts,
 		bool async)
 {
 	enum hwt_insn_class cls;
 	uint8_t len;
 
+	/* Another thread's: the next kept instruction does not follow
+	 * this block. */
+	if (outside(r, ts))
+		return flush(r);
 	r->nitems++;
 	r->next_ip = in->ip + in->size;
 	r->have_next = true;
@@ -138,6 +153,7 @@ static int emit(struct pt_run *r, const struct pt_insn *in, uint64_t ts,
 	r->blk = (struct hwt_block){
 		.begin = in->ip, .end = in->ip, .count = 1,
 		.flags = async ? HWT_BLOCK_ASYNC : 0, .timestamp = ts,
+		.isa = in->mode == ptem_32bit ? HWT_ISA_X86_32 : HWT_ISA_DEFAULT,
 	};
 	r->last_len = in->size;
 	r->have_blk = in->mode == ptem_64bit;
@@ -159,9 +175,15 @@ static int gap(struct pt_run *r, const char *fmt, ...)
 	static const char lost[] = "gap (its reason did not fit the index)";
 	struct hwt_block b = { .count = 1, .flags = HWT_BLOCK_GAP };
 	size_t room = sizeof(r->reasons) - r->rlen;
+	uint64_t ts = 0;
 	va_list ap;
 	int n;
 
+	if (r->seg->tsc_end && r->dec &&
+	    pt_insn_time(r->dec, &ts, NULL, NULL) < 0)
+		ts = 0;
+	if (outside(r, ts))
+		return 0;
 	r->nitems++;
 	if (!r->out) {
 		if (r->nreasons >= PT_SEG_NREASONS_MAX || room < 2)
@@ -223,6 +245,7 @@ static int run_segment(struct pt_run *r)
 		pt_insn_free_decoder(dec);
 		return -ENOMEM;
 	}
+	r->dec = dec;
 	status = pt_insn_sync_forward(dec);
 	/* Tracing off at the PSB (no IP in it): see the enabled event. */
 	is_off = status >= 0 && (status & pts_ip_suppressed);
@@ -355,6 +378,7 @@ static int run_segment(struct pt_run *r)
 			 (unsigned long long)seg->off, PT_SEG_MAX_ITEMS);
 	}
 out:
+	r->dec = NULL;
 	pt_insn_free_decoder(dec);
 	if (!rc && r->out)
 		rc = flush(r);
@@ -410,10 +434,18 @@ static uint32_t cpu_flags(const struct hwt_cpu_info *cpu)
 		(uint32_t)cpu->model << 4 | (uint32_t)cpu->stepping;
 }
 
+/* What the index carries from segment to segment: where the last
+ * instruction kept falls through to, and whether a per-cpu piece kept
+ * anything. */
+struct pt_cont {
+	bool have_next, kept;
+	uint64_t next_ip;
+};
+
 /* Count segment s's items by decoding it, and keep its gap reasons. */
 static int index_segment(const uint8_t *trace, struct hwt_image *img,
 			 struct hwt_segments *segs, struct hwt_segment *s,
-			 bool *have_next, uint64_t *next_ip)
+			 struct pt_cont *c)
 {
 	struct pt_run *r = calloc(1, sizeof(*r));
 	int rc;
@@ -421,12 +453,14 @@ static int index_segment(const uint8_t *trace, struct hwt_image *img,
 	if (!r)
 		return -ENOMEM;
 	*r = (struct pt_run){ .trace = trace, .seg = s, .img = img,
-			      .have_next = *have_next, .next_ip = *next_ip };
+			      .have_next = c->have_next,
+			      .next_ip = c->next_ip };
 	rc = run_segment(r);
 	if (r->cont)
 		s->flags |= PT_SEG_CONT;
-	*have_next = r->have_next;
-	*next_ip = r->next_ip;
+	c->have_next = r->have_next;
+	c->next_ip = r->next_ip;
+	c->kept |= r->nitems > 0;
 	if (!rc && r->nreasons) {
 		char *str;
 
@@ -455,35 +489,54 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-static int pt_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
-		    uint64_t end_pc, struct hwt_image *img,
-		    struct hwt_segments *segs, struct hwt_err *err)
+/* The IP (when *has_ip) and TSC (0: none) of the PSB+ at off. */
+static uint64_t psb_info(struct pt_query_decoder *qry, uint64_t off,
+			 uint64_t *ip, bool *has_ip)
 {
+	uint64_t tsc = 0;
+	int st = pt_qry_sync_set(qry, ip, off);
+
+	*has_ip = st >= 0 && !(st & pts_ip_suppressed);
+	if (st < 0 || pt_qry_time(qry, &tsc, NULL, NULL) < 0)
+		tsc = 0;
+	return tsc;
+}
+
+/* Index the trace bytes [base, base + size) of trace; with a window
+ * (tsc_end not 0), only what ran in it, skipping the PSB segments that
+ * lie wholly outside it. */
+static int index_range(const uint8_t *trace, uint64_t base, size_t size,
+		       uint32_t flags, uint64_t tsc_begin, uint64_t tsc_end,
+		       struct hwt_image *img, struct hwt_segments *segs,
+		       struct pt_cont *c)
+{
+	const uint8_t *t = trace + base;
 	struct pt_query_decoder *qry = NULL;
-	uint32_t flags = cpu_flags(segs->cpu);
-	uint64_t *psb = NULL, next_ip = 0;
-	bool have_next = false;
+	uint64_t *psb = NULL, ip, tsc = 0, next_tsc;
 	size_t npsb = 0;
 	struct pt_config cfg;
+	bool has_ip;
 	int rc;
 
-	if (segs->cpu && strcmp(segs->cpu->vendor, "GenuineIntel"))
-		return hwt_err_set(err, ENOTSUP, "an Intel PT trace needs an "
-				   "Intel cpu, but the bundle says the cpu is "
-				   "'%s'; give cpuInfo.vendor GenuineIntel",
-				   segs->cpu->vendor);
-	rc = find_psbs(trace, size, &psb, &npsb);
+	/* No bytes, no items (libipt takes no empty buffer). */
+	if (!size)
+		return 0;
+	rc = find_psbs(t, size, &psb, &npsb);
 	if (!rc && npsb) {
 		pt_setup(&cfg, flags);
-		cfg.begin = (uint8_t *)trace;
-		cfg.end = (uint8_t *)trace + size;
+		cfg.begin = (uint8_t *)t;
+		cfg.end = (uint8_t *)t + size;
 		qry = pt_qry_alloc_decoder(&cfg);
 		if (!qry)
 			rc = -ENOMEM;
+		else
+			tsc = psb_info(qry, psb[0], &ip, &has_ip);
 	}
 	/* Bytes before the first PSB cannot be decoded: nothing there says
-	 * where execution was. Padding (zeros) is no loss. */
-	if (!rc && (npsb ? psb[0] : size) && !all_zero(trace, npsb ? psb[0] : size)) {
+	 * where execution was. Padding (zeros) is no loss. Per-cpu pieces
+	 * leave it out: it is no one thread's. */
+	if (!rc && !tsc_end && (npsb ? psb[0] : size) &&
+	    !all_zero(t, npsb ? psb[0] : size)) {
 		struct hwt_segment g = { .nitems = 1 };
 
 		g.reason = hwt_segments_reason(segs, "%llu bytes of trace "
@@ -494,24 +547,106 @@ static int pt_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 	}
 	for (size_t i = 0; !rc && i < npsb; i++) {
 		struct hwt_segment s = {
-			.off = psb[i],
+			.off = base + psb[i],
 			.len = (i + 1 < npsb ? psb[i + 1] : size) - psb[i],
 			.flags = flags,
+			.tsc_begin = tsc_begin, .tsc_end = tsc_end,
 		};
-		uint64_t ip;
-		int st;
 
+		next_tsc = 0;
 		if (i + 1 < npsb) {
-			st = pt_qry_sync_set(qry, &ip, psb[i + 1]);
-			if (st >= 0 && !(st & pts_ip_suppressed)) {
+			next_tsc = psb_info(qry, psb[i + 1], &ip, &has_ip);
+			if (has_ip) {
 				s.pc = ip;
 				s.flags |= PT_SEG_NEXT_IP;
 			}
 		}
-		rc = index_segment(trace, img, segs, &s, &have_next, &next_ip);
+		/* A segment's times run from its PSB's TSC to the next
+		 * one's: outside the window, it has nothing of the thread. */
+		if (tsc_end && ((next_tsc && next_tsc < tsc_begin) ||
+				tsc > tsc_end)) {
+			tsc = next_tsc;
+			continue;
+		}
+		tsc = next_tsc;
+		rc = index_segment(trace, img, segs, &s, c);
 	}
 	pt_qry_free_decoder(qry);
 	free(psb);
+	return rc;
+}
+
+/* Per-cpu: the thread's pieces one after the other, as LLDB joins a
+ * thread's executions. Where a context switch between two pieces is
+ * known (a switch-out, then a switch-in), the thread simply went on; where
+ * the records lack one of them (the trace began or ended, or a record is
+ * missing), what the thread did between is unknown and a gap says so. */
+static int index_pieces(const uint8_t *trace, size_t size, uint32_t flags,
+			struct hwt_image *img, struct hwt_segments *segs)
+{
+	const struct hwt_pt_piece *prev = NULL;
+
+	for (size_t i = 0; i < segs->npieces; i++) {
+		const struct hwt_pt_piece *p = &segs->pieces[i];
+		struct pt_cont c = { 0 };
+		size_t at = segs->n;
+		struct hwt_segment g = { .nitems = 1 };
+		int rc;
+
+		if (p->off > size || p->len > size - p->off)
+			return -EINVAL;
+		/* Ended before any TSC the trace can hold. */
+		if (!p->tsc_end)
+			continue;
+		rc = index_range(trace, p->off, p->len, flags,
+				 p->tsc_begin ? p->tsc_begin : 1,
+				 p->tsc_end, img, segs, &c);
+		if (rc)
+			return rc;
+		if (!c.kept)
+			continue;
+		if (prev && (!prev->end_known || !p->begin_known)) {
+			g.reason = hwt_segments_reason(segs, "the thread's "
+				"trace on cpu %lld up to tsc %llu and on cpu "
+				"%lld from tsc %llu may not be contiguous: the "
+				"context-switch records lack its switch-%s",
+				(long long)prev->cpu,
+				(unsigned long long)prev->tsc_end,
+				(long long)p->cpu,
+				(unsigned long long)p->tsc_begin,
+				prev->end_known ? "in" : "out");
+			if (!g.reason || hwt_segments_push(segs, &g))
+				return -ENOMEM;
+			/* Before the piece's segments. */
+			memmove(&segs->v[at + 1], &segs->v[at],
+				(segs->n - 1 - at) * sizeof(*segs->v));
+			segs->v[at] = g;
+		}
+		prev = p;
+	}
+	return 0;
+}
+
+static int pt_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
+		    uint64_t end_pc, struct hwt_image *img,
+		    struct hwt_segments *segs, struct hwt_err *err)
+{
+	uint32_t flags = cpu_flags(segs->cpu);
+	struct pt_cont c = { 0 };
+	int rc;
+
+	if (segs->cpu && strcmp(segs->cpu->vendor, "GenuineIntel"))
+		return hwt_err_set(err, ENOTSUP, "an Intel PT trace needs an "
+				   "Intel cpu, but the bundle says the cpu is "
+				   "'%s'; give cpuInfo.vendor GenuineIntel",
+				   segs->cpu->vendor);
+	if (segs->pieces)
+		rc = index_pieces(trace, size, flags, img, segs);
+	else
+		rc = index_range(trace, 0, size, flags, 0, 0, img, segs, &c);
+	if (rc == -EINVAL)
+		return hwt_err_set(err, EINVAL, "a per-cpu piece lies outside "
+				   "the %zu-byte trace", size);
 	if (rc)
 		return hwt_err_set(err, ENOMEM, "out of memory indexing a "
 				   "%zu-byte Intel PT trace", size);

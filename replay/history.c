@@ -59,6 +59,7 @@ static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 		      size_t size, uint8_t *owned, uint64_t lost_insns,
 		      uint64_t end_pc, const struct hwt_cpu_info *cpu,
 		      const struct hwt_bundle *b, size_t thread_idx,
+		      const struct hwt_pt_piece *pieces, size_t npieces,
 		      struct hwt_image *img,
 		      struct hwt_history **out,
 		      struct hwt_err *err)
@@ -89,11 +90,16 @@ static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 	h->segs.cpu = cpu;
 	h->segs.bundle = b;
 	h->segs.thread = thread_idx;
+	h->segs.pieces = pieces;
+	h->segs.npieces = npieces;
 	if (dec->index_image)
 		rc = dec->index_image(trace, size, lost_insns, end_pc, img,
 				      &h->segs, err);
 	else
 		rc = dec->index(trace, size, lost_insns, &h->segs, err);
+	/* The pieces belong to the caller and are needed only here. */
+	h->segs.pieces = NULL;
+	h->segs.npieces = 0;
 	if (rc) {
 		hwt_history_free(h);
 		return rc;
@@ -112,7 +118,7 @@ int hwt_history_open_sw(const uint8_t *trace, size_t size,
 			struct hwt_history **out, struct hwt_err *err)
 {
 	return open_trace(&hwt_decoder_sw, trace, size, NULL, lost_insns, 0,
-			  NULL, NULL, 0, img, out, err);
+			  NULL, NULL, 0, NULL, 0, img, out, err);
 }
 
 int hwt_history_open_bts(const uint8_t *trace, size_t size, uint64_t end_pc,
@@ -120,7 +126,7 @@ int hwt_history_open_bts(const uint8_t *trace, size_t size, uint64_t end_pc,
 			 struct hwt_err *err)
 {
 	return open_trace(&hwt_decoder_bts, trace, size, NULL, 0, end_pc, NULL,
-			  NULL, 0, img, out, err);
+			  NULL, 0, NULL, 0, img, out, err);
 }
 
 int hwt_history_open_format(const char *format, const uint8_t *trace,
@@ -133,8 +139,30 @@ int hwt_history_open_format(const char *format, const uint8_t *trace,
 		return hwt_err_set(err, ENOTSUP, "no decoder for '%s'; this "
 				   "build reads: %s", format ? format : "(none)",
 				   hwt_decoder_names());
-	return open_trace(dec, trace, size, NULL, 0, 0, NULL, NULL, 0, img,
+	return open_trace(dec, trace, size, NULL, 0, 0, NULL, NULL, 0, NULL, 0, img,
 			  out, err);
+}
+
+/* Per-cpu Intel PT: the thread's history is the pieces of the cpus'
+ * traces during which it ran, in time order (replay/pt_switch.c). */
+static int open_per_cpu(const struct hwt_bundle *b, size_t thread_idx,
+			struct hwt_image *img, struct hwt_history **out,
+			struct hwt_err *err)
+{
+	const struct hwt_bundle_thread *t = &b->threads[thread_idx];
+	struct hwt_pt_piece *pieces;
+	size_t size, npieces;
+	uint8_t *data;
+	int rc;
+
+	rc = hwt_pt_thread_pieces(b, t->tid, &data, &size, &pieces, &npieces,
+				  err);
+	if (rc)
+		return rc;
+	rc = open_trace(&hwt_decoder_pt, data, size, data, 0, 0, &b->cpu, b,
+			thread_idx, pieces, npieces, img, out, err);
+	free(pieces);
+	return rc;
 }
 
 int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
@@ -159,11 +187,10 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 				   b->type ? b->type : "(none)",
 				   hwt_decoder_names());
 	t = &b->threads[thread_idx];
+	if (!t->trace_file && b->npt_cpus && dec == &hwt_decoder_pt)
+		return open_per_cpu(b, thread_idx, img, out, err);
 	if (!t->trace_file)
-		return hwt_err_set(err, ENOTSUP, "thread %lld has no trace of "
-				   "its own: the bundle holds per-cpu traces "
-				   "(cpus), which this build does not split "
-				   "into threads yet; record per thread",
+		return hwt_err_set(err, EINVAL, "thread %lld has no trace",
 				   (long long)t->tid);
 	rc = hwt_bundle_load_file(b, t->trace_file, t->trace_size, &data,
 				  &size, err);
@@ -174,7 +201,7 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 	end_pc = b->stop_reason == HWT_STOP_FAULT && b->stop_tid == t->tid ?
 		b->stop_pc : 0;
 	return open_trace(dec, data, size, data, t->lost_insns, end_pc,
-			  &b->cpu, b, thread_idx, img, out, err);
+			  &b->cpu, b, thread_idx, NULL, 0, img, out, err);
 }
 
 static void slot_free(struct hwt_history *h, int i)

@@ -345,7 +345,7 @@ int hwt_image_add_raw(struct hwt_image *img, const char *path,
 	struct stat st;
 	int fd, rc;
 
-	if (isa < HWT_ISA_DEFAULT || isa > HWT_ISA_T32)
+	if (isa < HWT_ISA_DEFAULT || isa > HWT_ISA_X86_32)
 		return hwt_err_set(err, EINVAL, "%s: unknown instruction set %d",
 				   path, (int)isa);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -29,6 +29,11 @@ const char *hwt_insn_class_name(enum hwt_insn_class cls)
 	return "unknown";
 }
 
+static bool is_x86(enum hwt_isa isa)
+{
+	return isa == HWT_ISA_X86_64 || isa == HWT_ISA_X86_32;
+}
+
 /* Open the Capstone handle for isa and make it the current one. */
 static int cs_setup(struct hwt_image *img, enum hwt_isa isa)
 {
@@ -37,6 +42,7 @@ static int cs_setup(struct hwt_image *img, enum hwt_isa isa)
 		[HWT_ISA_A64] = { CS_ARCH_ARM64, CS_MODE_ARM },
 		[HWT_ISA_A32] = { CS_ARCH_ARM, CS_MODE_ARM },
 		[HWT_ISA_T32] = { CS_ARCH_ARM, CS_MODE_THUMB },
+		[HWT_ISA_X86_32] = { CS_ARCH_X86, CS_MODE_32 },
 	};
 
 	if (!img->cs_open[isa]) {
@@ -46,7 +52,7 @@ static int cs_setup(struct hwt_image *img, enum hwt_isa isa)
 		/* Groups (call/ret/jump/int) need detail; GDB prints x86
 		 * in AT&T syntax. */
 		if (cs_option(img->cs[isa], CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-		    (isa == HWT_ISA_X86_64 &&
+		    (is_x86(isa) &&
 		     cs_option(img->cs[isa], CS_OPT_SYNTAX,
 			       CS_OPT_SYNTAX_ATT) != CS_ERR_OK) ||
 		    !(img->csis[isa] = cs_malloc(img->cs[isa]))) {
@@ -62,7 +68,7 @@ static int cs_setup(struct hwt_image *img, enum hwt_isa isa)
 
 void hwt_insn_fini(struct hwt_image *img)
 {
-	for (int i = 0; i <= HWT_ISA_T32; i++) {
+	for (int i = 0; i <= HWT_ISA_X86_32; i++) {
 		if (img->cs_open[i]) {
 			cs_free(img->csis[i], 1);
 			cs_close(&img->cs[i]);
@@ -224,10 +230,10 @@ static enum hwt_isa resolve_isa(struct hwt_image *img, uint64_t addr,
 {
 	const struct hwt_span *s;
 
-	if (isa > HWT_ISA_DEFAULT && isa <= HWT_ISA_T32)
+	if (isa > HWT_ISA_DEFAULT && isa <= HWT_ISA_X86_32)
 		return isa;
 	s = hwt_image_span(img, addr);
-	return s && s->isa > HWT_ISA_DEFAULT && s->isa <= HWT_ISA_T32 ?
+	return s && s->isa > HWT_ISA_DEFAULT && s->isa <= HWT_ISA_X86_32 ?
 		s->isa : HWT_ISA_X86_64;
 }
 
@@ -307,7 +313,7 @@ int hwt_image_insn_info_isa(struct hwt_image *img, uint64_t addr,
 		rc = decode(img, addr, isa);
 		if (rc == -ENOMEM)
 			return rc;
-		if (rc == -EILSEQ && isa != HWT_ISA_X86_64 &&
+		if (rc == -EILSEQ && !is_x86(isa) &&
 		    (raw = arm_raw(img, addr, isa, &word)))
 			rc = 0;
 		s->used = true;
@@ -318,7 +324,7 @@ int hwt_image_insn_info_isa(struct hwt_image *img, uint64_t addr,
 		s->cls = rc ? HWT_INSN_OTHER :
 			raw ? HWT_INSN_OTHER :
 			isa == HWT_ISA_A64 ? (uint8_t)classify_a64(img->csi) :
-			isa != HWT_ISA_X86_64 ? (uint8_t)classify_a32(img->csi) :
+			!is_x86(isa) ? (uint8_t)classify_a32(img->csi) :
 			(uint8_t)classify(img->cur_cs, img->csi);
 	}
 	*len = s->len;
@@ -399,7 +405,7 @@ int hwt_image_insn_isa(struct hwt_image *img, uint64_t addr, enum hwt_isa isa,
 		return rc;
 	isa = resolve_isa(img, addr, isa);
 	rc = decode(img, addr, isa);
-	if (rc == -EILSEQ && isa != HWT_ISA_X86_64) {
+	if (rc == -EILSEQ && !is_x86(isa)) {
 		uint32_t word;
 		unsigned len = arm_raw(img, addr, isa, &word);
 
@@ -409,7 +415,7 @@ int hwt_image_insn_isa(struct hwt_image *img, uint64_t addr, enum hwt_isa isa,
 	}
 	if (rc)
 		return rc;
-	if (isa == HWT_ISA_X86_64)
+	if (is_x86(isa))
 		format_text(img->cur_cs, img->csi, out->text, sizeof(out->text));
 	else if (img->csi->op_str[0])
 		/* Arm: Capstone's text is GDB's, padded the same way */

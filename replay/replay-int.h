@@ -110,9 +110,9 @@ struct hwt_image {
 	size_t last;             /* index of the last map hit */
 	/* insn.c: one Capstone handle per instruction set, opened on
 	 * first use; csi of the last decode */
-	csh cs[HWT_ISA_T32 + 1];
-	bool cs_open[HWT_ISA_T32 + 1];
-	cs_insn *csis[HWT_ISA_T32 + 1];
+	csh cs[HWT_ISA_X86_32 + 1];
+	bool cs_open[HWT_ISA_X86_32 + 1];
+	cs_insn *csis[HWT_ISA_X86_32 + 1];
 	cs_insn *csi;
 	csh cur_cs;
 	struct hwt_insn_slot *icache;

@@ -3,7 +3,8 @@
 
 Seeds come from real data, made at run time into build-fuzz/seeds/: a
 program recorded by hwtrace record (its hwt-sw trace and trace.json), the
-LLDB intel-pt trace and the OpenCSD trace buffers in ../shared/corpus, and
+LLDB intel-pt trace, the OpenCSD trace buffers and snapshot directories
+in ../shared/corpus, and
 BTS walks the BTS target writes itself. New inputs a run finds stay in
 build-fuzz/corpus/TARGET, so later runs start where earlier ones ended.
 A target PASSes when it runs its time without a finding; a crash, leak,
@@ -96,6 +97,8 @@ def prepare(root, build, fuzz, corpus):
         'fuzz_swtrace': dict(base, HWT_FUZZ_IMAGE=rec),
         'fuzz_bundle': dict(base, HWT_FUZZ_BUNDLE_DIR=bdir,
                             HWT_FUZZ_SEED_FILES=':'.join(bundle_seeds)),
+        'fuzz_snapshot': dict(base, HWT_FUZZ_SNAPSHOTS=os.path.join(
+            corpus, 'opencsd', 'snapshots')),
     }
     out = {}
     for t in TARGETS:

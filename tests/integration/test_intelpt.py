@@ -20,6 +20,7 @@ import json
 import os
 import random
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -219,8 +220,7 @@ def check_variants(hwtrace, corpus, tmp):
     report('intelpt non-Intel vendor refused', rc == 1 and
            "'cpuInfo.vendor'" in err and 'GenuineIntel' in err,
            f'exit {rc}: {err.strip()}')
-    # Per-cpu bundle: read and validated; decoding per-cpu traces into
-    # threads is not there yet and says so.
+    # Per-cpu bundle: tscPerfZeroConversion is required with cpus.
     doc = base_doc(corpus)
     del doc['processes'][0]['threads'][0]['iptTrace']
     doc['cpus'] = [{'id': 0, 'iptTrace': os.path.join(corpus, '3842849.trace'),
@@ -231,13 +231,63 @@ def check_variants(hwtrace, corpus, tmp):
     report('intelpt per-cpu bundle needs tscPerfZeroConversion', rc == 1 and
            "'tscPerfZeroConversion' is missing" in err,
            f'exit {rc}: {err.strip()}')
+    check_per_cpu(hwtrace, corpus, tmp)
+
+
+def switch(out, tid, ns):
+    """One PERF_RECORD_SWITCH_CPU_WIDE as LLDB stores it (sample_id_all,
+    PERF_SAMPLE_TID | PERF_SAMPLE_TIME)."""
+    return struct.pack('<IHHIIIIQ', 15, 0x2000 if out else 0, 32, 0, 0,
+                       tid, tid, ns)
+
+
+def check_per_cpu(hwtrace, corpus, tmp):
+    """One cpu runs pt_stream(): thread 3842849 until tsc 1500 (its first
+    PSB segment, tsc 1000), then thread 77 from 1600 (the second, tsc
+    2000). timeZero 16, mult 1, shift 0: tsc = ns - 16."""
+    d = os.path.join(tmp, 'percpu')
+    os.makedirs(d)
+    with open(os.path.join(d, 'cpu0.trace'), 'wb') as f:
+        f.write(pt_stream())
+    good = (switch(False, 3842849, 916) + switch(True, 3842849, 1516) +
+            switch(False, 77, 1616))
+    doc = base_doc(corpus)
+    doc['processes'][0]['threads'] = [{'tid': 3842849}, {'tid': 77}]
+    doc['processes'][0]['modules'][0]['file'] = os.path.join(corpus, 'a.out')
+    doc['cpus'] = [{'id': 0, 'iptTrace': 'cpu0.trace',
+                    'contextSwitchTrace': 'cpu0.switch'}]
     doc['tscPerfZeroConversion'] = {'timeMult': 1, 'timeShift': 0,
                                     'timeZero': '0x10'}
-    path = write_bundle(os.path.join(tmp, 'percpu'), doc)
-    rc, out, err = run(hwtrace, 'dump', '--insn', path)
-    report('intelpt per-cpu bundle read, decoding refused clearly',
-           rc == 1 and 'per-cpu' in err and 'trace.json' not in err,
-           f'exit {rc}: {err.strip()}')
+    path = write_bundle(d, doc)
+    loop = [0x400521, 0x400525, 0x400529, 0x40052d]
+    cases = [('split into threads by context switches', good, 0, None),
+             ('truncated context-switch record is a clear error',
+              good[:-5], 1, 'at offset 64 has size 32'),
+             ('context-switch record size 0 is a clear error',
+              good[:32] + b'\0' * 32, 1, 'has size 0'),
+             ('context-switch times going backwards are a clear error',
+              switch(False, 77, 900) + switch(True, 77, 800), 1,
+              'back in time')]
+    for name, data, want_rc, msg in cases:
+        with open(os.path.join(d, 'cpu0.switch'), 'wb') as f:
+            f.write(data)
+        rc, out, err = run(hwtrace, 'dump', '--insn', '--tsv', path)
+        if want_rc:
+            report(f'intelpt per-cpu: {name}', rc == 1 and msg in err and
+                   'cpus[0].contextSwitchTrace' in err and
+                   'Sanitizer' not in err, f'exit {rc}: {err.strip()}')
+            continue
+        rows = items(out)
+        by = {}
+        for r in rows:
+            by.setdefault(r[0], []).append(r)
+        a = [r[3] for r in by.get('3842849', []) if r[2] == 'insn']
+        b = [r[3] for r in by.get('77', []) if r[2] == 'insn']
+        report(f'intelpt per-cpu: {name}', rc == 0 and
+               a == [0x400518, 0x40051f, 0x400529, 0x40052d] + loop and
+               b == loop * 2 and len(rows) == 16,
+               f'exit {rc}: {[hex(x) for x in a]} {[hex(x) for x in b]} '
+               f'{err.strip()}')
 
 
 def pt_stream():

@@ -9,7 +9,7 @@
  *   BASE+6  jne BASE+0      (75 f8)
  *   BASE+8  ret             (c3)
  * so every taken TNT bit is one more iteration of three instructions;
- * BASE+0x10 is a PTWRITE.
+ * BASE+0x10 is a PTWRITE; BASE+0x20 is 32-bit code (test_mode32).
  */
 #include <errno.h>
 #include <intel-pt.h>
@@ -30,6 +30,12 @@ static const uint8_t code[] = {
 	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
 	0xf3, 0x48, 0x0f, 0xae, 0xe0,          /* BASE+0x10: ptwrite %rax */
 	0x90,                                  /* BASE+0x15: nop */
+	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	/* BASE+0x20, 32-bit code: inc %eax; dec %eax; ret. In 64-bit mode
+	 * 0x40 and 0x48 are REX prefixes of one long instruction. */
+	0x40, 0x48, 0xc3,
+	0x90, 0x90, 0x90, 0x90, 0x90,
+	0x48, 0xff, 0xc0, 0xc3,                /* BASE+0x28: inc %rax; ret */
 };
 
 struct enc {
@@ -631,6 +637,291 @@ static void test_vendor(struct hwt_image *img)
 	hwt_segments_free(&segs);
 }
 
+/* MODE.EXEC: 32-bit code, then a return into 64-bit code. The 32-bit
+ * instructions must be marked so and disassemble as 32-bit. */
+static void test_mode32(struct hwt_image *img)
+{
+	static const struct hwt_cpu_info cpu = { "GenuineIntel", 6, 79, 1 };
+	static const uint64_t want[] = { 0x20, 0x21, 0x22, 0x28, 0x2b };
+	static const enum hwt_isa isa[] = { HWT_ISA_X86_32, HWT_ISA_X86_32,
+		HWT_ISA_X86_32, HWT_ISA_DEFAULT, HWT_ISA_DEFAULT };
+	static const uint8_t len[] = { 1, 1, 1, 3, 1 };
+	struct enc *x = malloc(sizeof(*x));
+	struct hwt_segments segs = { .cpu = &cpu };
+	struct hwt_blocks b = { 0 };
+	struct hwt_err err = { 0 };
+	struct pt_packet p = { .type = ppt_psb };
+	struct hwt_insn insn;
+	bool ok = true;
+	int rc;
+
+	enc_init(x);
+	put(x, &p);
+	p = (struct pt_packet){ .type = ppt_mode };
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csd = 1;        /* 32-bit */
+	put(x, &p);
+	ip_pkt(x, ppt_fup, BASE + 0x20, false);
+	simple(x, ppt_psbend);
+	p.payload.mode.bits.exec.csd = 0;
+	p.payload.mode.bits.exec.csl = 1;        /* back to 64-bit */
+	put(x, &p);
+	ip_pkt(x, ppt_tip, BASE + 0x28, false);  /* the 32-bit ret */
+	ip_pkt(x, ppt_tip_pgd, 0, true);         /* the 64-bit ret */
+	rc = x->failed ? -EIO :
+		hwt_decoder_pt.index_image(x->buf, enc_off(x), 0, 0, img, &segs,
+					   &err);
+	if (!rc && segs.n == 1)
+		rc = hwt_decoder_pt.decode(x->buf, enc_off(x), &segs.v[0], img,
+					   &b, &err);
+	CHECK("pt mode.exec: decodes", rc == 0 && segs.n == 1, "rc %d: %s",
+	      rc, err.msg);
+	/* Walk the blocks as the history does. */
+	for (size_t i = 0, k = 0; !rc && i < b.n; i++) {
+		uint64_t a = b.v[i].begin;
+
+		for (uint32_t j = 0; j < b.v[i].count; j++, k++) {
+			enum hwt_insn_class cls;
+			uint8_t l = 0;
+
+			hwt_image_insn_info_isa(img, a, b.v[i].isa, &l, &cls);
+			printf("  | %llx isa %d len %u\n",
+			       (unsigned long long)(a - BASE), b.v[i].isa, l);
+			ok &= k < 5 && a == BASE + want[k] &&
+				b.v[i].isa == isa[k] && l == len[k];
+			a += l;
+		}
+	}
+	CHECK("pt mode.exec: 32-bit instructions marked x86-32 with their "
+	      "32-bit lengths, then 64-bit ones", !rc && ok, "see above");
+	rc = hwt_image_insn_isa(img, BASE + 0x20, HWT_ISA_X86_32, true, &insn);
+	CHECK("pt mode.exec: 32-bit text", rc == 0 && insn.len == 1 &&
+	      strstr(insn.text, "inc") && strstr(insn.text, "eax"),
+	      "rc %d len %u '%s'", rc, insn.len, insn.text);
+	rc = hwt_image_insn_isa(img, BASE + 0x20, HWT_ISA_DEFAULT, true, &insn);
+	CHECK("pt mode.exec: the same bytes differ as 64-bit code",
+	      rc != 0 || insn.len != 1, "rc %d len %u '%s'", rc, insn.len,
+	      insn.text);
+	free(b.v);
+	hwt_segments_free(&segs);
+	enc_fini(x);
+	free(x);
+}
+
+/* ---- per-cpu bundles: context switches split cpu traces into threads */
+
+#define SW_OUT 0x2000u
+
+/* One PERF_RECORD_SWITCH_CPU_WIDE as LLDB stores it: header, next/prev
+ * pid and tid, then sample_id's pid, tid and time. */
+static size_t sw_rec(uint8_t *p, uint16_t misc, uint16_t size,
+		     uint32_t tid, uint64_t ns)
+{
+	uint32_t type = 15, zero = 0;
+
+	memset(p, 0, 32);
+	memcpy(p, &type, 4);
+	memcpy(p + 4, &misc, 2);
+	memcpy(p + 6, &size, 2);
+	memcpy(p + 8, &zero, 4);
+	memcpy(p + 16, &tid, 4);
+	memcpy(p + 20, &tid, 4);
+	memcpy(p + 24, &ns, 8);
+	return 32;
+}
+
+/* The bundle's conversion: ns = 100 + tsc / 2, so tsc = 2 * (ns - 100). */
+#define NS(tsc) (100 + (tsc) / 2)
+
+static bool put_file(const char *dir, const char *name, const void *d,
+		     size_t n)
+{
+	char path[256];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f)
+		return false;
+	ok = fwrite(d, 1, n, f) == n;
+	return fclose(f) == 0 && ok;
+}
+
+static char gap_reason[512];
+
+/* All items of thread idx: addresses (0 for a gap) and timestamps;
+ * gap_reason gets the first gap's reason. */
+static int thread_items(const struct hwt_bundle *b, size_t idx,
+			struct hwt_image *img, struct items *it,
+			struct hwt_err *err)
+{
+	struct hwt_history *h;
+	int rc = hwt_history_open(b, idx, img, &h, err);
+
+	memset(it, 0, sizeof(*it));
+	gap_reason[0] = '\0';
+	for (uint64_t i = 1; !rc && i <= hwt_history_count(h); i++) {
+		struct hwt_item item;
+
+		rc = hwt_history_get(h, i, &item, err);
+		/* The reason lives with the history: keep the first. */
+		if (!rc && item.kind == HWT_ITEM_GAP && !gap_reason[0])
+			snprintf(gap_reason, sizeof(gap_reason), "%s",
+				 item.gap_reason);
+		if (!rc)
+			push(it, item.kind == HWT_ITEM_GAP, item.addr,
+			     item.timestamp, NULL);
+	}
+	if (!rc)
+		hwt_history_free(h);
+	return rc;
+}
+
+static bool ts_run(const struct items *it, size_t from, size_t n,
+		   uint64_t ts)
+{
+	for (size_t i = from; i < from + n; i++)
+		if (i >= it->n || it->gap[i] || it->ts[i] != ts)
+			return false;
+	return true;
+}
+
+/* Thread 11 (A) runs on cpu 0 from tsc 900 to 1998, then on cpu 1 from
+ * 3000 to 5000; thread 12 (B) on cpu 1 from 990 until A is switched in
+ * at 3000 without B's switch-out, then on cpu 0 from 2000 to the end. */
+static void test_per_cpu(struct hwt_image *img)
+{
+	static const char json[] =
+		"{\"type\": \"intel-pt\", \"cpuInfo\": {\"vendor\": "
+		"\"GenuineIntel\", \"family\": 6, \"model\": 79, \"stepping\": 1},"
+		" \"processes\": [{\"pid\": 10, \"threads\": [{\"tid\": 11}, "
+		"{\"tid\": 12}, {\"tid\": 13}], \"modules\": []}], \"cpus\": ["
+		"{\"id\": 0, \"iptTrace\": \"cpu0.pt\", \"contextSwitchTrace\": "
+		"\"cpu0.sw\"}, {\"id\": 1, \"iptTrace\": \"cpu1.pt\", "
+		"\"contextSwitchTrace\": \"cpu1.sw\"}], \"tscPerfZeroConversion\":"
+		" {\"timeMult\": 512, \"timeShift\": 10, \"timeZero\": 100}}";
+	char dir[] = "/tmp/hwt-pt-cpus-XXXXXX";
+	struct enc *x0 = malloc(sizeof(*x0)), *x1 = malloc(sizeof(*x1));
+	struct items *it = malloc(sizeof(*it));
+	struct hwt_bundle *b = NULL;
+	struct hwt_err err = { 0 };
+	uint8_t sw0[128], sw1[128], bad[64];
+	size_t n0 = 0, n1 = 0, nv = 0;
+	struct hwt_pt_piece *v = NULL;
+	struct hwt_tsc_conv conv = { 512, 10, 100 };
+	bool ok = mkdtemp(dir) != NULL;
+	int rc;
+
+	enc_init(x0);
+	psb(x0, BASE, 1000);
+	tnt(x0, 0x7, 3);                 /* A: 9 instructions */
+	psb(x0, BASE, 2000);
+	tnt(x0, 0x6, 3);                 /* B: 9 instructions */
+	ip_pkt(x0, ppt_fup, BASE + 8, false);
+	ip_pkt(x0, ppt_tip_pgd, 0, true);
+	enc_init(x1);
+	psb(x1, BASE, 1000);
+	tnt(x1, 0x6, 3);                 /* B: 9 instructions */
+	ip_pkt(x1, ppt_fup, BASE + 8, false);
+	ip_pkt(x1, ppt_tip_pgd, 0, true);
+	psb(x1, BASE, 3002);
+	tnt(x1, 0xe, 4);                 /* A: 12 instructions */
+	ip_pkt(x1, ppt_fup, BASE + 8, false);
+	ip_pkt(x1, ppt_tip_pgd, 0, true);
+	n0 += sw_rec(sw0 + n0, 0, 32, 11, NS(900));
+	n0 += sw_rec(sw0 + n0, SW_OUT, 32, 11, NS(1998));
+	n0 += sw_rec(sw0 + n0, 0, 32, 12, NS(2000));
+	n1 += sw_rec(sw1 + n1, 0, 32, 12, NS(990));
+	n1 += sw_rec(sw1 + n1, 0, 32, 11, NS(3000));
+	n1 += sw_rec(sw1 + n1, SW_OUT, 32, 11, NS(5000));
+	ok = ok && !x0->failed && !x1->failed &&
+		put_file(dir, "trace.json", json, strlen(json)) &&
+		put_file(dir, "cpu0.pt", x0->buf, enc_off(x0)) &&
+		put_file(dir, "cpu1.pt", x1->buf, enc_off(x1)) &&
+		put_file(dir, "cpu0.sw", sw0, n0) &&
+		put_file(dir, "cpu1.sw", sw1, n1);
+	rc = ok ? hwt_bundle_read(dir, &b, &err) : -EIO;
+	CHECK("pt per-cpu: bundle reads", rc == 0, "rc %d: %s", rc, err.msg);
+	if (!rc) {
+		rc = thread_items(b, 0, img, it, &err);
+		show("per-cpu thread 11", it);
+		CHECK("pt per-cpu: thread 11 is 3 iterations on cpu 0, then "
+		      "4 on cpu 1, no gap (both switches known)",
+		      rc == 0 && it->n == 21 && loops(it, 0, 3) &&
+		      ts_run(it, 0, 9, 1000) && loops(it, 9, 4) &&
+		      ts_run(it, 9, 12, 3002) && !count_gaps(it),
+		      "rc %d %s, %zu items", rc, err.msg, it->n);
+		rc = thread_items(b, 1, img, it, &err);
+		show("per-cpu thread 12", it);
+		CHECK("pt per-cpu: thread 12 is cpu 1's first 9, a gap (no "
+		      "switch-out), then cpu 0's last 9",
+		      rc == 0 && it->n == 19 && loops(it, 0, 3) &&
+		      ts_run(it, 0, 9, 1000) && it->gap[9] &&
+		      loops(it, 10, 3) && ts_run(it, 10, 9, 2000),
+		      "rc %d %s, %zu items", rc, err.msg, it->n);
+		printf("  | gap: %s\n", gap_reason);
+		CHECK("pt per-cpu: the gap names both cpus and the missing "
+		      "switch-out", strstr(gap_reason, "cpu 1 up to tsc 3000") &&
+		      strstr(gap_reason, "cpu 0 from tsc 2000") &&
+		      strstr(gap_reason, "switch-out"), "%s", gap_reason);
+		rc = thread_items(b, 2, img, it, &err);
+		CHECK("pt per-cpu: a thread that never ran has no items",
+		      rc == 0 && it->n == 0, "rc %d %s, %zu items", rc,
+		      err.msg, it->n);
+		/* A truncated record in a cpu's file: the error names it. */
+		ok = put_file(dir, "cpu1.sw", sw1, n1 - 5);
+		rc = ok ? thread_items(b, 0, img, it, &err) : 0;
+		CHECK("pt per-cpu: truncated context-switch file is an error "
+		      "naming the file and offset", rc == -EBADMSG &&
+		      strstr(err.msg, "cpu1.sw") && strstr(err.msg, "offset 64"),
+		      "rc %d: %s", rc, err.msg);
+	}
+	hwt_bundle_free(b);
+
+	/* Malformed records, straight to the parser. */
+	sw_rec(bad, 0, 4, 11, 200);
+	rc = hwt_pt_switch_parse(bad, 32, 11, &conv, 0, 0, &v, &nv, &err);
+	CHECK("pt switch: size under the header refused", rc == -EBADMSG &&
+	      strstr(err.msg, "size 4"), "rc %d: %s", rc, err.msg);
+	sw_rec(bad, 0, 64, 11, 200);
+	rc = hwt_pt_switch_parse(bad, 32, 11, &conv, 0, 0, &v, &nv, &err);
+	CHECK("pt switch: size past the end refused", rc == -EBADMSG &&
+	      strstr(err.msg, "size 64"), "rc %d: %s", rc, err.msg);
+	sw_rec(bad, 0, 16, 11, 200);
+	rc = hwt_pt_switch_parse(bad, 16, 11, &conv, 0, 0, &v, &nv, &err);
+	CHECK("pt switch: switch record too short for tid and time refused",
+	      rc == -EBADMSG && strstr(err.msg, "size 16"), "rc %d: %s", rc,
+	      err.msg);
+	sw_rec(bad, 0, 32, 11, 500);
+	sw_rec(bad + 32, SW_OUT, 32, 11, 400);
+	rc = hwt_pt_switch_parse(bad, 64, 11, &conv, 0, 0, &v, &nv, &err);
+	CHECK("pt switch: time going backwards refused", rc == -EBADMSG &&
+	      strstr(err.msg, "back in time") && strstr(err.msg, "offset 32"),
+	      "rc %d: %s", rc, err.msg);
+	for (size_t cut = 0; cut < 64; cut++) {
+		sw_rec(bad, 0, 32, 11, 300);
+		sw_rec(bad + 32, SW_OUT, 32, 11, 400);
+		nv = 0;
+		rc = hwt_pt_switch_parse(bad, cut, 11, &conv, 0, 0, &v, &nv,
+					 &err);
+		if ((cut % 32 == 0) != (rc == 0))
+			break;
+		if (cut == 63)
+			CHECK("pt switch: every truncation is an error or whole "
+			      "records", true, "-");
+	}
+	free(v);
+	snprintf((char *)bad, sizeof(bad), "rm -rf '%s'", dir);
+	if (system((char *)bad) != 0)
+		printf("  | could not remove %s\n", dir);
+	enc_fini(x0);
+	enc_fini(x1);
+	free(x0);
+	free(x1);
+	free(it);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/hwt-pt-code-XXXXXX";
@@ -660,6 +951,8 @@ int main(void)
 		test_round_trip(img);
 		test_many_psbs(img);
 		test_ptwrite(img);
+		test_per_cpu(img);
+		test_mode32(img);
 	}
 	hwt_image_free(img);
 	unlink(path);

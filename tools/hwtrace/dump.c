@@ -281,6 +281,7 @@ static const char *isa_name(enum hwt_isa isa)
 	case HWT_ISA_A64: return "A64";
 	case HWT_ISA_A32: return "A32";
 	case HWT_ISA_T32: return "T32";
+	case HWT_ISA_X86_32: return "x86-32";
 	default: return "x86-64";
 	}
 }
