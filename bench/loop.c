@@ -21,6 +21,13 @@ int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 0) : 1000;
 
-	printf("%u\n", work(n));
+	unsigned x = work(n);
+
+	printf("%u\n", x);
+#ifdef LOOP_CRASH
+	/* bench/gdb_server.sh serves the history post-mortem, which needs
+	 * the core a fault makes. */
+	*(volatile unsigned *)0 = x;
+#endif
 	return 0;
 }

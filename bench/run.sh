@@ -37,3 +37,6 @@ PY
 n_big=${BENCH_REPLAY_ITERS:-400000}
 "$build/hwtrace" record -q -o "$work/big" --size 64M -- "$work/loop" "$n_big" >/dev/null
 "$build/bench/bench_replay" "$work/big"
+
+# --- GDB over hwt-server: GDB's own btrace processing vs the server's bc ---
+"$here/gdb_server.sh" "$build"

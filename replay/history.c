@@ -464,3 +464,45 @@ int hwt_history_get(struct hwt_history *h, uint64_t index,
 	out->cls = (enum hwt_insn_class)h->walk[k].cls;
 	return 0;
 }
+
+int hwt_history_runs(struct hwt_history *h,
+		     int (*fn)(void *arg, const struct hwt_run *r), void *arg,
+		     struct hwt_err *err)
+{
+	for (size_t s = 0; s < h->segs.n; s++) {
+		int slot = load(h, s, err);
+		struct dseg *d;
+
+		if (slot < 0)
+			return slot;
+		/* load() may have evicted the slot hwt_history_get answered
+		 * from last; it keeps the one just loaded. */
+		h->cur = slot;
+		h->cur_blk = 0;
+		d = &h->cache[slot];
+		d->used = ++h->tick;
+		for (size_t b = 0; b < d->nblocks; b++) {
+			const struct hwt_block *blk = &d->blocks[b];
+			struct hwt_run r = { .begin = blk->begin, .end = blk->end,
+					     .count = blk->count,
+					     .gap = blk->flags & HWT_BLOCK_GAP };
+			enum hwt_insn_class cls;
+			uint8_t len;
+			int rc;
+
+			if (!r.gap) {
+				rc = hwt_image_insn_info_isa(h->img, blk->end,
+							     blk->isa, &len,
+							     &cls);
+				if (rc == -ENOMEM)
+					return hwt_err_set(err, ENOMEM,
+							   "out of memory");
+				r.next = rc ? 0 : blk->end + len;
+			}
+			rc = fn(arg, &r);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}

@@ -134,6 +134,21 @@ void hwt_history_free(struct hwt_history *h);
 uint64_t hwt_history_count(struct hwt_history *h);
 int hwt_history_get(struct hwt_history *h, uint64_t index,
 		    struct hwt_item *out, struct hwt_err *err);
+/* A run of items as the decoder produced it: count sequential
+ * instructions from begin to end (inclusive), or one gap item. */
+struct hwt_run {
+	uint64_t begin, end;
+	uint64_t next;           /* fall-through of end; 0: no code there */
+	uint32_t count;
+	bool gap;
+};
+/* Call fn for every run of the history, oldest first, until it returns
+ * non-zero (which is returned). A whole-history export costs one decode
+ * per segment and one instruction lookup per run, where hwt_history_get
+ * looks up every instruction. fn must not use h. */
+int hwt_history_runs(struct hwt_history *h,
+		     int (*fn)(void *arg, const struct hwt_run *r), void *arg,
+		     struct hwt_err *err);
 /* Bytes the history holds now (index, caches, retained trace). */
 size_t hwt_history_memory(const struct hwt_history *h);
 

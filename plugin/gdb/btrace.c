@@ -1,10 +1,14 @@
 /* btrace.c - GDB's branch-trace packets over a recorded history.
  *
- * The history goes out in GDB's BTS format: blocks of sequential
- * instructions, newest first, `end` the address of the block's last
- * instruction (inclusive), the newest block ending at the current pc. GDB
- * walks each block by instruction length itself, so a block ends wherever
- * the next item is not the fall-through of the previous one.
+ * The history goes out in the format GDB enabled. BTS (what GDB reopens
+ * with at connect, since every history can be served that way): blocks of
+ * sequential instructions, newest first, `end` the address of the block's
+ * last instruction (inclusive), the newest block ending at the current pc.
+ * GDB walks each block by instruction length itself, so a block ends
+ * wherever the next item is not the fall-through of the previous one.
+ * PT (after `record btrace pt`): the history written as an Intel PT stream
+ * by hwt_pt_encode, hex in <raw>, with the cpu the stream was encoded for,
+ * which libipt inside GDB needs to pick its errata.
  *
  * Post-mortem the history never grows, which decides the read annexes:
  * "all" is the whole history; once GDB has it, "new" and "delta" are
@@ -44,54 +48,58 @@ static int push_block(struct blocks *b, uint64_t begin, uint64_t end)
 	return 0;
 }
 
-static int collect_blocks(struct hwt_history *h, struct blocks *b,
-			  struct hwt_err *err)
+struct collect {
+	struct blocks *b;
+	uint64_t begin, last, next;  /* the block being built */
+	bool open;
+};
+
+/* One decoder run into the BTS blocks: runs are sequential inside, and
+ * the next one continues the block when it starts at the fall-through of
+ * this one's end (decoders also split runs where no branch was taken). */
+static int collect_run(void *arg, const struct hwt_run *r)
 {
-	uint64_t n = hwt_history_count(h), begin = 0, last = 0, next = 0;
-	bool open = false;
-	int rc;
+	struct collect *c = arg;
 
-	for (uint64_t i = 1; i <= n; i++) {
-		struct hwt_item it;
-
-		rc = hwt_history_get(h, i, &it, err);
-		if (rc)
-			return rc;
-		/* BTS has no gap record: the first instruction after a gap
-		 * starts a new block, as after any branch. */
-		if (it.kind == HWT_ITEM_GAP) {
-			if (open && (rc = push_block(b, begin, last)))
-				return hwt_err_set(err, -rc, "out of memory");
-			open = false;
-			continue;
-		}
-		if (open && it.addr == next) {
-			last = it.addr;
-		} else {
-			if (open && (rc = push_block(b, begin, last)))
-				return hwt_err_set(err, -rc, "out of memory");
-			begin = last = it.addr;
-			open = true;
-		}
-		/* Unknown length: no fall-through can be claimed. */
-		next = it.len ? it.addr + it.len : 0;
+	/* BTS has no gap record: the first instruction after a gap starts
+	 * a new block, as after any branch. */
+	if (r->gap) {
+		if (c->open && push_block(c->b, c->begin, c->last))
+			return -ENOMEM;
+		c->open = false;
+		return 0;
 	}
-	if (open && (rc = push_block(b, begin, last)))
-		return hwt_err_set(err, -rc, "out of memory");
+	if (!c->open || r->begin != c->next) {
+		if (c->open && push_block(c->b, c->begin, c->last))
+			return -ENOMEM;
+		c->begin = r->begin;
+		c->open = true;
+	}
+	c->last = r->end;
+	/* Unknown length: no fall-through can be claimed. */
+	c->next = r->next;
 	return 0;
 }
 
-static int build_doc(struct server *s, struct srv_thread *t,
-		     struct hwt_err *err)
+static int collect_blocks(struct hwt_history *h, struct blocks *b,
+			  struct hwt_err *err)
 {
-	struct hwt_history *h = srv_history(s, t, err);
+	struct collect c = { .b = b };
+	int rc = hwt_history_runs(h, collect_run, &c, err);
+
+	if (rc == -ENOMEM || (!rc && c.open && push_block(b, c.begin, c.last)))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	return rc;
+}
+
+static int build_bts_doc(struct hwt_history *h, char **out, size_t *outlen,
+			 struct hwt_err *err)
+{
 	struct blocks b = { 0 };
 	size_t cap, len = 0;
 	char *doc;
 	int rc;
 
-	if (!h)
-		return -err->code;
 	rc = collect_blocks(h, &b, err);
 	if (rc) {
 		free(b.v);
@@ -112,9 +120,87 @@ static int build_doc(struct server *s, struct srv_thread *t,
 					(unsigned long long)b.v[i].end);
 	len += (size_t)snprintf(doc + len, cap - len, "</btrace>");
 	free(b.v);
+	*out = doc;
+	*outlen = len;
+	return 0;
+}
+
+/* The cpu the PT stream claims: the recording machine's when it is an
+ * Intel one, else a fixed Intel cpu, because GDB's and libipt's decoders
+ * only take GenuineIntel streams (docs/bts.md). Encoder and <pt-config>
+ * get the same one, so GDB applies the errata the stream was written
+ * for. */
+static struct hwt_cpu_info pt_cpu(const struct server *s)
+{
+	struct hwt_cpu_info cpu = { "GenuineIntel", 6, 0x55, 4 };
+
+	if (strcmp(s->bundle->cpu.vendor, "GenuineIntel") == 0 &&
+	    s->bundle->cpu.family > 0 && s->bundle->cpu.family < 256 &&
+	    s->bundle->cpu.model >= 0 && s->bundle->cpu.model < 256 &&
+	    s->bundle->cpu.stepping >= 0 && s->bundle->cpu.stepping < 16)
+		cpu = s->bundle->cpu;
+	return cpu;
+}
+
+static int build_pt_doc(struct server *s, struct hwt_history *h, char **out,
+			size_t *outlen, struct hwt_err *err)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct hwt_pt_encode_opts opts = { .cpu = pt_cpu(s) };
+	uint8_t *pt = NULL;
+	size_t ptsize = 0, cap, len;
+	char *doc;
+	int rc;
+
+	rc = hwt_pt_encode(h, s->img, 0, 0, &opts, &pt, &ptsize, err);
+	if (rc)
+		return rc;
+	/* Markup under 256 bytes, two hex digits per byte. */
+	if (ptsize > (SIZE_MAX - 256) / 2) {
+		free(pt);
+		return hwt_err_set(err, EFBIG, "PT stream too large to serve");
+	}
+	cap = 2 * ptsize + 256;
+	doc = malloc(cap);
+	if (!doc) {
+		free(pt);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	len = (size_t)snprintf(doc, cap, "<btrace version=\"1.0\"><pt><pt-config>"
+			       "<cpu vendor=\"GenuineIntel\" family=\"%d\" "
+			       "model=\"%d\" stepping=\"%d\"/></pt-config><raw>",
+			       opts.cpu.family, opts.cpu.model,
+			       opts.cpu.stepping);
+	for (size_t i = 0; i < ptsize; i++) {
+		doc[len++] = hex[pt[i] >> 4];
+		doc[len++] = hex[pt[i] & 15];
+	}
+	len += (size_t)snprintf(doc + len, cap - len, "</raw></pt></btrace>");
+	free(pt);
+	*out = doc;
+	*outlen = len;
+	return 0;
+}
+
+/* Build (or rebuild, when GDB switched formats) the thread's document. */
+static int build_doc(struct server *s, struct srv_thread *t,
+		     struct hwt_err *err)
+{
+	struct hwt_history *h = srv_history(s, t, err);
+	char *doc = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!h)
+		return -err->code;
+	rc = t->btrace_pt ? build_pt_doc(s, h, &doc, &len, err)
+			  : build_bts_doc(h, &doc, &len, err);
+	if (rc)
+		return rc;
 	free(t->btrace_xml);
 	t->btrace_xml = doc;
 	t->btrace_len = len;
+	t->btrace_xml_pt = t->btrace_pt;
 	return 0;
 }
 
@@ -134,7 +220,8 @@ static int read_btrace(struct server *s, struct srv_thread *t,
 			return rsp_send_str(&s->conn, "E.No delta: the trace "
 					    "does not continue GDB's.");
 		t->btrace_reading_empty = !all && t->btrace_served;
-		if (!t->btrace_reading_empty && !t->btrace_xml &&
+		if (!t->btrace_reading_empty &&
+		    (!t->btrace_xml || t->btrace_xml_pt != t->btrace_pt) &&
 		    build_doc(s, t, &err)) {
 			snprintf(msg, sizeof(msg), "E.%s", err.msg);
 			return rsp_send_str(&s->conn, msg);
@@ -157,8 +244,10 @@ static int read_conf(struct server *s, struct srv_thread *t, uint64_t off,
 
 	if (t->btrace_on)
 		n = snprintf(doc, sizeof(doc), "<btrace-conf version=\"1.0\">"
-			     "<bts size=\"0x%llx\"/></btrace-conf>",
-			     (unsigned long long)s->bts_size);
+			     "<%s size=\"0x%llx\"/></btrace-conf>",
+			     t->btrace_pt ? "pt" : "bts",
+			     (unsigned long long)(t->btrace_pt ? s->pt_size
+							     : s->bts_size));
 	else
 		n = snprintf(doc, sizeof(doc), "<btrace-conf version=\"1.0\"/>");
 	return srv_xfer_reply(s, doc, (size_t)n, off, len);
@@ -171,19 +260,17 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc)
 	uint64_t off, n;
 	const char *p;
 
-	if (strcmp(pkt, "Qbtrace:bts") == 0) {
+	if (strcmp(pkt, "Qbtrace:bts") == 0 || strcmp(pkt, "Qbtrace:pt") == 0) {
 		if (t->bundle_idx < 0)
 			*rc = rsp_send_str(&s->conn, "E.This thread has no trace.");
 		else if (t->btrace_on)
 			*rc = rsp_send_str(&s->conn, "E.Btrace already enabled.");
 		else {
 			t->btrace_on = true;
+			t->btrace_pt = pkt[8] == 'p';
 			t->btrace_served = false;
 			*rc = rsp_send_str(&s->conn, "OK");
 		}
-	} else if (strcmp(pkt, "Qbtrace:pt") == 0) {
-		*rc = rsp_send_str(&s->conn, "E.hwt-server serves this history "
-				   "in BTS format only: use record btrace bts.");
 	} else if (strcmp(pkt, "Qbtrace:off") == 0) {
 		if (!t->btrace_on) {
 			*rc = rsp_send_str(&s->conn, "E.Btrace not enabled.");
@@ -198,6 +285,14 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc)
 		else {
 			/* Only reported back: the history is already recorded. */
 			s->bts_size = n;
+			*rc = rsp_send_str(&s->conn, "OK");
+		}
+	} else if (strncmp(pkt, "Qbtrace-conf:pt:size=", 21) == 0) {
+		if (hwt_parse_u64(pkt + 21, &n) || n == 0 || n > UINT32_MAX)
+			*rc = rsp_send_str(&s->conn, "E.Bad PT buffer size.");
+		else {
+			/* Only reported back, as for BTS. */
+			s->pt_size = n;
 			*rc = rsp_send_str(&s->conn, "OK");
 		}
 	} else if (strncmp(pkt, "qXfer:btrace:read:", 18) == 0) {

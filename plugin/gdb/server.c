@@ -92,6 +92,7 @@ static const char SUPPORTED[] =
 	"qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;"
 	"qXfer:libraries-svr4:read+;qXfer:threads:read+;qXfer:siginfo:read+;"
 	"Qbtrace:bts+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:bts:size+;"
+	"Qbtrace-conf:pt:size+;"
 	"qXfer:btrace:read+;qXfer:btrace-conf:read+;"
 	"ReverseStep+;ReverseContinue+";
 

@@ -62,8 +62,11 @@ struct srv_thread {
 	struct hwt_history *hist;         /* opened on first use */
 	struct hwt_cursor *cursor;        /* created on first reverse move */
 	bool btrace_on;                   /* as GDB sees it (Qbtrace) */
+	bool btrace_pt;                   /* format GDB asked for: PT, else
+					   * BTS (what it reopens with) */
 	bool btrace_served;               /* GDB has the whole history */
 	char *btrace_xml;                 /* cached qXfer:btrace document */
+	bool btrace_xml_pt;               /* ... in PT format, else BTS */
 	size_t btrace_len;
 	bool btrace_reading_empty;        /* the read in progress is of the
 					   * empty "nothing new" document */
@@ -80,6 +83,7 @@ struct server {
 	uint64_t bps[SRV_MAX_BREAKPOINTS];
 	size_t nbps;
 	uint64_t bts_size;                /* Qbtrace-conf:bts:size */
+	uint64_t pt_size;                 /* Qbtrace-conf:pt:size */
 	char *exec_path;                  /* the executable's system path */
 	char *libs_xml;                   /* qXfer:libraries-svr4 document */
 	size_t libs_len;

@@ -412,6 +412,9 @@ int server_open(struct server *s, const char *bundle_dir,
 	}
 	if (!s->bts_size)
 		s->bts_size = 64 << 10;
+	/* The encoded stream is not known before GDB asks for it; the
+	 * raw trace size is as good a figure for a buffer as any. */
+	s->pt_size = s->bts_size;
 	return build_libraries(s, err);
 }
 

@@ -7,7 +7,9 @@ What must hold: bt shows the core's stack; GDB's record btrace reopens by
 itself with the recorded history (instruction count as hwtrace's, minus the
 current instruction, which GDB never counts); function-call-history ends in
 main -> parse_config -> lookup; reverse-stepi, reverse-finish and record goto
-land where the history says; bs/bc (reverse execution without `record`)
+land where the history says; after `record stop`, `record btrace pt` gives
+the same history as Intel PT (hwt_pt_encode) and BTS again after that;
+bs/bc (reverse execution without `record`)
 work; hostile packets get error or empty replies and the session goes on;
 a second client is refused; the server exits when GDB detaches."""
 import argparse
@@ -163,7 +165,9 @@ def robustness(server_exe, bundle, tmp, items):
                   'qXfer:btrace:read:all:', 'qXfer:btrace:read:bogus:0,10',
                   'qXfer:features:read:target.xml:zz', 'qXfer:features:read:other.xml:0,10',
                   'Z0,1', 'vCont;q', 'M0,1:00', 'P10=0000000000000000',
-                  'qXfer:auxv:read::ffffffff,10', 'm' + 'f' * 40 + ',1'):
+                  'qXfer:auxv:read::ffffffff,10', 'm' + 'f' * 40 + ',1',
+                  'Qbtrace-conf:pt:size=', 'Qbtrace-conf:pt:size=0', 'Qbtrace-conf:pt:size=0x1' + '0' * 9,
+                  'Qbtrace:ptx', 'Qbtrace:pt'):
             ack, r = c.ask(frame(p))
             if not (ack == b'+' and r is not None and (r.startswith(b'E') or r == b'')):
                 report(f'robustness: malformed {p!r} gets an error', False, f'{ack} {r}')
@@ -326,7 +330,10 @@ def main():
             mark('rfinish'), 'reverse-finish', 'p/x $pc',
             mark('begin'), 'record goto begin', 'p/x $pc', 'info record',
             mark('siginfo'), 'record goto end', 'p $_siginfo.si_signo',
-            mark('reenable'), 'record stop', 'record btrace pt', 'record btrace bts',
+            mark('pt'), 'record stop', 'record btrace pt', 'info record',
+            'record function-call-history /c', mark('pt-ih'), 'record instruction-history',
+            'reverse-stepi', 'p/x $pc',
+            mark('reenable'), 'record stop', 'record btrace bts',
             'info record', 'reverse-stepi', 'p/x $pc',
             mark('regs'), 'record goto end', 'info all-registers'] + EXTRA_REGS + [
             mark('end'), 'detach'])
@@ -350,17 +357,19 @@ def main():
                f'{count} instructions recorded, 0 lost' in st, st)
         report('maint packet: unknown -> empty, malformed -> error',
                'received: ""' in junk and 'received: "E' in junk, junk)
-        fch = [line for line in section(out, 'fch', 'rsi').splitlines() if re.match(r'^\d+\t', line)]
-        calls = [(len(f) - len(f.lstrip(' ')), f.strip()) for f in (line.split('\t', 1)[1] for line in fch)]
-        ok = False
-        if calls and calls[-1][1] == 'lookup':
+        def call_path(text):
+            """Whether function-call-history in text ends in main -> parse_config -> lookup."""
+            fch = [line for line in text.splitlines() if re.match(r'^\d+\t', line)]
+            calls = [(len(f) - len(f.lstrip(' ')), f.strip()) for f in (line.split('\t', 1)[1] for line in fch)]
+            if not calls or calls[-1][1] != 'lookup':
+                return False, '\n'.join(fch[-12:])
             lvl = calls[-1][0]
             pc_idx = max((i for i, c in enumerate(calls) if c[1] == 'parse_config'), default=-1)
             m_idx = max((i for i, c in enumerate(calls[:pc_idx]) if c[1] == 'main'), default=-1)
-            ok = (pc_idx >= 0 and m_idx >= 0 and calls[pc_idx][0] == lvl - 2 and
-                  calls[m_idx][0] == lvl - 4)
-        report('function-call-history ends in main -> parse_config -> lookup', ok,
-               '\n'.join(fch[-12:]))
+            return (pc_idx >= 0 and m_idx >= 0 and calls[pc_idx][0] == lvl - 2 and
+                    calls[m_idx][0] == lvl - 4), '\n'.join(fch[-12:])
+        ok, why = call_path(section(out, 'fch', 'rsi'))
+        report('function-call-history ends in main -> parse_config -> lookup', ok, why)
         m = re.search(r'\$1 = (0x[0-9a-f]+)', section(out, 'rsi', 'goto-end'))
         report('reverse-stepi goes to the previous history address',
                m and int(m.group(1), 16) == int(items[-2][2], 16),
@@ -379,14 +388,30 @@ def main():
                f'{m and m.group(1)} vs {items[0][2]}\n{bg}')
         si = section(out, 'siginfo', 'reenable')
         report('$_siginfo from the core says SIGSEGV', re.search(r'= 11$', si, re.M) is not None, si)
+        # Intel PT: the same history encoded as PT, decoded by GDB's libipt.
+        pt = section(out, 'pt', 'reenable')
+        m = re.search(r'Recorded (\d+) instructions', pt)
+        report('record btrace pt: Intel PT format, same instruction count as BTS',
+               'Recording format: Intel Processor Trace' in pt and m and
+               int(m.group(1)) == gdb_count, pt[:1500])
+        ok, why = call_path(section(out, 'pt', 'pt-ih'))
+        report('record btrace pt: function-call-history ends in main -> parse_config -> lookup',
+               ok, why)
+        ih = re.findall(r'^(\d+)\t\s+(0x[0-9a-f]+)', pt, re.M)
+        report('record btrace pt: instruction-history is the history\'s last instructions',
+               len(ih) == 10 and [int(a, 16) for _, a in ih] ==
+               [int(it[2], 16) for it in items[-11:-1]] and int(ih[-1][0]) == count - 1,
+               f'{ih}\n{[it[2] for it in items[-11:-1]]}')
+        pc = re.search(r'\$\d+ = (0x[0-9a-f]+)', pt)
+        report('record btrace pt: reverse-stepi goes to the previous history address',
+               pc and int(pc.group(1), 16) == int(items[-2][2], 16), pt[-1500:])
         re_on = section(out, 'reenable', 'regs')
         m = re.search(r'Recorded (\d+) instructions', re_on)
         pc = re.search(r'\$\d+ = (0x[0-9a-f]+)', re_on)
         report('record stop, then record btrace bts: the whole history again',
                m and int(m.group(1)) == count - 1 and pc and
-               int(pc.group(1), 16) == int(items[-2][2], 16), re_on)
-        report('record btrace pt is refused with a reason',
-               'BTS format only' in re_on, re_on)
+               int(pc.group(1), 16) == int(items[-2][2], 16) and
+               'Recording format: Branch Trace Store' in re_on, re_on)
         # Registers as GDB itself reads them from the core.
         core = run(['gdb', '-nx', '-batch', '-ex', 'info all-registers'] +
                    [a for c in EXTRA_REGS for a in ('-ex', c)] + [prog, os.path.join(bundle, 'core')])

@@ -436,6 +436,65 @@ static void test_gaps(struct hwt_image *img)
 	trace_free(&t);
 }
 
+/* hwt_history_runs gives the items hwt_history_get gives, run by run. */
+struct runs_check {
+	struct hwt_history *h;
+	uint64_t next_index;     /* item the next run starts at */
+	char why[160];
+};
+
+static int check_run(void *arg, const struct hwt_run *r)
+{
+	struct runs_check *c = arg;
+	struct hwt_item it = { 0 };
+
+	for (uint32_t k = 0; k < r->count; k++) {
+		uint64_t i = c->next_index + k;
+
+		if (hwt_history_get(c->h, i, &it, NULL) ||
+		    (it.kind == HWT_ITEM_GAP) != r->gap ||
+		    (!r->gap && k == 0 && it.addr != r->begin) ||
+		    (!r->gap && k + 1 == r->count &&
+		     (it.addr != r->end || r->next != (it.len ?
+							it.addr + it.len : 0)))) {
+			snprintf(c->why, sizeof(c->why), "item %llu disagrees "
+				 "with run 0x%llx..0x%llx",
+				 (unsigned long long)i,
+				 (unsigned long long)r->begin,
+				 (unsigned long long)r->end);
+			return 1;
+		}
+	}
+	c->next_index += r->count;
+	return 0;
+}
+
+static void test_runs(struct hwt_image *img)
+{
+	enum { N = 5000, C = 1000 };
+	static uint64_t addrs[N];
+	static bool async[N];
+	struct trace t = { 0 };
+	struct hwt_history *h;
+	struct runs_check c = { .next_index = 1 };
+	int rc;
+
+	make_walk(img, N, addrs, async);
+	/* A gap between chunks, so gap runs are covered too. */
+	encode(&t, addrs, async, 2 * C, C, 0);
+	encode(&t, addrs + 2 * C, async + 2 * C, N - 2 * C, C, 2 * C + 500);
+	hwt_history_open_sw(t.buf, t.size, 0, img, &h, NULL);
+	c.h = h;
+	rc = hwt_history_runs(h, check_run, &c, NULL);
+	CHECK("runs: the items of hwt_history_get, gap included",
+	      rc == 0 && c.next_index == hwt_history_count(h) + 1,
+	      "rc %d, %llu of %llu items: %s", rc,
+	      (unsigned long long)c.next_index - 1,
+	      (unsigned long long)hwt_history_count(h), c.why);
+	hwt_history_free(h);
+	trace_free(&t);
+}
+
 /* Random damage never crashes and every item stays readable. */
 static void test_fuzz(struct hwt_image *img)
 {
@@ -559,6 +618,7 @@ int main(void)
 	test_addresses(img);
 	test_lazy(img);
 	test_gaps(img);
+	test_runs(img);
 	test_fuzz(img);
 	test_bundle(img);
 	test_big(img);
