@@ -210,10 +210,73 @@ static json_t *bundle_json(const struct hwt_bundle *b)
 	return root;
 }
 
+/* ---- LLDB's intel-pt schema (docs/lldb.md) ----------------------------
+ * What `trace schema intel-pt` asks for and nothing else: no version, no
+ * sizes, no stop (LLDB rejects no unknown keys today, but a bundle meant
+ * for another tool should not depend on that). Addresses are written as
+ * "0x..." strings, as LLDB's own `trace save` does. */
+
+static json_t *pt_threads_json(const struct hwt_bundle *b)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < b->nthreads; i++) {
+		json_t *o = json_pack("{s:I, s:s}", "tid",
+				      (json_int_t)b->threads[i].tid,
+				      "iptTrace", b->threads[i].trace_file);
+
+		if (!o || json_array_append_new(arr, o)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static json_t *pt_modules_json(const struct hwt_bundle *b)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < b->nmodules; i++) {
+		const struct hwt_bundle_module *m = &b->modules[i];
+		char addr[24];
+		json_t *o;
+
+		snprintf(addr, sizeof(addr), "0x%llx",
+			 (unsigned long long)m->load_address);
+		o = json_pack("{s:s, s:s}", "systemPath", m->system_path,
+			      "loadAddress", addr);
+		if (o && m->file && json_object_set_new(o, "file",
+							json_string(m->file)))
+			json_decref(o), o = NULL;
+		if (o && m->uuid && json_object_set_new(o, "uuid",
+							json_string(m->uuid)))
+			json_decref(o), o = NULL;
+		if (!o || json_array_append_new(arr, o)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static json_t *pt_bundle_json(const struct hwt_bundle *b)
+{
+	json_t *proc = json_pack("{s:I, s:s, s:o, s:o}", "pid",
+				 (json_int_t)b->pid, "triple",
+				 b->triple ? b->triple : "x86_64-unknown-linux-gnu",
+				 "threads", pt_threads_json(b), "modules",
+				 pt_modules_json(b));
+
+	return json_pack("{s:s, s:o, s:[o]}", "type", HWT_BUNDLE_TYPE_PT,
+			 "cpuInfo", cpu_json(&b->cpu), "processes", proc);
+}
+
 int hwt_bundle_stage_commit(const char *staging_dir, const char *final_dir,
 			    const struct hwt_bundle *b, struct hwt_err *err)
 {
-	json_t *root = bundle_json(b);
+	json_t *root = strcmp(b->type, HWT_BUNDLE_TYPE_PT) ? bundle_json(b) :
+		pt_bundle_json(b);
 	char *text;
 	int rc;
 

@@ -8,6 +8,7 @@ PACKAGES="build-essential pkg-config python3 gdb procps util-linux
 libcapstone-dev libelf-dev libdw-dev libjansson-dev
 libopencsd-dev libopencsd-bin
 libipt-dev
+lldb-22
 clang libclang-rt-14-dev"
 
 missing=""

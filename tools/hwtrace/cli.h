@@ -11,6 +11,7 @@
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* Print "hwtrace: <msg>" for err to stderr; returns HWT_EXIT_ERROR. */
 int cli_fail(const struct hwt_err *err);

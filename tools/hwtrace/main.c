@@ -15,6 +15,8 @@ static const char usage[] =
 	"         instruction or function-call history of a bundle\n"
 	"  info PATH\n"
 	"         what a bundle holds\n"
+	"  export --lldb -o OUTDIR PATH\n"
+	"         write an x86-64 history as an LLDB intel-pt bundle\n"
 	"\n"
 	"PATH is a bundle directory or its trace.json. `hwtrace COMMAND --help`\n"
 	"describes each command; docs/ has the details.\n";
@@ -47,6 +49,7 @@ int main(int argc, char **argv)
 		{ "record", cmd_record },
 		{ "dump", cmd_dump },
 		{ "info", cmd_info },
+		{ "export", cmd_export },
 	};
 
 	if (argc < 2) {

@@ -1,0 +1,213 @@
+/* export.c - `hwtrace export --lldb`: any x86-64 history as an LLDB
+ * intel-pt bundle, so that stock LLDB's `trace load` opens it.
+ *
+ * Each thread's history is written as Intel PT with hwt_pt_encode; the
+ * modules are copied so the bundle needs nothing from this machine. The
+ * bundle is staged and renamed into place like record's (bundle_write.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "hwt-replay.h"
+
+static const char export_usage[] =
+	"usage: hwtrace export --lldb -o OUTDIR PATH\n"
+	"\n"
+	"  --lldb               write an LLDB intel-pt bundle (the only format)\n"
+	"  -o, --output OUTDIR  the new bundle directory; must not exist\n"
+	"\n"
+	"PATH is an x86-64 bundle (hwtrace-sw, hwtrace-bts or intel-pt). Each\n"
+	"thread's history becomes Intel PT; modules are copied into OUTDIR.\n"
+	"Then: lldb -o 'trace load OUTDIR/trace.json'. See docs/lldb.md.\n";
+
+/* cpuid of a Skylake server (family 6, model 0x55, stepping 4): a real
+ * Intel cpu that libipt knows, so LLDB's decoder applies no unknown-cpu
+ * defaults. Our streams use no packet whose errata depend on it. */
+static const struct hwt_cpu_info export_cpu = {
+	.vendor = "GenuineIntel", .family = 6, .model = 0x55, .stepping = 4,
+};
+
+struct export_args {
+	const char *out, *path;
+};
+
+static int parse_args(int argc, char **argv, struct export_args *a)
+{
+	static const struct option longopts[] = {
+		{ "lldb", no_argument, NULL, 'L' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool lldb = false;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'L':
+			lldb = true;
+			break;
+		case 'o':
+			a->out = optarg;
+			break;
+		case 'h':
+			fputs(export_usage, stdout);
+			exit(0);
+		default:
+			return cli_usage_error("export", "bad option");
+		}
+	}
+	if (!lldb)
+		return cli_usage_error("export", "give the format: --lldb");
+	if (!a->out)
+		return cli_usage_error("export", "give the output directory: -o OUTDIR");
+	if (optind != argc - 1)
+		return cli_usage_error("export", optind >= argc ?
+				       "no bundle given" : "more than one bundle given");
+	a->path = argv[optind];
+	return 0;
+}
+
+/* hwt_pt_encode writes x86-64 only; a CoreSight snapshot (or a bundle
+ * whose triple names another architecture) is refused before anything is
+ * written. */
+static int check_x86(const struct hwt_bundle *b, const char *path,
+		     struct hwt_err *err)
+{
+	if (!strcmp(b->type, HWT_BUNDLE_TYPE_CORESIGHT) ||
+	    (b->triple && strncmp(b->triple, "x86_64", 6)))
+		return hwt_err_set(err, EINVAL, "%s is a %s trace (%s), not "
+				   "x86-64: only x86-64 histories can be "
+				   "written as Intel PT", path, b->type,
+				   b->triple ? b->triple : "Arm");
+	return 0;
+}
+
+static int export_thread(const struct hwt_bundle *b, size_t t,
+			 struct hwt_image *img, const char *staging,
+			 struct hwt_bundle_thread *ot, struct hwt_err *err)
+{
+	const struct hwt_pt_encode_opts opts = { .cpu = export_cpu };
+	struct hwt_history *h;
+	uint8_t *pt = NULL;
+	size_t size = 0;
+	int rc;
+
+	ot->tid = b->threads[t].tid;
+	if (asprintf(&ot->trace_file, "threads/%" PRId64 ".intelpt",
+		     ot->tid) < 0) {
+		ot->trace_file = NULL;
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	if ((rc = hwt_history_open(b, t, img, &h, err))) {
+		hwt_err_prefix(err, "thread %" PRId64 ": ", ot->tid);
+		return rc;
+	}
+	/* An empty history has nothing to encode; LLDB reads an empty trace
+	 * file as a thread without instructions. */
+	if (hwt_history_count(h))
+		rc = hwt_pt_encode(h, img, 0, 0, &opts, &pt, &size, err);
+	hwt_history_free(h);
+	if (!rc)
+		rc = hwt_bundle_stage_write(staging, ot->trace_file, pt, size, err);
+	free(pt);
+	ot->trace_size = size;
+	if (rc)
+		hwt_err_prefix(err, "thread %" PRId64 ": ", ot->tid);
+	return rc;
+}
+
+/* Copy a module into modules/<system path> so that the bundle is
+ * self-contained; the source is the source bundle's copy when it has one. */
+static int export_module(const struct hwt_bundle *b,
+			 const struct hwt_bundle_module *m, const char *staging,
+			 struct hwt_bundle_module *om, struct hwt_err *err)
+{
+	const char *sp = m->system_path;
+	char *src;
+	int rc;
+
+	om->load_address = m->load_address;
+	om->system_path = strdup(m->system_path);
+	om->uuid = m->uuid ? strdup(m->uuid) : NULL;
+	while (*sp == '/')
+		sp++;
+	if (asprintf(&om->file, "modules/%s", sp) < 0)
+		om->file = NULL;
+	src = m->file ? hwt_bundle_path(b, m->file) :
+		hwt_bundle_path(b, m->system_path);
+	if (!om->system_path || (m->uuid && !om->uuid) || !om->file || !src) {
+		free(src);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	/* The same file mapped twice (dlopen again) is copied once. */
+	rc = 0;
+	for (const struct hwt_bundle_module *p = b->modules; p < m; p++)
+		if (!strcmp(p->system_path, m->system_path))
+			goto out;
+	rc = hwt_bundle_stage_copy(staging, om->file, src, err);
+	if (rc)
+		hwt_err_prefix(err, "module %s: ", m->system_path);
+out:
+	free(src);
+	return rc;
+}
+
+static int export_lldb(const struct hwt_bundle *b, const char *path,
+		       const char *outdir, struct hwt_err *err)
+{
+	struct hwt_image *img = NULL;
+	struct hwt_bundle *o;
+	char *staging = NULL;
+	int rc;
+
+	if ((rc = check_x86(b, path, err)))
+		return rc;
+	o = calloc(1, sizeof(*o));
+	if (!o || !(o->type = strdup(HWT_BUNDLE_TYPE_PT)) ||
+	    !(o->threads = calloc(b->nthreads + 1, sizeof(*o->threads))) ||
+	    !(o->modules = calloc(b->nmodules + 1, sizeof(*o->modules)))) {
+		hwt_bundle_free(o);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	o->cpu = export_cpu;
+	o->pid = b->pid;
+	if ((rc = hwt_image_new(&img, err)) ||
+	    (rc = hwt_image_add_bundle(img, b, err)) ||
+	    (rc = hwt_bundle_stage_begin(outdir, &staging, err)))
+		goto out;
+	for (size_t t = 0; t < b->nthreads && !rc; t++, o->nthreads++)
+		rc = export_thread(b, t, img, staging, &o->threads[t], err);
+	for (size_t i = 0; i < b->nmodules && !rc; i++, o->nmodules++)
+		rc = export_module(b, &b->modules[i], staging, &o->modules[i],
+				   err);
+	if (!rc)
+		rc = hwt_bundle_stage_commit(staging, outdir, o, err);
+	if (rc)
+		hwt_bundle_stage_abort(staging);
+out:
+	free(staging);
+	hwt_image_free(img);
+	hwt_bundle_free(o);
+	return rc;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_args a = { 0 };
+	struct hwt_bundle *b = NULL;
+	struct hwt_err err = { 0 };
+	int rc;
+
+	if ((rc = parse_args(argc, argv, &a)))
+		return rc;
+	if (!(rc = hwt_bundle_read(a.path, &b, &err)))
+		rc = export_lldb(b, a.path, a.out, &err);
+	hwt_bundle_free(b);
+	return rc ? cli_fail(&err) : 0;
+}
