@@ -146,16 +146,22 @@ static json_t *threads_json(const struct hwt_bundle *b)
 	return arr;
 }
 
-static json_t *modules_json(const struct hwt_bundle *b)
+/* LLDB's schema takes loadAddress as a "0x..." string or a number; our
+ * own bundles write the number, LLDB bundles the string LLDB writes. */
+static json_t *modules_json(const struct hwt_bundle *b, bool hex_address)
 {
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && i < b->nmodules; i++) {
 		const struct hwt_bundle_module *m = &b->modules[i];
-		json_t *o = json_pack("{s:s, s:I}", "systemPath", m->system_path,
-				      "loadAddress",
-				      (json_int_t)m->load_address);
+		char addr[24];
+		json_t *o;
 
+		snprintf(addr, sizeof(addr), "0x%llx",
+			 (unsigned long long)m->load_address);
+		o = json_pack("{s:s, s:o}", "systemPath", m->system_path,
+			      "loadAddress", hex_address ? json_string(addr)
+			      : json_integer((json_int_t)m->load_address));
 		if (o && m->file && json_object_set_new(o, "file",
 							json_string(m->file)))
 			json_decref(o), o = NULL;
@@ -196,7 +202,7 @@ static json_t *bundle_json(const struct hwt_bundle *b)
 				 (json_int_t)b->pid, "triple",
 				 b->triple ? b->triple : "x86_64-unknown-linux-gnu",
 				 "threads", threads_json(b), "modules",
-				 modules_json(b));
+				 modules_json(b, false));
 	json_t *root = json_pack("{s:s, s:i, s:o, s:[o], s:o}", "type", b->type,
 				 "version", HWT_BUNDLE_VERSION, "cpuInfo",
 				 cpu_json(&b->cpu), "processes", proc, "stop",
@@ -233,40 +239,13 @@ static json_t *pt_threads_json(const struct hwt_bundle *b)
 	return arr;
 }
 
-static json_t *pt_modules_json(const struct hwt_bundle *b)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && i < b->nmodules; i++) {
-		const struct hwt_bundle_module *m = &b->modules[i];
-		char addr[24];
-		json_t *o;
-
-		snprintf(addr, sizeof(addr), "0x%llx",
-			 (unsigned long long)m->load_address);
-		o = json_pack("{s:s, s:s}", "systemPath", m->system_path,
-			      "loadAddress", addr);
-		if (o && m->file && json_object_set_new(o, "file",
-							json_string(m->file)))
-			json_decref(o), o = NULL;
-		if (o && m->uuid && json_object_set_new(o, "uuid",
-							json_string(m->uuid)))
-			json_decref(o), o = NULL;
-		if (!o || json_array_append_new(arr, o)) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
-}
-
 static json_t *pt_bundle_json(const struct hwt_bundle *b)
 {
 	json_t *proc = json_pack("{s:I, s:s, s:o, s:o}", "pid",
 				 (json_int_t)b->pid, "triple",
 				 b->triple ? b->triple : "x86_64-unknown-linux-gnu",
 				 "threads", pt_threads_json(b), "modules",
-				 pt_modules_json(b));
+				 modules_json(b, true));
 
 	return json_pack("{s:s, s:o, s:[o]}", "type", HWT_BUNDLE_TYPE_PT,
 			 "cpuInfo", cpu_json(&b->cpu), "processes", proc);
