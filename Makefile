@@ -39,7 +39,13 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 LIBS_EXT := -lcapstone -ldw -lelf -ljansson -lipt -lopencsd_c_api -lopencsd
 
 .PHONY: all binaries deps check check-unit demo bench clean programs fuzz
-all: binaries programs
+
+# Components with build rules of their own add their outputs to EXTRA_ALL.
+EXTRA_ALL :=
+-include plugin/lldb/build.mk
+-include kernel/linux/build.mk
+
+all: binaries programs $(EXTRA_ALL)
 binaries: $(HWTRACE) $(HWT_SERVER) $(UNIT_BINS)
 
 $(O)/%.o: %.c
@@ -56,7 +62,7 @@ $(LIB_REPLAY): $(call obj,$(REPLAY_SRC))
 $(HWTRACE): $(call obj,$(HWTRACE_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
 
-$(HWT_SERVER): $(call obj,$(HWT_SERVER_SRC)) $(LIB_REPLAY) $(LIB_COMMON)
+$(HWT_SERVER): $(call obj,$(HWT_SERVER_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
 
 # The protocol parser is tested on its own, without the server.

@@ -36,10 +36,21 @@ struct hwt_collect_opts {
 
 struct hwt_collector;
 
+/* How a thread's trace bytes are encoded. The software backends
+ * (ptrace, module) deliver hwt-sw chunks; perf-pt raw Intel PT, perf-bts
+ * 24-byte BTS records, perf-etm CoreSight formatted frames. */
+enum hwt_collect_format {
+	HWT_COLLECT_FMT_SW = 0,
+	HWT_COLLECT_FMT_PT,
+	HWT_COLLECT_FMT_BTS,
+	HWT_COLLECT_FMT_ETM,
+};
+
 /* One thread's trace, oldest chunk first. */
 struct hwt_collect_thread {
 	pid_t tid;
-	const uint8_t *trace;     /* hwt-sw chunks */
+	enum hwt_collect_format format;
+	const uint8_t *trace;     /* in that format */
 	size_t trace_size;
 	uint64_t lost_bytes;      /* dropped by ring wrap */
 	uint64_t lost_insns;
@@ -104,6 +115,112 @@ size_t hwt_collect_threads(struct hwt_collector *c,
 size_t hwt_collect_modules(struct hwt_collector *c,
 			   const struct hwt_collect_module **modules);
 struct hwt_cpu_info hwt_collect_cpu_info(void);
+
+/* ---- Live control, for debugger servers ---------------------------------
+ *
+ * A collector from hwt_collect_launch (stopped at the program's first
+ * instruction) or hwt_collect_attach can be driven stop by stop instead of
+ * by hwt_collect_run: the debugger resumes it with hwt_collect_resume,
+ * which records while the threads run and returns at the next event with
+ * every thread stopped (all-stop). Between resumes, registers and memory
+ * of any stopped thread can be read and written, and hwt_collect_threads /
+ * hwt_collect_modules return a snapshot of the recording so far, each
+ * thread's history ending at the instruction it is stopped at (not yet
+ * executed). Mixing hwt_collect_run and hwt_collect_resume on one
+ * collector is refused. Same calling-thread rule as for run. */
+
+/* Attach to every thread of a running process (ptrace attach rules) and
+ * record from now on; the process is left stopped. */
+int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
+		       struct hwt_collector **out, struct hwt_err *err);
+
+enum hwt_resume_kind {
+	HWT_RESUME_STOP = 0,      /* stay stopped */
+	HWT_RESUME_STEP,          /* execute one instruction, then stop */
+	HWT_RESUME_CONT,          /* run until an event */
+};
+
+struct hwt_resume_action {
+	pid_t tid;                /* 0: every thread no other action names */
+	enum hwt_resume_kind kind;
+	int signal;               /* delivered on resume; 0: none */
+};
+
+enum hwt_watch_kind { HWT_WATCH_WRITE = 2, HWT_WATCH_READ = 3,
+		      HWT_WATCH_ACCESS = 4 };   /* GDB's Z2, Z3, Z4 */
+
+struct hwt_watch {
+	uint64_t addr;
+	uint32_t len;             /* 1, 2, 4 or 8, aligned */
+	enum hwt_watch_kind kind;
+};
+
+/* Options; may grow. Set sz = sizeof(struct hwt_resume_opts). */
+struct hwt_resume_opts {
+	size_t sz;
+	const struct hwt_resume_action *actions;
+	size_t nactions;
+	/* Stop any thread about to execute an instruction at one of these
+	 * addresses (before it executes it). A thread resumed from such an
+	 * address executes it first. No code is modified. */
+	const uint64_t *breakpoints;
+	size_t nbreakpoints;
+	const struct hwt_watch *watches;
+	size_t nwatches;
+	/* When this fd becomes readable the process is stopped with
+	 * HWT_EVENT_INTERRUPTED (GDB's ^C); -1: none. Nothing is read. */
+	int interrupt_fd;
+};
+
+enum hwt_event_kind {
+	HWT_EVENT_STEPPED,         /* a STEP action completed */
+	HWT_EVENT_BREAKPOINT,      /* pc is at one of the breakpoints */
+	HWT_EVENT_WATCHPOINT,      /* data_addr was written/read */
+	HWT_EVENT_SIGNAL,          /* signal arrived, not yet delivered: pass
+				   * it in the next resume's action or drop
+				   * it */
+	HWT_EVENT_INTERRUPTED,     /* interrupt_fd became readable */
+	HWT_EVENT_THREAD_EXITED,   /* tid exited; others remain */
+	HWT_EVENT_EXITED,          /* process exited with status */
+	HWT_EVENT_KILLED,          /* process killed by signal */
+};
+
+struct hwt_collect_event {
+	enum hwt_event_kind kind;
+	pid_t tid;                /* thread the event is about */
+	int signal;               /* SIGNAL, KILLED */
+	int status;               /* EXITED */
+	uint64_t pc;              /* where tid stopped */
+	uint64_t data_addr;       /* WATCHPOINT */
+};
+
+int hwt_collect_resume(struct hwt_collector *c,
+		       const struct hwt_resume_opts *opts,
+		       struct hwt_collect_event *event, struct hwt_err *err);
+
+/* Threads alive now, as tids; returns how many (may exceed cap). */
+size_t hwt_collect_live_tids(struct hwt_collector *c, pid_t *tids,
+			     size_t cap);
+
+/* Read (write=false) or write a register set of a stopped thread, as
+ * PTRACE_GETREGSET/SETREGSET: NT_PRSTATUS (struct user_regs_struct),
+ * NT_PRFPREG (FXSAVE), NT_X86_XSTATE. *len is the buffer size in and the
+ * bytes transferred out. */
+int hwt_collect_regset(struct hwt_collector *c, pid_t tid, int nt_type,
+		       void *buf, size_t *len, bool write,
+		       struct hwt_err *err);
+
+/* Memory of the stopped process; short counts at unmapped addresses.
+ * Writes reach read-only (code) pages too, like a debugger's. Returns
+ * the bytes transferred or a negative errno. */
+ssize_t hwt_collect_mem_read(struct hwt_collector *c, uint64_t addr,
+			     void *buf, size_t len);
+ssize_t hwt_collect_mem_write(struct hwt_collector *c, uint64_t addr,
+			      const void *buf, size_t len);
+
+/* Let the process go on untraced (GDB's detach); the collector is then
+ * ended and can only be closed. */
+int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err);
 
 /* Kills a still-running process and frees everything. */
 void hwt_collect_close(struct hwt_collector *c);

@@ -8,8 +8,9 @@ PACKAGES="build-essential pkg-config python3 gdb procps util-linux
 libcapstone-dev libelf-dev libdw-dev libjansson-dev
 libopencsd-dev libopencsd-bin
 libipt-dev
-lldb-22
-clang libclang-rt-14-dev"
+lldb-22 liblldb-22-dev python3-lldb-22
+clang libclang-rt-14-dev
+qemu-system-x86 busybox-static cpio linux-headers-amd64"
 
 missing=""
 for p in $PACKAGES; do
