@@ -7,7 +7,9 @@
  *   - a call (not to the next instruction, which is PIC's way to read the
  *     pc) or an asynchronous entry (signal handler) opens a segment one
  *     level deeper;
- *   - a return goes back to the level of the nearest segment up the stack
+ *   - a return that transferred control (a conditional Arm return not
+ *     taken, or one a hardware decoder reports as executed in a straight
+ *     range, is an ordinary instruction) goes back to the level of the nearest segment up the stack
  *     that is in the function returned to; if none is (recording began
  *     deeper than the caller, or the stack was switched), one level up;
  *   - a jump to another function's first instruction (tail call, PLT stub
@@ -126,7 +128,7 @@ int hwt_calls_build(struct hwt_history *h, struct hwt_image *img,
 			    (prev.cls == HWT_INSN_CALL && !seq)) {
 				level++;
 				up = cur;
-			} else if (prev.cls == HWT_INSN_RET) {
+			} else if (prev.cls == HWT_INSN_RET && !seq) {
 				s = on_stack(c, p->up, f.start);
 				if (s >= 0) {
 					level = c->v[s].pub.level;
