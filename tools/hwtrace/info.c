@@ -31,7 +31,11 @@ static void print_stop(const struct hwt_bundle *b)
 		       strsignal(b->stop_signal), b->stop_tid, b->stop_pc);
 		break;
 	case HWT_STOP_NONE:
-		printf("stop:    still running when saved\n");
+		/* Hardware captures (CoreSight snapshots) name no process:
+		 * the trace simply ends where capture stopped. */
+		printf("stop:    %s\n", b->pid > 0 ?
+		       "still running when saved" :
+		       "not recorded (the trace ends where capture stopped)");
 		break;
 	}
 }
@@ -95,7 +99,10 @@ int cmd_info(int argc, char **argv)
 		printf("cpu:     %s family %d model %d stepping %d\n",
 		       b->cpu.vendor, b->cpu.family, b->cpu.model,
 		       b->cpu.stepping);
-	printf("process: %" PRId64 "\n", b->pid);
+	if (b->pid > 0)
+		printf("process: %" PRId64 "\n", b->pid);
+	else
+		printf("process: unknown (the bundle names none)\n");
 	print_stop(b);
 	if (b->stop_reason == HWT_STOP_FAULT) {
 		struct hwt_symbol sym;
@@ -117,12 +124,16 @@ int cmd_info(int argc, char **argv)
 
 		if ((rc = hwt_history_open(b, i, img, &h, &err)))
 			goto out;
-		printf("  thread %s: %" PRIu64 " items in history, %"
-		       PRIu64 " instructions recorded, %" PRIu64
-		       " lost (%" PRIu64 " bytes), trace %" PRIu64 " bytes\n",
+		printf("  thread %s: %" PRIu64 " items in history, ",
 		       hwt_bundle_thread_name(b, i, name, sizeof(name)),
-		       hwt_history_count(h), t->insn_total,
-		       t->lost_insns, t->lost_bytes, t->trace_size);
+		       hwt_history_count(h));
+		/* Only recorders that count instructions (hwt-sw, BTS) fill
+		 * these; hardware traces say nothing about what they lost. */
+		if (t->insn_total || t->lost_insns || t->lost_bytes)
+			printf("%" PRIu64 " instructions recorded, %" PRIu64
+			       " lost (%" PRIu64 " bytes), ", t->insn_total,
+			       t->lost_insns, t->lost_bytes);
+		printf("trace %" PRIu64 " bytes\n", t->trace_size);
 		hwt_history_free(h);
 	}
 	print_coresight(b);
