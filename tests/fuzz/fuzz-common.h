@@ -14,13 +14,12 @@
 #ifndef HWT_FUZZ_COMMON_H
 #define HWT_FUZZ_COMMON_H
 
-#include <elf.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hwt-replay.h"
+#include "../self_image.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,29 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * million instructions). */
 #define FUZZ_MAX_ITEMS 4096u
 
-static uint64_t fuzz_self_load, fuzz_text_lo, fuzz_text_hi;
+static struct self_image fuzz_self;
 
-static inline int fuzz_phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	uint64_t lo = UINT64_MAX;
-
-	(void)size;
-	(void)data;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (ph->p_vaddr < lo)
-			lo = ph->p_vaddr;
-		if ((ph->p_flags & PF_X) && !fuzz_text_lo) {
-			fuzz_text_lo = info->dlpi_addr + ph->p_vaddr;
-			fuzz_text_hi = fuzz_text_lo + ph->p_filesz;
-		}
-	}
-	fuzz_self_load = info->dlpi_addr + (lo & ~(uint64_t)4095);
-	return 1;
-}
 
 /* The image every input decodes against; aborts (a fuzzer setup error,
  * not a finding) when the fuzzer's own code cannot be mapped. */
@@ -64,9 +42,9 @@ static inline struct hwt_image *fuzz_image(void)
 
 	if (img)
 		return img;
-	dl_iterate_phdr(fuzz_phdr_cb, NULL);
+	fuzz_self = self_image_find();
 	if (hwt_image_new(&img, &err) ||
-	    hwt_image_add_elf(img, "/proc/self/exe", fuzz_self_load, &err)) {
+	    hwt_image_add_elf(img, "/proc/self/exe", fuzz_self.load, &err)) {
 		fprintf(stderr, "fuzz: %s\n", err.msg);
 		abort();
 	}

@@ -22,11 +22,11 @@ static uint64_t get64(const uint8_t *p)
 
 static uint64_t map_addr(uint64_t v)
 {
-	uint64_t span = fuzz_text_hi - fuzz_text_lo;
+	uint64_t span = fuzz_self.text_hi - fuzz_self.text_lo;
 
 	if (v == 0 || v >> 32 || !span)
 		return v;
-	return fuzz_text_lo + v % span;
+	return fuzz_self.text_lo + v % span;
 }
 
 /* Records of a walk through the text from an instruction start, blocks
@@ -35,11 +35,11 @@ static uint64_t map_addr(uint64_t v)
 static size_t seed_walk(struct hwt_image *img, uint8_t *out, size_t max_recs,
 			unsigned seed)
 {
-	uint64_t a = fuzz_text_lo + (seed * 7919u) % 4096, rng = seed + 1;
+	uint64_t a = fuzz_self.text_lo + (seed * 7919u) % 4096, rng = seed + 1;
 	size_t n = 0;
 	struct hwt_insn in;
 
-	while (a < fuzz_text_hi && hwt_image_insn(img, a, false, &in))
+	while (a < fuzz_self.text_hi && hwt_image_insn(img, a, false, &in))
 		a++;
 	memset(out, 0, 8);
 	for (size_t r = 0; r < max_recs; r++) {
@@ -56,11 +56,11 @@ static size_t seed_walk(struct hwt_image *img, uint8_t *out, size_t max_recs,
 				break;
 			a += in.len;
 		}
-		to = fuzz_text_lo + (rng >> 20) % (fuzz_text_hi - fuzz_text_lo);
-		while (to < fuzz_text_hi && hwt_image_insn(img, to, false, &in))
+		to = fuzz_self.text_lo + (rng >> 20) % (fuzz_self.text_hi - fuzz_self.text_lo);
+		while (to < fuzz_self.text_hi && hwt_image_insn(img, to, false, &in))
 			to++;
-		memcpy(out + 8 + n * 24, (uint64_t[3]){ from - fuzz_text_lo,
-			to - fuzz_text_lo, 0 }, 24);
+		memcpy(out + 8 + n * 24, (uint64_t[3]){ from - fuzz_self.text_lo,
+			to - fuzz_self.text_lo, 0 }, 24);
 		n++;
 		a = to;
 	}

@@ -20,39 +20,12 @@
 
 #include "hwt-replay.h"
 #include "check.h"
+#include "../self_image.h"
 
-static uint64_t self_load, text_lo, text_hi;
+static struct self_image self_img;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	uint64_t lo = UINT64_MAX;
-
-	(void)size;
-	(void)data;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (ph->p_vaddr < lo)
-			lo = ph->p_vaddr;
-		if (ph->p_flags & PF_X) {
-			text_lo = info->dlpi_addr + ph->p_vaddr;
-			text_hi = text_lo + ph->p_filesz;
-		}
-	}
-	self_load = info->dlpi_addr + (lo & ~(uint64_t)4095);
-	return 1;
-}
 
 /* Instruction starts of the program's text, by a linear sweep. */
 static uint64_t pool[8192];
@@ -60,18 +33,8 @@ static size_t npool;
 
 static void make_pool(struct hwt_image *img)
 {
-	uint64_t a = text_lo;
-	struct hwt_insn in;
-
-	while (a < text_hi && npool < sizeof(pool) / sizeof(pool[0])) {
-		if (hwt_image_insn(img, a, false, &in) || !in.len) {
-			a++;
-			continue;
-		}
-		if (next_rand() % 3 == 0)
-			pool[npool++] = a;
-		a += in.len;
-	}
+	npool = self_image_insn_sample(img, &self_img, &rng, pool,
+				       sizeof(pool) / sizeof(pool[0]));
 }
 
 struct recs {
@@ -93,7 +56,7 @@ static void add_rec(struct recs *r, uint64_t from, uint64_t to)
 	}
 	put64(r->v + r->n, from);
 	put64(r->v + r->n + 8, to);
-	put64(r->v + r->n + 16, next_rand() & 0x10);  /* predicted or not */
+	put64(r->v + r->n + 16, xorshift64(&rng) & 0x10);  /* predicted or not */
 	r->n += 24;
 }
 
@@ -104,7 +67,7 @@ static size_t make_walk(struct hwt_image *img, size_t n, uint64_t *addrs,
 			bool *async, size_t *ends, struct recs *r)
 {
 	uint64_t cur = pool[0];
-	size_t run = 1 + next_rand() % 12, nb = 0;
+	size_t run = 1 + xorshift64(&rng) % 12, nb = 0;
 
 	r->n = 0;
 	add_rec(r, 0, cur);
@@ -129,12 +92,12 @@ static size_t make_walk(struct hwt_image *img, size_t n, uint64_t *addrs,
 			continue;
 		}
 		ends[nb++] = i;
-		to = pool[next_rand() % npool];
+		to = pool[xorshift64(&rng) % npool];
 		add_rec(r, cur, to);
 		/* A record back to the same instruction is a rep iteration. */
 		async[i + 1] = in.cls == HWT_INSN_OTHER && to != cur;
 		cur = to;
-		run = 1 + next_rand() % 12;
+		run = 1 + xorshift64(&rng) % 12;
 	}
 	return nb;
 }
@@ -299,14 +262,14 @@ static void test_damage(struct hwt_image *img)
 
 	/* Random bytes: whatever they decode to, every item reads. */
 	for (int round = 0; round < 20; round++) {
-		size_t sz = next_rand() % (r.n + 1);
+		size_t sz = xorshift64(&rng) % (r.n + 1);
 		uint64_t cnt;
 		bool ok = true;
 
 		memcpy(copy, r.v, r.n);
 		for (int j = 0; j < 8; j++)
-			copy[next_rand() % r.n] = (uint8_t)next_rand();
-		rc = hwt_history_open_bts(copy, sz, next_rand() % 2 ? a[5] : 0,
+			copy[xorshift64(&rng) % r.n] = (uint8_t)xorshift64(&rng);
+		rc = hwt_history_open_bts(copy, sz, xorshift64(&rng) % 2 ? a[5] : 0,
 					  img, &h, &err);
 		cnt = rc ? 0 : hwt_history_count(h);
 		for (uint64_t i = 1; i <= cnt && ok; i++) {
@@ -497,10 +460,10 @@ int main(int argc, char **argv)
 		 dirname(self))));
 	snprintf(root_dir, sizeof(root_dir), "%s", build_dir);
 	dirname(root_dir);
-	dl_iterate_phdr(phdr_cb, NULL);
+	self_img = self_image_find();
 	rc = hwt_image_new(&img, &err);
 	if (!rc)
-		rc = hwt_image_add_elf(img, "/proc/self/exe", self_load, &err);
+		rc = hwt_image_add_elf(img, "/proc/self/exe", self_img.load, &err);
 	CHECK("bts: map own code", rc == 0, "%s", err.msg);
 	if (rc)
 		return check_exit();

@@ -15,39 +15,12 @@
 #include "hwt-replay.h"
 #include "replay-int.h"
 #include "check.h"
+#include "../self_image.h"
 
-static uint64_t self_load, text_lo, text_hi;
+static struct self_image self_img;
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	uint64_t lo = UINT64_MAX;
-
-	(void)size;
-	(void)data;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (ph->p_vaddr < lo)
-			lo = ph->p_vaddr;
-		if (ph->p_flags & PF_X) {
-			text_lo = info->dlpi_addr + ph->p_vaddr;
-			text_hi = text_lo + ph->p_filesz;
-		}
-	}
-	self_load = info->dlpi_addr + (lo & ~(uint64_t)4095);
-	return 1;
-}
 
 static double now(void)
 {
@@ -63,18 +36,8 @@ static size_t npool;
 
 static void make_pool(struct hwt_image *img)
 {
-	uint64_t a = text_lo;
-	struct hwt_insn in;
-
-	while (a < text_hi && npool < sizeof(pool) / sizeof(pool[0])) {
-		if (hwt_image_insn(img, a, false, &in) || !in.len) {
-			a++;
-			continue;
-		}
-		if (next_rand() % 3 == 0)
-			pool[npool++] = a;
-		a += in.len;
-	}
+	npool = self_image_insn_sample(img, &self_img, &rng, pool,
+				       sizeof(pool) / sizeof(pool[0]));
 }
 
 /* A walk of n instructions: straight runs of 1..12 instructions joined by
@@ -89,7 +52,7 @@ static void make_walk(struct hwt_image *img, size_t n, uint64_t *addrs,
 	memset(async, 0, n * sizeof(*async));
 	for (size_t i = 0; i < n; i++) {
 		struct hwt_insn in;
-		uint64_t r = next_rand();
+		uint64_t r = xorshift64(&rng);
 
 		addrs[i] = cur;
 		if (i + 1 == n)
@@ -221,7 +184,7 @@ static void test_addresses(struct hwt_image *img)
 	CHECK("history backward", !bad, "item %llu differs",
 	      (unsigned long long)bad);
 	for (int k = 0; k < 20000 && ok; k++) {
-		uint64_t i = next_rand() % N;
+		uint64_t i = xorshift64(&rng) % N;
 
 		ok = !check_items(h, img, i + 1, addrs + i, async + i, 1, false);
 	}
@@ -511,12 +474,12 @@ static void test_fuzz(struct hwt_image *img)
 	for (int round = 0; round < 300 && bad < 0; round++) {
 		struct hwt_history *h;
 		struct hwt_err err = { 0 };
-		int flips = 1 + (int)(next_rand() % 20), rc;
+		int flips = 1 + (int)(xorshift64(&rng) % 20), rc;
 
 		memcpy(copy, t.buf, t.size);
 		for (int k = 0; k < flips; k++)
-			copy[next_rand() % t.size] ^= (uint8_t)(1 + next_rand() % 255);
-		rc = hwt_history_open_sw(copy, t.size - next_rand() % 3, 0, img,
+			copy[xorshift64(&rng) % t.size] ^= (uint8_t)(1 + xorshift64(&rng) % 255);
+		rc = hwt_history_open_sw(copy, t.size - xorshift64(&rng) % 3, 0, img,
 					 &h, &err);
 		for (uint64_t i = hwt_history_count(h); i >= 1 && !rc; i--) {
 			struct hwt_item it;
@@ -542,7 +505,7 @@ static void test_bundle(struct hwt_image *img)
 	char dir[] = "/tmp/hwt-test-history-XXXXXX", final[600], *staging;
 	struct hwt_bundle_thread th = { .tid = 4242, .trace_file = "t.hwtsw" };
 	struct hwt_bundle_module mod = { .system_path = "/proc/self/exe",
-					 .load_address = self_load };
+					 .load_address = self_img.load };
 	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_SW, .pid = 4242,
 				.threads = &th, .nthreads = 1, .modules = &mod,
 				.nmodules = 1, .cpu = { .vendor = "AuthenticAMD" } };
@@ -608,9 +571,9 @@ int main(void)
 	struct hwt_image *img;
 	struct hwt_err err = { 0 };
 
-	dl_iterate_phdr(phdr_cb, NULL);
+	self_img = self_image_find();
 	hwt_image_new(&img, &err);
-	if (hwt_image_add_elf(img, "/proc/self/exe", self_load, &err)) {
+	if (hwt_image_add_elf(img, "/proc/self/exe", self_img.load, &err)) {
 		printf("FAIL setup: %s\n", err.msg);
 		return 1;
 	}
