@@ -396,16 +396,8 @@ int hwt_history_to_bts(struct hwt_history *h, uint64_t first, uint64_t last,
 	bool have_prev = false;
 	int rc = 0;
 
-	if (!first && !last) {
-		first = 1;
-		last = hwt_history_count(h);
-	}
-	if (first == 0 || first > last || last > hwt_history_count(h))
-		return hwt_err_set(err, ERANGE, "items %llu..%llu are not in "
-				   "the history (1..%llu)",
-				   (unsigned long long)first,
-				   (unsigned long long)last,
-				   (unsigned long long)hwt_history_count(h));
+	if ((rc = hwt_history_check_range(h, &first, &last, err)) < 0)
+		return rc;
 	for (uint64_t i = first; i <= last && !rc; i++) {
 		rc = hwt_history_get(h, i, &it, err);
 		if (rc)

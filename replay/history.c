@@ -234,6 +234,22 @@ uint64_t hwt_history_count(struct hwt_history *h)
 	return h->count;
 }
 
+int hwt_history_check_range(struct hwt_history *h, uint64_t *first,
+			    uint64_t *last, struct hwt_err *err)
+{
+	if (!*first && !*last) {
+		*first = 1;
+		*last = h->count;
+	}
+	if (*first == 0 || *first > *last || *last > h->count)
+		return hwt_err_set(err, ERANGE, "items %llu..%llu are not in "
+				   "the history (1..%llu)",
+				   (unsigned long long)*first,
+				   (unsigned long long)*last,
+				   (unsigned long long)h->count);
+	return 0;
+}
+
 uint64_t hwt_history_decodes(const struct hwt_history *h)
 {
 	return h->decodes;

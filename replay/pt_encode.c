@@ -352,16 +352,8 @@ int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
 	struct enc *x;
 	int rc;
 
-	if (!first && !last) {
-		first = 1;
-		last = hwt_history_count(h);
-	}
-	if (first == 0 || first > last || last > hwt_history_count(h))
-		return hwt_err_set(err, ERANGE, "items %llu..%llu are not in "
-				   "the history (1..%llu)",
-				   (unsigned long long)first,
-				   (unsigned long long)last,
-				   (unsigned long long)hwt_history_count(h));
+	if ((rc = hwt_history_check_range(h, &first, &last, err)) < 0)
+		return rc;
 	if (opts && opts->cpu.vendor[0] &&
 	    strcmp(opts->cpu.vendor, "GenuineIntel"))
 		return hwt_err_set(err, EINVAL, "an Intel PT stream needs an "

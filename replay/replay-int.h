@@ -181,6 +181,10 @@ static inline bool hwt_same_file(const char *a, const char *b)
 void hwt_module_lines_free(struct hwt_module *m);
 
 /* ---- history.c ---- */
+/* Check the item range [*first, *last] of an export (the whole history
+ * when both are 0, which is filled in); -ERANGE naming the valid range. */
+int hwt_history_check_range(struct hwt_history *h, uint64_t *first,
+			    uint64_t *last, struct hwt_err *err);
 /* Decode calls made so far; tests use it to prove decoding is lazy. */
 uint64_t hwt_history_decodes(const struct hwt_history *h);
 
