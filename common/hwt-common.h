@@ -323,6 +323,14 @@ int hwt_elf_build_id(const char *path, char *out, size_t outsz,
 int hwt_parse_size(const char *s, uint64_t *v);
 int hwt_parse_u64(const char *s, uint64_t *v);
 
+/* ---- copying a bundle (bundle_copy.c) --------------------------------
+ * Write bundle b (as read) to out_dir, which must not exist, through the
+ * writer above: traces, module copies and the core are copied in, so the
+ * result stands alone. CoreSight snapshots and per-cpu Intel PT traces are
+ * refused (-ENOTSUP): the writer has no form for them. */
+int hwt_bundle_copy(const struct hwt_bundle *b, const char *out_dir,
+		    struct hwt_err *err);
+
 #ifdef __cplusplus
 }
 #endif

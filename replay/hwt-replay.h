@@ -248,6 +248,25 @@ int hwt_cursor_continue(struct hwt_cursor *c, enum hwt_dir dir,
 			const uint64_t *addrs, size_t naddrs,
 			struct hwt_err *err);
 
+/* ---- text (format.c) ---------------------------------------------------
+ * One history line as `hwtrace dump --insn` / `--calls` print it
+ * (docs/cli.md), without the newline: tsv or the human form. tid is the
+ * thread's name (hwt_bundle_thread_name); n the call line's 1-based number.
+ * Returns the length, or -ENOSPC when buf is too small. */
+int hwt_format_item(struct hwt_image *img, const char *tid,
+		    const struct hwt_item *it, bool tsv, char *buf,
+		    size_t size);
+int hwt_format_call(const char *tid, size_t n,
+		    const struct hwt_call_segment *s, bool tsv, char *buf,
+		    size_t size);
+/* What bundle b holds, as `hwtrace info` reports it (describe.c): format,
+ * cpu, process, stop (with the fault's function and line from img), core,
+ * each thread's history and lost instructions, CoreSight sources and
+ * memory dumps, modules. Opens each thread's history to count it. Caller
+ * frees *text. */
+int hwt_bundle_describe(const struct hwt_bundle *b, struct hwt_image *img,
+			char **text, struct hwt_err *err);
+
 #ifdef __cplusplus
 }
 #endif

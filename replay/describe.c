@@ -1,0 +1,154 @@
+/* describe.c - what a bundle holds, as text: the report `hwtrace info`
+ * prints (docs/cli.md), built here so that every front end (the CLI, the
+ * LLDB plugin's `hwt info`) says the same. Written into a memory stream;
+ * nothing is printed. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwt-replay.h"
+
+static void describe_stop(FILE *f, const struct hwt_bundle *b,
+			  struct hwt_image *img)
+{
+	struct hwt_symbol sym;
+
+	switch (b->stop_reason) {
+	case HWT_STOP_EXITED:
+		fprintf(f, "stop:    exited with status %d\n", b->stop_status);
+		break;
+	case HWT_STOP_SIGNALED:
+		fprintf(f, "stop:    killed by signal %d (%s)\n", b->stop_signal,
+			strsignal(b->stop_signal));
+		break;
+	case HWT_STOP_FAULT:
+		fprintf(f, "stop:    signal %d (%s) in thread %" PRId64
+			" at 0x%" PRIx64 "\n", b->stop_signal,
+			strsignal(b->stop_signal), b->stop_tid, b->stop_pc);
+		if (hwt_image_symbolize(img, b->stop_pc, &sym) == 0 &&
+		    sym.function) {
+			fprintf(f, "         in %s", sym.function);
+			if (sym.file)
+				fprintf(f, " at %s:%d", sym.file, sym.line);
+			fputc('\n', f);
+		}
+		break;
+	case HWT_STOP_NONE:
+		/* Hardware captures (CoreSight snapshots) name no process:
+		 * the trace simply ends where capture stopped. */
+		fprintf(f, "stop:    %s\n", b->pid > 0 ?
+			"still running when saved" :
+			"not recorded (the trace ends where capture stopped)");
+		break;
+	}
+}
+
+static int describe_threads(FILE *f, const struct hwt_bundle *b,
+			    struct hwt_image *img, struct hwt_err *err)
+{
+	fprintf(f, "threads: %zu\n", b->nthreads);
+	for (size_t i = 0; i < b->nthreads; i++) {
+		const struct hwt_bundle_thread *t = &b->threads[i];
+		struct hwt_history *h;
+		char name[32];
+		int rc;
+
+		if ((rc = hwt_history_open(b, i, img, &h, err)))
+			return rc;
+		fprintf(f, "  thread %s: %" PRIu64 " items in history, ",
+			hwt_bundle_thread_name(b, i, name, sizeof(name)),
+			hwt_history_count(h));
+		/* Only recorders that count instructions (hwt-sw, BTS) fill
+		 * these; hardware traces say nothing about what they lost. */
+		if (t->insn_total || t->lost_insns || t->lost_bytes)
+			fprintf(f, "%" PRIu64 " instructions recorded, %" PRIu64
+				" lost (%" PRIu64 " bytes), ", t->insn_total,
+				t->lost_insns, t->lost_bytes);
+		fprintf(f, "trace %" PRIu64 " bytes\n", t->trace_size);
+		hwt_history_free(h);
+	}
+	return 0;
+}
+
+/* CoreSight snapshots: each trace source and memory dump. */
+static void describe_coresight(FILE *f, const struct hwt_bundle *b)
+{
+	static const char *const proto[] = {
+		[HWT_CS_UNKNOWN] = "unknown", [HWT_CS_ETMV3] = "ETMv3",
+		[HWT_CS_PTM] = "PTM", [HWT_CS_ETMV4] = "ETMv4",
+		[HWT_CS_ETE] = "ETE", [HWT_CS_STM] = "STM",
+	};
+
+	if (!b->nsources && !b->nregions)
+		return;
+	fprintf(f, "sources: %zu\n", b->nsources);
+	for (size_t i = 0; i < b->nsources; i++) {
+		const struct hwt_bundle_cs_source *s = &b->sources[i];
+
+		fprintf(f, "  %s: %s", s->name,
+			(unsigned)s->protocol <= HWT_CS_STM ?
+			proto[s->protocol] : "unknown");
+		if (i < b->nthreads)
+			fprintf(f, " trace ID 0x%x, %s buffer %s", s->trace_id,
+				s->formatted ? "formatted" : "raw",
+				b->threads[i].trace_file);
+		else
+			fprintf(f, " (no instruction trace)");
+		fprintf(f, "%s%s\n", s->core ? " tracing " : "",
+			s->core ? s->core : "");
+	}
+	fprintf(f, "memory:  %zu dumps\n", b->nregions);
+	for (size_t i = 0; i < b->nregions; i++) {
+		const struct hwt_bundle_region *r = &b->regions[i];
+
+		fprintf(f, "  0x%012" PRIx64 " %8" PRIu64 " bytes %s%s\n",
+			r->address, r->size, r->file,
+			r->missing ? " (file missing: reads as unmapped)" : "");
+	}
+}
+
+int hwt_bundle_describe(const struct hwt_bundle *b, struct hwt_image *img,
+			char **text, struct hwt_err *err)
+{
+	size_t len;
+	FILE *f = open_memstream(text, &len);
+	int rc;
+
+	if (!f)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	fprintf(f, "bundle:  %s\n", b->dir);
+	fprintf(f, "format:  %s\n", b->type);
+	/* CoreSight snapshots name cores per source (below), not a cpu. */
+	if (b->cpu.vendor[0])
+		fprintf(f, "cpu:     %s family %d model %d stepping %d\n",
+			b->cpu.vendor, b->cpu.family, b->cpu.model,
+			b->cpu.stepping);
+	if (b->pid > 0)
+		fprintf(f, "process: %" PRId64 "\n", b->pid);
+	else
+		fprintf(f, "process: unknown (the bundle names none)\n");
+	describe_stop(f, b, img);
+	fprintf(f, "core:    %s\n", b->core ? b->core : "(none)");
+	rc = describe_threads(f, b, img, err);
+	if (!rc) {
+		describe_coresight(f, b);
+		fprintf(f, "modules: %zu\n", b->nmodules);
+		for (size_t i = 0; i < b->nmodules; i++) {
+			const struct hwt_bundle_module *m = &b->modules[i];
+
+			fprintf(f, "  0x%012" PRIx64 " %s%s%s\n",
+				m->load_address, m->system_path,
+				m->uuid ? " build-id " : "",
+				m->uuid ? m->uuid : "");
+		}
+	}
+	if (fclose(f) != 0 && !rc)
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+	if (rc) {
+		free(*text);
+		*text = NULL;
+	}
+	return rc;
+}
