@@ -127,32 +127,6 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 	return 0;
 }
 
-static void print_symbol(struct hwt_image *img, uint64_t addr, bool tsv)
-{
-	struct hwt_symbol sym;
-
-	if (hwt_image_symbolize(img, addr, &sym) != 0 || !sym.function) {
-		if (tsv)
-			fputs("\t??\t", stdout);
-		return;
-	}
-	if (tsv) {
-		printf("\t%s+%" PRIu64 "\t", sym.function, addr - sym.func_addr);
-		if (sym.file)
-			printf("%s:%d", sym.file, sym.line);
-	} else {
-		printf(" <%s+%" PRIu64 ">", sym.function, addr - sym.func_addr);
-	}
-}
-
-static void print_line(struct hwt_image *img, uint64_t addr)
-{
-	struct hwt_symbol sym;
-
-	if (hwt_image_symbolize(img, addr, &sym) == 0 && sym.file)
-		printf("\tat %s:%d", sym.file, sym.line);
-}
-
 /* The items to show: all, --range, --last, or --since FUNC (found by
  * searching backward from the newest item, so only what is shown and what
  * lies between is decoded). */
@@ -191,6 +165,9 @@ static int dump_window(const struct dump_args *a, struct hwt_history *h,
 	return 0;
 }
 
+/* One formatted history line (docs/cli.md). */
+static char line[16384];
+
 static int dump_insns(const struct dump_args *a, const char *tid,
 		      struct hwt_history *h, struct hwt_image *img,
 		      struct hwt_err *err)
@@ -204,37 +181,13 @@ static int dump_insns(const struct dump_args *a, const char *tid,
 		printf("Thread %s (%" PRIu64 " items):\n", tid, count);
 	for (uint64_t i = first; i <= last; i++) {
 		struct hwt_item it;
-		struct hwt_insn insn;
 
 		if ((rc = hwt_history_get(h, i, &it, err)))
 			return rc;
-		if (it.kind == HWT_ITEM_GAP) {
-			if (a->tsv)
-				printf("%s\t%" PRIu64 "\tgap\t%s\n", tid, i,
-				       it.gap_reason);
-			else
-				printf("%" PRIu64 "\t[gap: %s]\n", i, it.gap_reason);
-			continue;
-		}
-		if (hwt_image_insn_isa(img, it.addr, it.isa, true, &insn) != 0)
-			strcpy(insn.text, "(no code)");
-		if (a->tsv) {
-			printf("%s\t%" PRIu64 "\t0x%" PRIx64 "\t%s", tid, i,
-			       it.addr, insn.text);
-			print_symbol(img, it.addr, true);
-			/* Later columns, only when the trace has them
-			 * (docs/cli.md): timestamp, PTWRITE payload. */
-			if (it.timestamp)
-				printf("\t%" PRIu64, it.timestamp);
-			if (it.flags & HWT_ITEM_PTWRITE)
-				printf("\tptwrite=0x%" PRIx64, it.ptwrite);
-		} else {
-			printf("%" PRIu64 "\t   0x%016" PRIx64, i, it.addr);
-			print_symbol(img, it.addr, false);
-			printf(":\t%s", insn.text);
-			print_line(img, it.addr);
-		}
-		putchar('\n');
+		/* A line longer than the buffer (a huge symbol name) is
+		 * printed cut short rather than not at all. */
+		hwt_format_item(img, tid, &it, a->tsv, line, sizeof(line));
+		puts(line);
 	}
 	return 0;
 }
@@ -257,19 +210,9 @@ static int dump_calls(const struct dump_args *a, const char *tid,
 	if ((rc = hwt_calls_build(h, img, first, last, &calls, err)))
 		return rc;
 	for (size_t i = 0; i < hwt_calls_count(calls); i++) {
-		const struct hwt_call_segment *s = hwt_calls_get(calls, i);
-		const char *fn = s->gap ? "[gap]" : s->function ? s->function : "??";
-
-		if (a->tsv) {
-			printf("%s\t%d\t%s\t%" PRIu64 "\t%" PRIu64 "\n", tid,
-			       s->level, fn, s->first, s->last);
-			continue;
-		}
-		printf("%zu\t%*s%s\tinst %" PRIu64 ",%" PRIu64, i + 1,
-		       2 * s->level, "", fn, s->first, s->last);
-		if (s->file)
-			printf("\tat %s:%d,%d", s->file, s->line_min, s->line_max);
-		putchar('\n');
+		hwt_format_call(tid, i + 1, hwt_calls_get(calls, i), a->tsv,
+				line, sizeof(line));
+		puts(line);
 	}
 	hwt_calls_free(calls);
 	return 0;
