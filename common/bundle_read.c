@@ -153,7 +153,7 @@ static int check_file(struct reader *rd, const struct hwt_bundle *b,
 	return rc;
 }
 
-static const char *trace_key(const char *type)
+const char *hwt_bundle_trace_key(const char *type)
 {
 	if (strcmp(type, HWT_BUNDLE_TYPE_PT) == 0)
 		return "iptTrace";
@@ -493,7 +493,7 @@ static int check_pt_processes(struct reader *rd, json_t *procs)
 static int read_process(struct reader *rd, json_t *root, struct hwt_bundle *b)
 {
 	json_t *procs, *proc, *threads, *modules;
-	const char *key = trace_key(b->type);
+	const char *key = hwt_bundle_trace_key(b->type);
 	int rc = 0;
 
 	if (!(procs = get(rd, root, "processes", true, &rc)))
@@ -559,7 +559,7 @@ static int parse(struct reader *rd, const uint8_t *text, size_t len,
 	}
 	if ((rc = get_string(rd, root, "type", "type", true, &b->type)))
 		goto out;
-	if (!trace_key(b->type)) {
+	if (!hwt_bundle_trace_key(b->type)) {
 		rc = hwt_err_set(rd->err, ENOTSUP,
 				 "%s: trace type '%s' is not supported "
 				 "(supported: " HWT_BUNDLE_TYPE_SW ", "

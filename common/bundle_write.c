@@ -130,7 +130,8 @@ static json_t *threads_json(const struct hwt_bundle *b)
 		const struct hwt_bundle_thread *t = &b->threads[i];
 		json_t *o = json_pack("{s:I, s:s, s:I, s:I, s:I, s:I}",
 				      "tid", (json_int_t)t->tid,
-				      "swTrace", t->trace_file,
+				      hwt_bundle_trace_key(b->type),
+				      t->trace_file,
 				      "traceSize", (json_int_t)t->trace_size,
 				      "lostBytes", (json_int_t)t->lost_bytes,
 				      "lostInstructions",

@@ -287,6 +287,9 @@ struct hwt_bundle {
 int hwt_bundle_read(const char *path, struct hwt_bundle **out,
 		    struct hwt_err *err);
 void hwt_bundle_free(struct hwt_bundle *b);
+/* The trace.json key naming a thread's trace file in a bundle of this
+ * type ("swTrace", "btsTrace", "iptTrace"); NULL for an unknown type. */
+const char *hwt_bundle_trace_key(const char *type);
 /* Absolute or dir-relative path of a bundle member; caller frees. */
 char *hwt_bundle_path(const struct hwt_bundle *b, const char *rel);
 /* Read a whole bundle member with a size bound. Caller frees *data. */

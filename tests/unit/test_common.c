@@ -120,14 +120,15 @@ static void test_parse(void)
 
 static char tmpdir[] = "/tmp/hwt-test-common-XXXXXX";
 
-static int write_bundle(const char *dir, const char *trace_rel, uint64_t size)
+static int write_typed_bundle(const char *dir, const char *type,
+			      const char *trace_rel, uint64_t size)
 {
 	static const uint8_t trace[16] = { 1 };
 	struct hwt_bundle_thread th = { .tid = 42, .trace_file = (char *)trace_rel,
 		.trace_size = size, .insn_total = 3 };
 	struct hwt_bundle_module mod = { .system_path = "/bin/true",
 		.load_address = 0x555555554000, .uuid = "abcd" };
-	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_SW, .pid = 42,
+	struct hwt_bundle b = { .type = (char *)type, .pid = 42,
 		.threads = &th, .nthreads = 1, .modules = &mod, .nmodules = 1,
 		.stop_reason = HWT_STOP_FAULT, .stop_signal = 11, .stop_tid = 42,
 		.stop_pc = 0x401234 };
@@ -146,6 +147,11 @@ static int write_bundle(const char *dir, const char *trace_rel, uint64_t size)
 		hwt_bundle_stage_abort(staging);
 	free(staging);
 	return rc;
+}
+
+static int write_bundle(const char *dir, const char *trace_rel, uint64_t size)
+{
+	return write_typed_bundle(dir, HWT_BUNDLE_TYPE_SW, trace_rel, size);
 }
 
 static char *path_in(const char *name)
@@ -210,6 +216,19 @@ static void test_bundle(void)
 	hwt_bundle_free(b);
 	CHECK("bundle refuses to overwrite",
 	      write_bundle(good, "threads/42.hwtsw", 16) == -EEXIST, "overwrote");
+
+	/* Each type names its trace with its own key (btsTrace for BTS). */
+	p = path_in("bts");
+	rc = write_typed_bundle(p, HWT_BUNDLE_TYPE_BTS, "threads/42.hwtsw", 16);
+	if (!rc)
+		rc = hwt_bundle_read(p, &b, &err);
+	CHECK("BTS bundle written and read back",
+	      rc == 0 && !strcmp(b->type, HWT_BUNDLE_TYPE_BTS) &&
+	      b->nthreads == 1 && b->threads[0].trace_size == 16,
+	      "rc %d: %s", rc, err.msg);
+	if (!rc)
+		hwt_bundle_free(b);
+	free(p);
 
 	p = path_in("size");
 	write_bundle(p, "threads/42.hwtsw", 17);
