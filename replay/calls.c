@@ -7,9 +7,10 @@
  *   - a call (not to the next instruction, which is PIC's way to read the
  *     pc) or an asynchronous entry (signal handler) opens a segment one
  *     level deeper;
- *   - a return that transferred control (a conditional Arm return not
- *     taken, or one a hardware decoder reports as executed in a straight
- *     range, is an ordinary instruction) goes back to the level of the nearest segment up the stack
+ *   - a return (on Arm only one that transferred control: a conditional
+ *     return not taken, or one a hardware decoder reports inside a
+ *     straight range, is an ordinary instruction; an x86 return always
+ *     transfers, even to the next address) goes back to the level of the nearest segment up the stack
  *     that is in the function returned to; if none is (recording began
  *     deeper than the caller, or the stack was switched), one level up;
  *   - a jump to another function's first instruction (tail call, PLT stub
@@ -28,6 +29,11 @@
 /* How far up the stack a return or long jump looks for its function;
  * bounds the cost of a corrupted stack, not real recursion. */
 #define MAX_STACK_SEARCH 4096
+
+static bool arm_isa(enum hwt_isa isa)
+{
+	return isa == HWT_ISA_A64 || isa == HWT_ISA_A32 || isa == HWT_ISA_T32;
+}
 
 struct cseg {
 	struct hwt_call_segment pub;
@@ -128,7 +134,8 @@ int hwt_calls_build(struct hwt_history *h, struct hwt_image *img,
 			    (prev.cls == HWT_INSN_CALL && !seq)) {
 				level++;
 				up = cur;
-			} else if (prev.cls == HWT_INSN_RET && !seq) {
+			} else if (prev.cls == HWT_INSN_RET &&
+				   !(seq && arm_isa(prev.isa))) {
 				s = on_stack(c, p->up, f.start);
 				if (s >= 0) {
 					level = c->v[s].pub.level;

@@ -239,6 +239,16 @@ def main():
     report('A32 calls and returns nest in the call history',
            rc == 0 and levels == [0, 0, 1, 0, 1, 0, 1, 0, 1, 0],
            f'exit {rc}, levels {levels}; {err.strip()}')
+    # OpenCSD reports ranges in ete_ip that run straight through about
+    # 2100 A32 'bx lr': returns that did not transfer. Counted as returns
+    # they would start the call history some 2170 levels deep.
+    rc, out, err = run(hwtrace, 'dump', '--calls', '--tsv',
+                       os.path.join(snaps, 'ete_ip'))
+    levels = [int(l.split('\t')[1]) for l in out.splitlines()]
+    report('returns inside a straight range open no call segment',
+           rc == 0 and levels and min(levels) == 0 and max(levels) <= 32,
+           f'exit {rc}, levels {min(levels, default=None)}..'
+           f'{max(levels, default=None)}; {err.strip()}')
     rc, out, err = run(hwtrace, 'info', os.path.join(snaps, 'Snowball'))
     report('info lists both PTM sources', rc == 0 and 'thread 0x10' in out and
            'thread 0x11' in out and 'PTM' in out, f'exit {rc}: {err.strip()}')
