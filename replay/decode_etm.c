@@ -9,6 +9,12 @@
  * blocks, and decoding a segment copies them out. docs/coresight.md says
  * why this beats cutting the trace at A-SYNC points.
  *
+ * OpenCSD runs in a child process (etm_child.c): it crashes on some
+ * damaged trace, and that must cost the history its tail, not the caller
+ * its life. The child sends each element it cares about as a record; this
+ * file's parent side checks the records and makes the blocks, so the
+ * mapping below and every check of OpenCSD's output happen in the caller.
+ *
  * One thread is one trace source (trace ID). A formatted buffer holds
  * frames of several IDs: the decode tree gets only this source's decoder,
  * and OpenCSD's deformatter drops the other IDs' bytes.
@@ -25,6 +31,7 @@
  *   EXCEPTION_RET             nothing: the range before ends with the
  *                             return instruction, whose class says so
  *   everything else           ignored (timestamps, contexts, events)
+ *   the child's death         a last gap item saying so (etm_child.h)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +41,7 @@
 #include <opencsd/c_api/opencsd_c_api.h>
 
 #include "decode.h"
+#include "etm_child.h"
 #include "replay-int.h"
 
 /* Items per segment; blocks are never split. */
@@ -44,8 +52,9 @@
  * several ranges): bound the trace so the index stays bounded too. */
 #define CS_MAX_TRACE (64u << 20)
 
+/* Parent side: the blocks being built from the child's records. */
 struct cs_ctx {
-	struct hwt_image *img;
+	const struct hwt_bundle_cs_source *src;
 	struct hwt_segments *segs;
 	struct hwt_blocks *out;
 	bool started;            /* a range or gap has been produced */
@@ -56,7 +65,16 @@ struct cs_ctx {
 	char gap_first[128];
 };
 
-static enum hwt_isa isa_of(ocsd_isa isa)
+/* Child side: what the decode needs, all inherited through fork. */
+struct cs_job {
+	const struct hwt_bundle_cs_source *src;
+	const uint8_t *trace;
+	size_t size;
+	struct hwt_image *img;
+	struct hwt_etm_out *out;
+};
+
+static enum hwt_isa isa_of(uint32_t isa)
 {
 	switch (isa) {
 	case ocsd_isa_aarch64:
@@ -76,40 +94,45 @@ static void gap_note(struct cs_ctx *c, const char *fmt, unsigned long long v)
 		snprintf(c->gap_first, sizeof(c->gap_first), fmt, v);
 }
 
-static void gap_flush(struct cs_ctx *c)
+static void gap_push(struct cs_ctx *c, const char *reason)
 {
-	struct hwt_block blk = { .count = 1, .flags = HWT_BLOCK_GAP };
+	struct hwt_block blk = { .count = 1, .flags = HWT_BLOCK_GAP,
+				 .reason = reason };
 
-	if (!c->gap_n)
-		return;
-	blk.reason = c->gap_n == 1 ?
-		hwt_segments_reason(c->segs, "%s", c->gap_first) :
-		hwt_segments_reason(c->segs, "%s, and %u more trace "
-				    "discontinuities", c->gap_first,
-				    c->gap_n - 1);
-	c->gap_n = 0;
 	if (!blk.reason || hwt_blocks_push(c->out, &blk))
 		c->nomem = true;
 	c->started = true;
 }
 
-static void add_range(struct cs_ctx *c, const ocsd_generic_trace_elem *e)
+static void gap_flush(struct cs_ctx *c)
+{
+	if (!c->gap_n)
+		return;
+	gap_push(c, c->gap_n == 1 ?
+		 hwt_segments_reason(c->segs, "%s", c->gap_first) :
+		 hwt_segments_reason(c->segs, "%s, and %u more trace "
+				     "discontinuities", c->gap_first,
+				     c->gap_n - 1));
+	c->gap_n = 0;
+}
+
+static void add_range(struct cs_ctx *c, const struct hwt_etm_rec *r)
 {
 	struct hwt_block blk;
-	uint64_t last = e->en_addr - e->last_instr_sz;
+	uint64_t last = r->en - r->sz;
 
 	/* A range OpenCSD could not have produced from real code is
 	 * corrupt trace, not instructions. */
-	if (!e->num_instr_range || e->en_addr <= e->st_addr ||
-	    last < e->st_addr || e->num_instr_range > e->en_addr - e->st_addr) {
+	if (!r->n || r->en <= r->st || last < r->st ||
+	    r->n > r->en - r->st) {
 		gap_note(c, "inconsistent instruction range at 0x%llx",
-			 (unsigned long long)e->st_addr);
+			 (unsigned long long)r->st);
 		return;
 	}
 	gap_flush(c);
 	blk = (struct hwt_block){
-		.begin = e->st_addr, .end = last, .count = e->num_instr_range,
-		.flags = c->async ? HWT_BLOCK_ASYNC : 0, .isa = isa_of(e->isa),
+		.begin = r->st, .end = last, .count = r->n,
+		.flags = c->async ? HWT_BLOCK_ASYNC : 0, .isa = isa_of(r->isa),
 	};
 	c->async = false;
 	c->started = true;
@@ -117,47 +140,132 @@ static void add_range(struct cs_ctx *c, const ocsd_generic_trace_elem *e)
 		c->nomem = true;
 }
 
-static ocsd_datapath_resp_t on_elem(const void *ctx, ocsd_trc_index_t at,
-				    uint8_t id, const ocsd_generic_trace_elem *e)
+static const char *protocol_name(enum hwt_cs_protocol p)
 {
-	struct cs_ctx *c = (struct cs_ctx *)ctx;
+	switch (p) {
+	case HWT_CS_ETMV3: return "ETMv3";
+	case HWT_CS_PTM: return "PTM";
+	case HWT_CS_ETMV4: return "ETMv4";
+	case HWT_CS_ETE: return "ETE";
+	case HWT_CS_STM: return "STM";
+	default: return "unknown";
+	}
+}
 
-	switch (e->elem_type) {
-	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
-		add_range(c, e);
+/* One record from the child. Anything OpenCSD cannot have sent is
+ * -EPROTO, which ends the history there with a gap. */
+static int on_rec(void *ctx, const struct hwt_etm_rec *r, struct hwt_err *err)
+{
+	struct cs_ctx *c = ctx;
+	char msg[128];
+
+	switch (r->type) {
+	case HWT_ETM_REC_FEED:
 		break;
-	case OCSD_GEN_TRC_ELEM_NO_SYNC:
+	case HWT_ETM_REC_RANGE:
+		if (r->isa > ocsd_isa_unknown)
+			return -EPROTO;
+		add_range(c, r);
+		break;
+	case HWT_ETM_REC_NO_SYNC:
 		if (c->started)
 			gap_note(c, "trace lost synchronisation at byte %llu",
-				 (unsigned long long)at);
+				 (unsigned long long)r->at);
 		break;
-	case OCSD_GEN_TRC_ELEM_TRACE_ON:
+	case HWT_ETM_REC_TRACE_ON:
+		if (r->n > 1)
+			return -EPROTO;
 		if (c->started)
-			gap_note(c, e->trace_on_reason == TRACE_ON_OVERFLOW ?
+			gap_note(c, r->n ?
 				 "trace overflow: instructions lost before "
 				 "byte %llu" :
 				 "trace was off (filtered or halted) before "
-				 "byte %llu", (unsigned long long)at);
+				 "byte %llu", (unsigned long long)r->at);
+		break;
+	case HWT_ETM_REC_ADDR_NACC:
+		gap_note(c, "no code at 0x%llx in the snapshot's memory",
+			 (unsigned long long)r->st);
+		break;
+	case HWT_ETM_REC_ADDR_UNKNOWN:
+		gap_note(c, "address unknown at byte %llu",
+			 (unsigned long long)r->at);
+		break;
+	case HWT_ETM_REC_NOPATH:
+		gap_note(c, "instructions from 0x%llx with no known path",
+			 (unsigned long long)r->st);
+		break;
+	case HWT_ETM_REC_EXCEPTION:
+		c->async = true;
+		break;
+	case HWT_ETM_REC_GAVE_UP:
+		gap_note(c, "corrupt trace: the decoder gave up at byte %llu",
+			 (unsigned long long)r->at);
+		break;
+	case HWT_ETM_REC_CONFIG:
+		if (r->n == OCSD_OK || r->n >= OCSD_ERR_LAST)
+			return -EPROTO;
+		ocsd_err_str((ocsd_err_t)r->n, msg, sizeof(msg));
+		return hwt_err_set(err, EINVAL, "%s: OpenCSD refuses the %s "
+				   "configuration of trace ID 0x%x: %s",
+				   c->src->name,
+				   protocol_name(c->src->protocol),
+				   c->src->trace_id, msg);
+	default:
+		return -EPROTO;
+	}
+	if (c->nomem)
+		return hwt_err_set(err, ENOMEM, "out of memory decoding trace "
+				   "ID 0x%x", c->src->trace_id);
+	return 0;
+}
+
+static void put(struct cs_job *j, uint32_t type, uint64_t at, uint64_t st,
+		uint32_t n)
+{
+	struct hwt_etm_rec r = { .type = type, .at = at, .st = st, .n = n };
+
+	hwt_etm_out_put(j->out, &r);
+}
+
+/* Child side: OpenCSD's elements, as records. */
+static ocsd_datapath_resp_t on_elem(const void *ctx, ocsd_trc_index_t at,
+				    uint8_t id, const ocsd_generic_trace_elem *e)
+{
+	struct cs_job *j = (struct cs_job *)ctx;
+	struct hwt_etm_rec r;
+
+	switch (e->elem_type) {
+	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+		r = (struct hwt_etm_rec){
+			.type = HWT_ETM_REC_RANGE, .isa = e->isa, .at = at,
+			.st = e->st_addr, .en = e->en_addr,
+			.n = e->num_instr_range, .sz = e->last_instr_sz,
+		};
+		hwt_etm_out_put(j->out, &r);
+		break;
+	case OCSD_GEN_TRC_ELEM_NO_SYNC:
+		put(j, HWT_ETM_REC_NO_SYNC, at, 0, 0);
+		break;
+	case OCSD_GEN_TRC_ELEM_TRACE_ON:
+		put(j, HWT_ETM_REC_TRACE_ON, at, 0,
+		    e->trace_on_reason == TRACE_ON_OVERFLOW);
 		break;
 	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
-		gap_note(c, "no code at 0x%llx in the snapshot's memory",
-			 (unsigned long long)e->st_addr);
+		put(j, HWT_ETM_REC_ADDR_NACC, at, e->st_addr, 0);
 		break;
 	case OCSD_GEN_TRC_ELEM_ADDR_UNKNOWN:
-		gap_note(c, "address unknown at byte %llu",
-			 (unsigned long long)at);
+		put(j, HWT_ETM_REC_ADDR_UNKNOWN, at, 0, 0);
 		break;
 	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
-		gap_note(c, "instructions from 0x%llx with no known path",
-			 (unsigned long long)e->st_addr);
+		put(j, HWT_ETM_REC_NOPATH, at, e->st_addr, 0);
 		break;
 	case OCSD_GEN_TRC_ELEM_EXCEPTION:
-		c->async = true;
+		put(j, HWT_ETM_REC_EXCEPTION, at, 0, 0);
 		break;
 	default:
 		break;
 	}
-	return c->nomem ? OCSD_RESP_FATAL_SYS_ERR : OCSD_RESP_CONT;
+	return OCSD_RESP_CONT;
 }
 
 static uint32_t mem_read(const void *ctx, const ocsd_vaddr_t addr,
@@ -237,40 +345,26 @@ static ocsd_err_t add_decoder(dcd_tree_handle_t t,
 	}
 }
 
-static const char *protocol_name(enum hwt_cs_protocol p)
-{
-	switch (p) {
-	case HWT_CS_ETMV3: return "ETMv3";
-	case HWT_CS_PTM: return "PTM";
-	case HWT_CS_ETMV4: return "ETMv4";
-	case HWT_CS_ETE: return "ETE";
-	case HWT_CS_STM: return "STM";
-	default: return "unknown";
-	}
-}
-
-/* Feed the whole buffer. A fatal decoder response (corrupt trace) becomes
- * a gap; the decoder is reset and fed on from the next byte, where it
- * looks for the next synchronisation packet. */
-static int feed(dcd_tree_handle_t t, struct cs_ctx *c, const uint8_t *trace,
-		size_t size)
+/* Child side: feed the whole buffer. A fatal decoder response (corrupt
+ * trace) becomes a gap; the decoder is reset and fed on from the next
+ * byte, where it looks for the next synchronisation packet. */
+static void feed(dcd_tree_handle_t t, struct cs_job *j)
 {
 	size_t pos = 0;
 
-	while (pos < size && !c->nomem) {
-		uint32_t n = 0, want = size - pos < CS_FEED ?
-			(uint32_t)(size - pos) : CS_FEED;
-		ocsd_datapath_resp_t r = ocsd_dt_process_data(t, OCSD_OP_DATA,
-							      pos, want,
-							      trace + pos, &n);
+	while (pos < j->size) {
+		uint32_t n = 0, want = j->size - pos < CS_FEED ?
+			(uint32_t)(j->size - pos) : CS_FEED;
+		ocsd_datapath_resp_t r;
 
+		/* Where the decoder is, should it crash in this call. */
+		put(j, HWT_ETM_REC_FEED, pos, 0, 0);
+		r = ocsd_dt_process_data(t, OCSD_OP_DATA, pos, want,
+					 j->trace + pos, &n);
 		if (n > want)
 			n = want;
 		if (OCSD_DATA_RESP_IS_FATAL(r)) {
-			if (c->nomem)
-				break;
-			gap_note(c, "corrupt trace: the decoder gave up at "
-				 "byte %llu", (unsigned long long)(pos + n));
+			put(j, HWT_ETM_REC_GAVE_UP, pos + n, 0, 0);
 			pos += n + 1;
 			ocsd_dt_process_data(t, OCSD_OP_RESET, 0, 0, NULL, NULL);
 			continue;
@@ -279,11 +373,37 @@ static int feed(dcd_tree_handle_t t, struct cs_ctx *c, const uint8_t *trace,
 		 * response is CONT: n bytes were consumed. */
 		pos += n ? n : want;
 	}
-	if (!c->nomem)
-		ocsd_dt_process_data(t, OCSD_OP_EOT, 0, 0, NULL, NULL);
-	/* Gaps at the end of the trace still stand for lost history. */
-	gap_flush(c);
-	return c->nomem ? -ENOMEM : 0;
+	ocsd_dt_process_data(t, OCSD_OP_EOT, 0, 0, NULL, NULL);
+}
+
+/* The child's whole work. The decode tree is never destroyed: the child
+ * ends right after, and tearing it down is OpenCSD code that could crash
+ * too (it also leaks its element callback object, which no one frees). */
+static int cs_child(void *arg, struct hwt_etm_out *out)
+{
+	struct cs_job *j = arg;
+	const struct hwt_bundle_cs_source *src = j->src;
+	dcd_tree_handle_t t;
+	ocsd_err_t oe;
+
+	j->out = out;
+	t = ocsd_create_dcd_tree(src->formatted ? OCSD_TRC_SRC_FRAME_FORMATTED :
+				 OCSD_TRC_SRC_SINGLE,
+				 src->formatted ? OCSD_DFRMTR_FRAME_MEM_ALIGN : 0);
+	if (t == C_API_INVALID_TREE_HANDLE)
+		return -ENOMEM;
+	oe = add_decoder(t, src);
+	if (oe == OCSD_OK)
+		oe = ocsd_dt_set_gen_elem_outfn(t, on_elem, j);
+	if (oe == OCSD_OK)
+		oe = ocsd_dt_add_callback_mem_acc(t, 0, UINT64_MAX,
+						  OCSD_MEM_SPACE_ANY, mem_read,
+						  j->img);
+	if (oe != OCSD_OK)
+		put(j, HWT_ETM_REC_CONFIG, 0, 0, (uint32_t)oe);
+	else
+		feed(t, j);
+	return 0;
 }
 
 static int cs_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
@@ -291,48 +411,33 @@ static int cs_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 		    struct hwt_segments *segs, struct hwt_err *err)
 {
 	const struct hwt_bundle *b = segs->bundle;
-	const struct hwt_bundle_cs_source *src;
-	struct cs_ctx c = { .img = img, .segs = segs, .out = &segs->decoded };
-	dcd_tree_handle_t t;
-	ocsd_err_t oe;
-	char msg[128];
+	struct cs_ctx c = { .segs = segs, .out = &segs->decoded };
+	struct cs_job j = { .trace = trace, .size = size, .img = img };
+	char why[256];
 	int rc;
 
 	if (!b || segs->thread >= b->nthreads || segs->thread >= b->nsources)
 		return hwt_err_set(err, EINVAL, "a CoreSight trace needs its "
 				   "snapshot's source configuration; open it "
 				   "with hwt_history_open");
-	src = &b->sources[segs->thread];
+	c.src = j.src = &b->sources[segs->thread];
 	if (size > CS_MAX_TRACE)
 		return hwt_err_set(err, EFBIG, "%s: the %zu-byte trace buffer "
 				   "is larger than the %u MiB this decoder "
 				   "indexes at open; cut the snapshot's buffer",
-				   src->name, size, CS_MAX_TRACE >> 20);
-	t = ocsd_create_dcd_tree(src->formatted ? OCSD_TRC_SRC_FRAME_FORMATTED :
-				 OCSD_TRC_SRC_SINGLE,
-				 src->formatted ? OCSD_DFRMTR_FRAME_MEM_ALIGN : 0);
-	if (t == C_API_INVALID_TREE_HANDLE)
-		return hwt_err_set(err, ENOMEM, "OpenCSD could not create a "
-				   "decode tree");
-	oe = add_decoder(t, src);
-	if (oe == OCSD_OK)
-		oe = ocsd_dt_set_gen_elem_outfn(t, on_elem, &c);
-	if (oe == OCSD_OK)
-		oe = ocsd_dt_add_callback_mem_acc(t, 0, UINT64_MAX, OCSD_MEM_SPACE_ANY,
-						  mem_read, img);
-	if (oe != OCSD_OK) {
-		ocsd_err_str(oe, msg, sizeof(msg));
-		ocsd_destroy_dcd_tree(t);
-		return hwt_err_set(err, EINVAL, "%s: OpenCSD refuses the %s "
-				   "configuration of trace ID 0x%x: %s",
-				   src->name, protocol_name(src->protocol),
-				   src->trace_id, msg);
-	}
-	rc = feed(t, &c, trace, size);
-	ocsd_destroy_dcd_tree(t);
+				   c.src->name, size, CS_MAX_TRACE >> 20);
+	rc = hwt_etm_child_run(cs_child, &j, size, on_rec, &c, why,
+			       sizeof(why), err);
 	if (rc)
+		return rc;
+	/* Gaps at the end of the trace still stand for lost history, and so
+	 * does the rest of a trace the decoder died on. */
+	gap_flush(&c);
+	if (why[0])
+		gap_push(&c, hwt_segments_reason(segs, "%s", why));
+	if (c.nomem)
 		return hwt_err_set(err, ENOMEM, "out of memory decoding trace "
-				   "ID 0x%x", src->trace_id);
+				   "ID 0x%x", c.src->trace_id);
 	/* Cut the blocks into segments of about CS_SEG_ITEMS items. */
 	for (size_t i = 0; i < segs->decoded.n;) {
 		struct hwt_segment s = { .off = i, .blocks = segs->decoded.v };
@@ -359,23 +464,6 @@ static int cs_decode(const uint8_t *trace, size_t size,
 			return hwt_err_set(err, ENOMEM, "out of memory");
 	return 0;
 }
-
-/* gcc says __SANITIZE_ADDRESS__, clang (the fuzz build) __has_feature. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HWT_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(HWT_ASAN)
-/* OpenCSD 1.3.3's ocsd_dt_set_gen_elem_outfn allocates a 32-byte callback
- * object that ocsd_destroy_dcd_tree never frees; there is no call to free
- * it from outside. Sanitizer builds must not report that as ours. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:ocsd_dt_set_gen_elem_outfn\n";
-}
-#endif
 
 const struct hwt_decoder hwt_decoder_etm = {
 	.format = HWT_BUNDLE_TYPE_CORESIGHT,
