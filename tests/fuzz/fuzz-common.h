@@ -101,6 +101,28 @@ static inline void fuzz_walk(struct hwt_history *h, struct hwt_image *img)
 	}
 }
 
+/* Read the bundle at dir as a user would open it and walk the first few
+ * threads' histories; code comes from no image (the inputs carry none). */
+static inline void fuzz_read_bundle(const char *dir)
+{
+	static struct hwt_image *empty;
+	struct hwt_bundle *b = NULL;
+
+	if (!empty && hwt_image_new(&empty, NULL))
+		abort();
+	if (hwt_bundle_read(dir, &b, NULL))
+		return;
+	for (size_t i = 0; i < b->nthreads && i < 4; i++) {
+		struct hwt_history *h = NULL;
+
+		if (hwt_history_open(b, i, empty, &h, NULL) == 0) {
+			fuzz_walk(h, empty);
+			hwt_history_free(h);
+		}
+	}
+	hwt_bundle_free(b);
+}
+
 static inline void fuzz_write_seed(const char *dir, const char *name,
 			    const void *a, size_t na, const void *b, size_t nb)
 {

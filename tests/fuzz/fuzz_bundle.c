@@ -90,8 +90,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct hwt_image *empty;
-	struct hwt_bundle *b = NULL;
 	FILE *f = fopen(json, "w");
 
 	if (!f || fwrite(data, 1, size, f) != size) {
@@ -100,18 +98,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	fclose(f);
-	if (!empty && hwt_image_new(&empty, NULL))
-		abort();
-	if (hwt_bundle_read(dir, &b, NULL))
-		return 0;
-	for (size_t i = 0; i < b->nthreads && i < 4; i++) {
-		struct hwt_history *h = NULL;
-
-		if (hwt_history_open(b, i, empty, &h, NULL) == 0) {
-			fuzz_walk(h, empty);
-			hwt_history_free(h);
-		}
-	}
-	hwt_bundle_free(b);
+	fuzz_read_bundle(dir);
 	return 0;
 }

@@ -190,9 +190,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct hwt_image *empty;
 	const uint8_t *end = data + size, *p = next_mark(data, end);
-	struct hwt_bundle *b = NULL;
 
 	clear_dir();
 	put("snapshot.ini", strlen("snapshot.ini"), data, (size_t)(p - data));
@@ -209,18 +207,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    body, (size_t)(stop - body));
 		p = next;
 	}
-	if (!empty && hwt_image_new(&empty, NULL))
-		abort();
-	if (hwt_bundle_read(dir, &b, NULL))
-		return 0;
-	for (size_t i = 0; i < b->nthreads && i < 4; i++) {
-		struct hwt_history *h = NULL;
-
-		if (hwt_history_open(b, i, empty, &h, NULL) == 0) {
-			fuzz_walk(h, empty);
-			hwt_history_free(h);
-		}
-	}
-	hwt_bundle_free(b);
+	fuzz_read_bundle(dir);
 	return 0;
 }
