@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hwt.h - internal interfaces between the files of hwtrace.ko.
+ *
+ * Locking (docs/kernel-module.md, "Locking"):
+ *  - hwt_hash_lock (spinlock, irqsave) protects the global thread hash
+ *    and, for every thread, changes of ->sess, ->enabled, ->armed,
+ *    ->hashed. Readers of the hash in trap and tracepoint context use
+ *    RCU; the per-instruction path reads those fields with READ_ONCE.
+ *    No signal is sent while it is held (siglock nests outside it in
+ *    the signal_deliver tracepoint).
+ *  - hwt_thread.lock (spinlock, irqsave) protects the ring, the ring
+ *    configuration and the counters; the recorder takes it in the debug
+ *    exception with interrupts off. Never held while copying to user.
+ *    Order: hwt_hash_lock before hwt_thread.lock.
+ *  - hwt_session.lock (mutex) protects a session's thread list and slot
+ *    numbers; held across ioctls, taken before hwt_hash_lock.
+ * Lifetime: struct hwt_thread is refcounted (kref): one reference for
+ * session membership, one while hashed, one per queued task_work; it is
+ * freed after an RCU grace period. It holds a task_struct reference.
+ * Every hashed thread holds a module reference, so the module cannot be
+ * unloaded while a thread may still carry a trap flag it set.
+ */
+#ifndef HWT_H
+#define HWT_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/task_work.h>
+#include "uapi/hwtrace.h"
+
+/* Ring (hwt_ring.c): fixed-size blocks in a vmalloc_user area. */
+struct hwt_ring {
+	void *base;
+	u32 size;		/* bytes, multiple of HWTRACE_BLOCK_SIZE */
+	u32 nblocks;
+	u64 head;		/* next block sequence number to open */
+	u64 tail;		/* oldest block held */
+	bool open;		/* block head - 1 is being written */
+	bool full;		/* signal mode: no room, instructions are lost */
+	bool signalled;		/* signal mode: the full signal was sent */
+	bool wrapped;		/* wrap mode: blocks were dropped */
+	u64 insns;		/* instructions seen since attach/clear */
+	u64 lost;		/* of those, the ones not kept */
+};
+
+/* Flags for hwt_ring_add(). */
+#define HWT_ADD_ASYNC	0x1	/* the transfer to this pc was asynchronous */
+#define HWT_ADD_EXEC	0x2	/* this pc is a new program's entry point */
+#define HWT_ADD_SCHED	0x4	/* the thread was scheduled since the last add */
+
+/* Result of hwt_ring_add(): whether the full signal must be sent now. */
+#define HWT_ADD_SIGNAL	1
+
+int hwt_ring_alloc(struct hwt_ring *r, u32 size);
+void hwt_ring_free(struct hwt_ring *r);
+void hwt_ring_reset(struct hwt_ring *r);
+int hwt_ring_add(struct hwt_ring *r, u64 pc, unsigned int flags, bool wrap,
+		 u64 ts, u32 cpu);
+void hwt_ring_close(struct hwt_ring *r);
+bool hwt_ring_copy_block(struct hwt_ring *r, u64 seq, void *dst);
+
+/* Thread (hwt_thread.c). */
+struct hwt_session;
+
+struct hwt_thread {
+	struct kref ref;
+	struct hlist_node hnode;	/* in the global hash while ->hashed */
+	struct list_head snode;		/* in ->sess->threads */
+	struct rcu_head rcu;
+	struct callback_head work;	/* hwt_thread_sync, see ->work_queued */
+	unsigned long work_queued;	/* bit 0: ->work is queued */
+	struct task_struct *task;	/* referenced */
+	pid_t tid;
+	u32 slot;			/* mmap slot within the session */
+
+	/* Under hwt_hash_lock. */
+	struct hwt_session *sess;	/* owner, NULL once detached */
+	bool enabled;			/* recording wanted */
+	bool armed;			/* TF set by us in the thread's regs */
+	bool hashed;
+	bool exec_pending;		/* exec seen, entry not yet recorded;
+					 * set by the thread with WRITE_ONCE */
+	bool signal_pending;		/* handler entered, not yet recorded;
+					 * set by the thread with WRITE_ONCE */
+
+	/* Under ->lock. */
+	spinlock_t lock;
+	struct hwt_ring ring;
+	struct hwtrace_config cfg;
+	unsigned long last_switches;	/* nvcsw + nivcsw at the last record */
+	u32 last_cpu;
+};
+
+extern spinlock_t hwt_hash_lock;
+
+struct hwt_thread *hwt_thread_lookup_rcu(struct task_struct *task);
+int hwt_thread_attach(struct hwt_session *s, pid_t tid, u32 slot,
+		      struct hwt_thread **out);
+void hwt_thread_detach(struct hwt_thread *t);
+int hwt_thread_set_enabled(struct hwt_thread *t, bool on);
+void hwt_thread_put(struct hwt_thread *t);
+void hwt_thread_kick(struct hwt_thread *t);
+void hwt_thread_unhash_locked(struct hwt_thread *t);
+int hwt_threads_init(void);
+void hwt_threads_exit(void);
+
+/* Recorder (hwt_recorder.c): runs in the traced thread's own context. */
+int hwt_recorder_init(void);
+void hwt_recorder_exit(void);
+int hwt_record(struct hwt_thread *t, u64 pc, unsigned int flags);
+bool hwt_arm_current(struct hwt_thread *t);
+
+/* Image sideband (hwt_image.c): exec. */
+int hwt_image_init(void);
+void hwt_image_exit(void);
+
+/* Tracepoints by name (hwt_recorder.c). */
+int hwt_tp_register(const char *name, void *probe);
+void hwt_tp_unregister(const char *name, void *probe);
+
+/* Session (hwt_session.c): one per open file. */
+struct hwt_session {
+	struct mutex lock;
+	struct list_head threads;
+	u32 next_slot;
+};
+
+struct hwt_session *hwt_session_new(void);
+void hwt_session_release(struct hwt_session *s);
+struct hwt_thread *hwt_session_find(struct hwt_session *s, pid_t tid);
+struct hwt_thread *hwt_session_find_slot(struct hwt_session *s, u32 slot);
+int hwt_session_attach(struct hwt_session *s, pid_t tid);
+int hwt_session_detach(struct hwt_session *s, pid_t tid);
+
+#endif /* HWT_H */

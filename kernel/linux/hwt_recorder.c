@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hwt_recorder.c - the software recorder: the trap flag (TF) in a traced
+ * thread's saved user flags makes the CPU raise a debug exception after
+ * every user instruction; a DIE_DEBUG notifier records the address and
+ * swallows the trap when it is ours alone.
+ *
+ * Whose trap is it? DR6.BS says a single-step happened. The notifier
+ * lets it through to the normal path (SIGTRAP) when a debugger asked for
+ * the step (TIF_SINGLESTEP, set by PTRACE_SINGLESTEP), and it lets
+ * hardware breakpoint hits (virtual_dr6 B0-B3) through in any case; it
+ * removes its own BS bit and stale B0-B3 bits of disabled registers.
+ *
+ * The trap flag does not survive everything, so tracepoints fill in:
+ *  - syscalls: SYSCALL masks TF and the return through IRET traps only
+ *    after the first instruction back in user mode: sys_exit records
+ *    that instruction (the return address, or the context sigreturn
+ *    restored);
+ *  - signal delivery clears TF for the handler: signal_deliver queues the
+ *    thread's task_work, which records the handler entry (async) and sets
+ *    TF again; sigreturn restores the saved flags and with them TF;
+ *  - fork/clone copy TF into the child: sched_process_fork clears it in
+ *    the child before it first runs, so children are not recorded and
+ *    never see a stray trap;
+ *  - exec resets the flags: hwt_image.c marks the thread, and sys_exit of
+ *    execve starts a block at the new entry point and sets TF again;
+ *  - exit: sched_process_exit lets a detached thread leave the hash even
+ *    if it never returned to user mode to clear its flag.
+ */
+#include <linux/kdebug.h>
+#include <linux/ktime.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
+#include <linux/signal.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <asm/debugreg.h>
+#include <asm/ptrace.h>
+#include "hwt.h"
+
+/* Caller holds hwt_hash_lock; runs in @t's own task context. */
+bool hwt_arm_current(struct hwt_thread *t)
+{
+	struct pt_regs *regs = task_pt_regs(current);
+
+	regs->flags |= X86_EFLAGS_TF;
+	/*
+	 * TF is ours now: if a debugger had forced it for a step, its
+	 * resume must not clear it (user_disable_single_step clears TF only
+	 * under TIF_FORCED_TF).
+	 */
+	clear_thread_flag(TIF_FORCED_TF);
+	WRITE_ONCE(t->armed, true);
+	return true;
+}
+
+/*
+ * Record @pc for @t, which is current. Any context; takes t->lock.
+ * Returns the signal to send to current (signal-on-full) once the caller
+ * holds no lock of ours, or 0.
+ */
+int hwt_record(struct hwt_thread *t, u64 pc, unsigned int flags)
+{
+	unsigned long irqflags, sw;
+	int sig = 0;
+	u64 ts = 0;
+	u32 cpu = 0;
+
+	spin_lock_irqsave(&t->lock, irqflags);
+	if (t->cfg.flags & HWTRACE_CFG_SCHED_TS) {
+		sw = current->nvcsw + current->nivcsw;
+		cpu = raw_smp_processor_id();
+		if (sw != t->last_switches || cpu != t->last_cpu) {
+			t->last_switches = sw;
+			t->last_cpu = cpu;
+			ts = ktime_get_ns();
+			flags |= HWT_ADD_SCHED;
+		}
+	}
+	if (hwt_ring_add(&t->ring, pc, flags,
+			 t->cfg.flags & HWTRACE_CFG_WRAP, ts, cpu) ==
+	    HWT_ADD_SIGNAL)
+		sig = t->cfg.signal;
+	spin_unlock_irqrestore(&t->lock, irqflags);
+	return sig;
+}
+
+static int hwt_die_notify(struct notifier_block *nb, unsigned long val,
+			  void *data)
+{
+	struct die_args *args = data;
+	struct pt_regs *regs = args->regs;
+	unsigned long *dr6 = (unsigned long *)args->err;
+	struct hwt_thread *t;
+	int ret = NOTIFY_DONE, sig = 0;
+	bool debugger;
+
+	if (val != DIE_DEBUG || !user_mode(regs) || !(*dr6 & DR_STEP))
+		return NOTIFY_DONE;
+	rcu_read_lock();
+	t = hwt_thread_lookup_rcu(current);
+	if (!t)
+		goto out;
+	debugger = test_thread_flag(TIF_SINGLESTEP);
+	if (READ_ONCE(t->armed) && READ_ONCE(t->enabled) &&
+	    READ_ONCE(t->sess)) {
+		/*
+		 * The common case, without the hash lock: a concurrent
+		 * DISABLE or DETACH at worst lets this one instruction in;
+		 * the ring is freed only after an RCU grace period.
+		 */
+		sig = hwt_record(t, regs->ip, 0);
+	} else {
+		spin_lock(&hwt_hash_lock);
+		if (!t->armed) {
+			/* Not our TF (the program's own, or a debugger's). */
+			spin_unlock(&hwt_hash_lock);
+			goto out;
+		}
+		/*
+		 * Disabled or detached: drop our TF on its first trap. While
+		 * a debugger steps, TF is its too; the first trap after it
+		 * resumes the thread clears it.
+		 */
+		if (!debugger) {
+			regs->flags &= ~X86_EFLAGS_TF;
+			t->armed = false;
+			if (!t->sess)
+				hwt_thread_unhash_locked(t);
+		}
+		spin_unlock(&hwt_hash_lock);
+	}
+	if (debugger)
+		goto out;	/* the debugger's step: deliver it */
+	/*
+	 * The hw-breakpoint notifier ran first: it moved the hits of
+	 * registered breakpoints into virtual_dr6 and cleared them here.
+	 * B0-B3 bits left in DR6 match a debug register no breakpoint is
+	 * enabled for (the CPU may report those), which no trap but ours
+	 * would have exposed: drop them with our BS bit.
+	 */
+	*dr6 &= ~(DR_STEP | DR_TRAP_BITS);
+	current->thread.virtual_dr6 &= ~DR_STEP;
+	/* A hardware breakpoint hit in the same trap still gets its signal. */
+	if (!(current->thread.virtual_dr6 & DR_TRAP_BITS))
+		ret = NOTIFY_STOP;
+out:
+	rcu_read_unlock();
+	if (sig)
+		send_sig(sig, current, 0);
+	return ret;
+}
+
+static struct notifier_block hwt_die_nb = {
+	.notifier_call = hwt_die_notify,
+};
+
+static void hwt_sys_exit(void *data, struct pt_regs *regs, long ret)
+{
+	struct hwt_thread *t;
+	unsigned long flags;
+	bool exec;
+	int sig = 0;
+
+	rcu_read_lock();
+	t = hwt_thread_lookup_rcu(current);
+	if (!t)
+		goto out;
+	spin_lock_irqsave(&hwt_hash_lock, flags);
+	exec = t->exec_pending;
+	t->exec_pending = false;
+	if (t->enabled && t->sess && exec) {
+		/* exec reset the flags: record the entry and set TF again. */
+		hwt_arm_current(t);
+		sig = hwt_record(t, regs->ip, HWT_ADD_EXEC);
+	} else if (t->enabled && t->sess && t->armed &&
+		   (regs->flags & X86_EFLAGS_TF)) {
+		sig = hwt_record(t, regs->ip, 0);
+	}
+	spin_unlock_irqrestore(&hwt_hash_lock, flags);
+out:
+	rcu_read_unlock();
+	if (sig)
+		send_sig(sig, current, 0);
+}
+
+static void hwt_signal_deliver(void *data, int sig, struct kernel_siginfo *info,
+			       struct k_sigaction *ka)
+{
+	struct hwt_thread *t;
+
+	/* Only a handler that runs clears TF; ignored and default do not. */
+	if (ka->sa.sa_handler == SIG_IGN || ka->sa.sa_handler == SIG_DFL)
+		return;
+	rcu_read_lock();
+	t = hwt_thread_lookup_rcu(current);
+	if (t && t->armed && t->enabled) {
+		WRITE_ONCE(t->signal_pending, true);
+		hwt_thread_kick(t);
+	}
+	rcu_read_unlock();
+}
+
+static void hwt_fork(void *data, struct task_struct *parent,
+		     struct task_struct *child)
+{
+	struct hwt_thread *t;
+
+	rcu_read_lock();
+	t = hwt_thread_lookup_rcu(parent);
+	/* The child has not run yet: its saved registers are stable. */
+	if (t && t->armed)
+		task_pt_regs(child)->flags &= ~X86_EFLAGS_TF;
+	rcu_read_unlock();
+}
+
+/* sched_process_exit: the thread runs no more user code. */
+static void hwt_exit(void *data, struct task_struct *p)
+{
+	struct hwt_thread *t;
+	unsigned long flags;
+
+	rcu_read_lock();
+	t = hwt_thread_lookup_rcu(p);
+	if (t) {
+		spin_lock_irqsave(&hwt_hash_lock, flags);
+		t->armed = false;
+		if (!t->sess)
+			hwt_thread_unhash_locked(t);
+		spin_unlock_irqrestore(&hwt_hash_lock, flags);
+	}
+	rcu_read_unlock();
+}
+
+struct hwt_tp_find {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void hwt_tp_match(struct tracepoint *tp, void *priv)
+{
+	struct hwt_tp_find *f = priv;
+
+	if (!strcmp(tp->name, f->name))
+		f->tp = tp;
+}
+
+static struct tracepoint *hwt_tp_find(const char *name)
+{
+	struct hwt_tp_find f = { .name = name };
+
+	for_each_kernel_tracepoint(hwt_tp_match, &f);
+	return f.tp;
+}
+
+/* Tracepoints are not all exported; find them by name. */
+int hwt_tp_register(const char *name, void *probe)
+{
+	struct tracepoint *tp = hwt_tp_find(name);
+
+	if (!tp) {
+		pr_err("hwtrace: tracepoint %s not found\n", name);
+		return -ENOENT;
+	}
+	return tracepoint_probe_register(tp, probe, NULL);
+}
+
+void hwt_tp_unregister(const char *name, void *probe)
+{
+	struct tracepoint *tp = hwt_tp_find(name);
+
+	if (tp)
+		tracepoint_probe_unregister(tp, probe, NULL);
+}
+
+int hwt_recorder_init(void)
+{
+	int err;
+
+	err = register_die_notifier(&hwt_die_nb);
+	if (err)
+		return err;
+	err = hwt_tp_register("sys_exit", hwt_sys_exit);
+	if (err)
+		goto out_die;
+	err = hwt_tp_register("signal_deliver", hwt_signal_deliver);
+	if (err)
+		goto out_exit;
+	err = hwt_tp_register("sched_process_fork", hwt_fork);
+	if (err)
+		goto out_signal;
+	err = hwt_tp_register("sched_process_exit", hwt_exit);
+	if (err)
+		goto out_fork;
+	return 0;
+
+out_fork:
+	hwt_tp_unregister("sched_process_fork", hwt_fork);
+out_signal:
+	hwt_tp_unregister("signal_deliver", hwt_signal_deliver);
+out_exit:
+	hwt_tp_unregister("sys_exit", hwt_sys_exit);
+out_die:
+	unregister_die_notifier(&hwt_die_nb);
+	return err;
+}
+
+void hwt_recorder_exit(void)
+{
+	hwt_tp_unregister("sched_process_exit", hwt_exit);
+	hwt_tp_unregister("sched_process_fork", hwt_fork);
+	hwt_tp_unregister("signal_deliver", hwt_signal_deliver);
+	hwt_tp_unregister("sys_exit", hwt_sys_exit);
+	unregister_die_notifier(&hwt_die_nb);
+	tracepoint_synchronize_unregister();
+}

@@ -1,0 +1,100 @@
+#!/bin/sh
+# Build hwtrace.ko against the Debian linux-headers-amd64 tree, boot the
+# matching kernel under qemu (TCG) with a busybox initramfs holding the
+# module and the guest tests (tests/kernel/), and report the guest's
+# PASS/FAIL lines as "N passed, N failed". Exits nonzero on a failure or
+# when the guest never reports (an oops panics the guest: oops=panic).
+#
+# usage: scripts/check-kernel.sh [BUILD_DIR]    (default build/kernel-check)
+# Exit status 77: qemu or the kernel cannot be had here (a skip).
+set -eu
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+B=${1:-$SRC/build/kernel-check}
+mkdir -p "$B"
+B=$(cd "$B" && pwd)
+TIMEOUT=${HWT_KCHECK_TIMEOUT:-300}
+
+skip() { echo "SKIP kernel_module: $*"; exit 77; }
+die() { echo "FAIL kernel_build: $*"; echo "0 passed, 1 failed"; exit 1; }
+
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (scripts/install-deps.sh)"
+BUSYBOX=$(command -v busybox || true)
+[ -n "$BUSYBOX" ] || skip "busybox-static not installed"
+HDR=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1)
+[ -n "$HDR" ] || skip "linux-headers-amd64 not installed"
+KVER=${HDR#/usr/src/linux-headers-}
+
+# The module, built outside the source tree.
+rm -rf "$B/mod"
+mkdir -p "$B/mod"
+cp -r "$SRC/kernel/linux/." "$B/mod/"
+rm -f "$B/mod/build.mk"
+make -s -C "$HDR" M="$B/mod" modules >"$B/mod.log" 2>&1 ||
+	{ cat "$B/mod.log"; die "module build failed"; }
+grep -q "warning:" "$B/mod.log" && { cat "$B/mod.log"; die "module build warnings"; }
+
+# The kernel image matching the headers, cached.
+VMLINUZ=$B/cache/vmlinuz-$KVER
+if [ ! -f "$VMLINUZ" ]; then
+	mkdir -p "$B/cache/deb"
+	(cd "$B/cache/deb" && rm -f ./*.deb &&
+	 { apt-get download "linux-image-$KVER" >/dev/null 2>&1 ||
+	   { [ "$(id -u)" = 0 ] && apt-get update >/dev/null 2>&1 &&
+	     apt-get download "linux-image-$KVER" >/dev/null 2>&1; }; }) ||
+		skip "cannot download linux-image-$KVER (apt-get download)"
+	rm -rf "$B/cache/x"
+	dpkg-deb -x "$B"/cache/deb/linux-image-"$KVER"*.deb "$B/cache/x"
+	cp "$B/cache/x/boot/vmlinuz-$KVER" "$VMLINUZ"
+	rm -rf "$B/cache/x" "$B/cache/deb"
+fi
+
+# Guest programs: static, no dynamic loader in the initramfs.
+R=$B/initramfs
+rm -rf "$R"
+mkdir -p "$R/bin" "$R/tests" "$R/proc" "$R/sys" "$R/dev" "$R/tmp"
+K=$SRC/tests/kernel
+CFLAGS="-static -O2 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter"
+gcc $CFLAGS -I"$SRC/kernel/linux/uapi" -o "$R/tests/hwt-guest" "$K/hwt-guest.c" -lpthread ||
+	die "hwt-guest build failed"
+for p in sig fork exec threads; do
+	gcc $CFLAGS -o "$R/tests/$p" "$K/$p.c" -lpthread || die "$p build failed"
+done
+gcc -static -nostdlib -DLOOP_N=5000 -o "$R/tests/loop" "$K/loop.S" || die "loop build failed"
+gcc -static -nostdlib -DLOOP_N=500000 -o "$R/tests/bigloop" "$K/loop.S" || die "bigloop build failed"
+cp "$B/mod/hwtrace.ko" "$R/tests/"
+cp "$BUSYBOX" "$R/bin/busybox"
+cp "$K/init" "$R/init"
+chmod +x "$R/init"
+(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1 >"$B/initrd.gz")
+
+# Boot. The guest powers off when done; a panic (oops=panic) ends qemu
+# at once (panic=-1 reboots, -no-reboot exits).
+LOG=$B/serial.log
+rc=0
+timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m 512 -smp 2 \
+	-nodefaults -no-reboot -display none -monitor none -serial stdio -nic none \
+	-kernel "$VMLINUZ" -initrd "$B/initrd.gz" \
+	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init loglevel=4" \
+	>"$LOG" 2>&1 </dev/null || rc=$?
+tr -d '\r' <"$LOG" >"$LOG.txt"
+if [ "$rc" != 0 ] && ! grep -q "^GUEST DONE" "$LOG.txt"; then
+	grep -q "Could not\|failed to initialize" "$LOG.txt" &&
+		! grep -q "Linux version" "$LOG.txt" && skip "qemu cannot run: $(head -n 3 "$LOG.txt")"
+fi
+
+grep -E "^(PASS|FAIL|SKIP) |^BENCH " "$LOG.txt" || true
+pass=$(grep -c "^PASS " "$LOG.txt" || true)
+fail=$(grep -c "^FAIL " "$LOG.txt" || true)
+if ! grep -q "^GUEST DONE" "$LOG.txt"; then
+	echo "FAIL guest_completed: the guest never finished (qemu status $rc); last lines of $LOG.txt:"
+	tail -n 40 "$LOG.txt" | sed 's/^/  | /'
+	fail=$((fail + 1))
+fi
+if grep -q "Oops\|BUG:\|WARNING:\|Call Trace" "$LOG.txt"; then
+	echo "FAIL guest_kernel_clean: kernel warning or oops in $LOG.txt:"
+	grep -m 20 -A 20 "Oops\|BUG:\|WARNING:" "$LOG.txt" | sed 's/^/  | /'
+	fail=$((fail + 1))
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
