@@ -20,7 +20,7 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -Icommon -Ikernel -Ireplay -M
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRC  := $(wildcard common/*.c)
-COLLECT_SRC := $(wildcard kernel/*.c kernel/ptrace/*.c)
+COLLECT_SRC := $(wildcard kernel/*.c kernel/ptrace/*.c kernel/perf/*.c kernel/module/*.c)
 REPLAY_SRC  := $(wildcard replay/*.c)
 HWTRACE_SRC := $(wildcard tools/hwtrace/*.c)
 HWT_SERVER_SRC := $(wildcard plugin/gdb/*.c)
@@ -68,6 +68,10 @@ $(HWT_SERVER): $(call obj,$(HWT_SERVER_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_
 # The protocol parser is tested on its own, without the server.
 $(O)/tests/unit/test_rsp: $(O)/tests/unit/test_rsp.o $(O)/plugin/gdb/rsp.o
 	$(CC) $(LDFLAGS_ALL) -o $@ $^
+
+# hwt-server's packet handlers, over a fake target.
+$(O)/tests/unit/test_gdb_server: $(O)/tests/unit/test_gdb_server.o $(filter-out $(O)/plugin/gdb/main.o,$(call obj,$(HWT_SERVER_SRC))) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
 
 $(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)

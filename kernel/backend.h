@@ -24,6 +24,9 @@ struct hwt_collector {
 	pid_t tracer_tid;         /* thread that launched: ptrace needs it */
 	enum hwt_collector_state state;
 	struct hwt_collect_end end;
+	/* Driven by hwt_collect_resume (attach, or a first resume): run is
+	 * refused and threads() returns snapshots. */
+	bool live;
 };
 
 struct hwt_backend {
@@ -48,8 +51,37 @@ struct hwt_backend {
 	size_t (*modules)(struct hwt_collector *c,
 			  const struct hwt_collect_module **modules);
 	void (*close)(struct hwt_collector *c);
+
+	/* Live control; all NULL when the backend cannot stop a program
+	 * stop by stop. collect.c has checked the state (alive, stopped),
+	 * the calling thread and the options. */
+	/* As launch, for a running process; the backend fills in pid and
+	 * tracer_tid and leaves every thread stopped. */
+	int (*attach)(const struct hwt_collect_opts *opts, pid_t pid,
+		      struct hwt_collector **out, struct hwt_err *err);
+	/* opts is complete (sz, interrupt_fd defaulted) and checked: kinds,
+	 * signal numbers, watch sizes and counts. On an EXITED or KILLED
+	 * event the backend sets c->state to ENDED and fills c->end. */
+	int (*resume)(struct hwt_collector *c,
+		      const struct hwt_resume_opts *opts,
+		      struct hwt_collect_event *event, struct hwt_err *err);
+	size_t (*live_tids)(struct hwt_collector *c, pid_t *tids, size_t cap);
+	int (*regset)(struct hwt_collector *c, pid_t tid, int nt_type,
+		      void *buf, size_t *len, bool write,
+		      struct hwt_err *err);
+	ssize_t (*mem_read)(struct hwt_collector *c, uint64_t addr, void *buf,
+			    size_t len);
+	ssize_t (*mem_write)(struct hwt_collector *c, uint64_t addr,
+			     const void *buf, size_t len);
+	/* Undo what tracing changed and let the process run untraced; the
+	 * state becomes ENDED (threads() and modules() stay valid). */
+	int (*detach)(struct hwt_collector *c, struct hwt_err *err);
 };
 
 extern const struct hwt_backend hwt_backend_ptrace;
+extern const struct hwt_backend hwt_backend_perf_pt;
+extern const struct hwt_backend hwt_backend_perf_bts;
+extern const struct hwt_backend hwt_backend_perf_etm;
+extern const struct hwt_backend hwt_backend_module;
 
 #endif

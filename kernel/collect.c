@@ -1,16 +1,25 @@
 /* collect.c - the public collector API: backend registry, option checks,
  * call-order checks, dispatch to the chosen backend. */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend.h"
+#include "backend_names.h"
 
-/* In order of preference: the first available one is the default. */
+/* In order of preference: the first available one is the default. The
+ * ptrace recorder leads because only it follows every thread and stops at
+ * a fatal signal to write a core (what `hwtrace record` is for); the
+ * others are chosen by name until they do too (docs/backends.md). */
 static const struct hwt_backend *const backends[] = {
 	&hwt_backend_ptrace,
+	&hwt_backend_module,
+	&hwt_backend_perf_pt,
+	&hwt_backend_perf_bts,
+	&hwt_backend_perf_etm,
 };
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
 
@@ -36,12 +45,23 @@ static void list_names(char *out, size_t outsz)
 					 i ? ", " : "", backends[i]->name);
 }
 
+int hwt_collect_backend_available(const char *name, struct hwt_err *err)
+{
+	name = hwt_backend_canonical(name);
+	for (size_t i = 0; name && i < NBACKENDS; i++)
+		if (strcmp(name, backends[i]->name) == 0)
+			return backends[i]->available(err);
+	return hwt_err_set(err, EINVAL, "unknown trace backend \"%s\"",
+			   name ? name : "(none)");
+}
+
 static int pick_backend(const char *name, const struct hwt_backend **out,
 			struct hwt_err *err)
 {
 	char names[256];
 	int rc = -ENODEV;
 
+	name = hwt_backend_canonical(name);
 	if (name) {
 		for (size_t i = 0; i < NBACKENDS; i++) {
 			if (strcmp(name, backends[i]->name) != 0)
@@ -150,6 +170,11 @@ int hwt_collect_run(struct hwt_collector *c, struct hwt_collect_end *end,
 {
 	int rc;
 
+	if (c->live)
+		return hwt_err_set(err, EBUSY,
+				   "the program is under live control "
+				   "(hwt_collect_resume); run it to its end "
+				   "with resume actions instead");
 	if (c->state != HWT_COLLECTOR_LAUNCHED)
 		return hwt_err_set(err, EBUSY,
 				   "the program was already run to its end; "
@@ -198,7 +223,9 @@ size_t hwt_collect_threads(struct hwt_collector *c,
 			   const struct hwt_collect_thread **threads)
 {
 	*threads = NULL;
-	if (c->state == HWT_COLLECTOR_LAUNCHED)
+	/* A stopped, launched or attached program: a snapshot where live
+	 * control can give one (the history so far). */
+	if (c->state == HWT_COLLECTOR_LAUNCHED && !c->backend->resume)
 		return 0;
 	return c->backend->threads(c, threads);
 }
@@ -207,6 +234,256 @@ size_t hwt_collect_modules(struct hwt_collector *c,
 			   const struct hwt_collect_module **modules)
 {
 	return c->backend->modules(c, modules);
+}
+
+/* ---- live control ---------------------------------------------------- */
+
+static int no_live(const struct hwt_backend *be, struct hwt_err *err)
+{
+	return hwt_err_set(err, EOPNOTSUPP,
+			   "the %s backend cannot control a program stop by "
+			   "stop; use the ptrace backend for live debugging",
+			   be->name);
+}
+
+int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
+		       struct hwt_collector **out, struct hwt_err *err)
+{
+	struct hwt_collect_opts full;
+	const struct hwt_backend *be;
+	int rc;
+
+	*out = NULL;
+	if (pid <= 0)
+		return hwt_err_set(err, EINVAL, "%d is not a process id",
+				   (int)pid);
+	if (pid == getpid())
+		return hwt_err_set(err, EINVAL,
+				   "cannot attach to this process itself");
+	if ((rc = normalize_opts(opts, &full, err)) < 0)
+		return rc;
+	if ((rc = pick_backend(full.backend, &be, err)) < 0)
+		return rc;
+	if (!be->attach)
+		return no_live(be, err);
+	rc = be->attach(&full, pid, out, err);
+	if (rc < 0)
+		return rc;
+	(*out)->backend = be;
+	(*out)->state = HWT_COLLECTOR_LAUNCHED;
+	(*out)->live = true;
+	return 0;
+}
+
+/* The process is alive and stopped by us, and the caller may drive it. */
+static int check_live(struct hwt_collector *c, const char *what,
+		      struct hwt_err *err)
+{
+	if (!c->backend->resume)
+		return no_live(c->backend, err);
+	if (c->state == HWT_COLLECTOR_ENDED)
+		return hwt_err_set(err, ESRCH,
+				   "%s: the program has ended (or was "
+				   "detached); only hwt_collect_threads, "
+				   "hwt_collect_modules and close remain", what);
+	if (c->state == HWT_COLLECTOR_FAULTED || (!c->live &&
+	    c->state != HWT_COLLECTOR_LAUNCHED))
+		return hwt_err_set(err, EBUSY,
+				   "%s: the program is being recorded by "
+				   "hwt_collect_run; live control needs a "
+				   "fresh launch or attach", what);
+	return check_tracer(c, what, err);
+}
+
+static int check_action(const struct hwt_resume_action *a, size_t i,
+			struct hwt_err *err)
+{
+	if (a->kind != HWT_RESUME_STOP && a->kind != HWT_RESUME_STEP &&
+	    a->kind != HWT_RESUME_CONT)
+		return hwt_err_set(err, EINVAL,
+				   "resume action %zu has kind %d; use "
+				   "HWT_RESUME_STOP, STEP or CONT", i,
+				   (int)a->kind);
+	if (a->signal < 0 || a->signal >= NSIG)
+		return hwt_err_set(err, EINVAL,
+				   "resume action %zu passes signal %d, which "
+				   "is not a signal number", i, a->signal);
+	if (a->signal && a->kind == HWT_RESUME_STOP)
+		return hwt_err_set(err, EINVAL,
+				   "resume action %zu passes signal %d to a "
+				   "thread that stays stopped; step or "
+				   "continue it to deliver the signal", i,
+				   a->signal);
+	if (a->tid < 0)
+		return hwt_err_set(err, EINVAL,
+				   "resume action %zu names thread %d", i,
+				   (int)a->tid);
+	return 0;
+}
+
+static int check_watch(const struct hwt_watch *w, size_t i,
+		       struct hwt_err *err)
+{
+	if (w->kind != HWT_WATCH_WRITE && w->kind != HWT_WATCH_READ &&
+	    w->kind != HWT_WATCH_ACCESS)
+		return hwt_err_set(err, EINVAL,
+				   "watchpoint %zu has kind %d; use "
+				   "HWT_WATCH_WRITE, READ or ACCESS", i,
+				   (int)w->kind);
+	if ((w->len != 1 && w->len != 2 && w->len != 4 && w->len != 8) ||
+	    w->addr % w->len)
+		return hwt_err_set(err, EINVAL,
+				   "watchpoint %zu covers %u bytes at 0x%llx; "
+				   "watch 1, 2, 4 or 8 bytes aligned to their "
+				   "size (split larger ranges)", i, w->len,
+				   (unsigned long long)w->addr);
+	return 0;
+}
+
+/* Complete the caller's resume options (fields beyond its sz keep their
+ * defaults) and check every value. */
+static int normalize_resume(const struct hwt_resume_opts *in,
+			    struct hwt_resume_opts *out, struct hwt_err *err)
+{
+	size_t n;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->interrupt_fd = -1;
+	if (!in)
+		return hwt_err_set(err, EINVAL,
+				   "hwt_collect_resume needs options naming "
+				   "what each thread does");
+	if (in->sz < offsetof(struct hwt_resume_opts, breakpoints))
+		return hwt_err_set(err, EINVAL,
+				   "hwt_resume_opts.sz is %zu; set it to "
+				   "sizeof(struct hwt_resume_opts)", in->sz);
+	n = in->sz < sizeof(*out) ? in->sz : sizeof(*out);
+	memcpy(out, in, n);
+	out->sz = sizeof(*out);
+	if (n <= offsetof(struct hwt_resume_opts, interrupt_fd))
+		out->interrupt_fd = -1;
+	if (out->nactions > HWT_RESUME_MAX_ACTIONS ||
+	    (out->nactions && !out->actions))
+		return hwt_err_set(err, EINVAL,
+				   "%zu resume actions; give at most %u, one "
+				   "per thread plus a default", out->nactions,
+				   HWT_RESUME_MAX_ACTIONS);
+	if (out->nbreakpoints > HWT_RESUME_MAX_BREAKPOINTS ||
+	    (out->nbreakpoints && !out->breakpoints))
+		return hwt_err_set(err, EINVAL,
+				   "%zu breakpoints; at most %u are supported",
+				   out->nbreakpoints,
+				   HWT_RESUME_MAX_BREAKPOINTS);
+	if (out->nwatches > HWT_RESUME_MAX_WATCHES ||
+	    (out->nwatches && !out->watches))
+		return hwt_err_set(err, EINVAL,
+				   "%zu watchpoints; at most %u are supported",
+				   out->nwatches, HWT_RESUME_MAX_WATCHES);
+	for (size_t i = 0; i < out->nactions; i++) {
+		if ((rc = check_action(&out->actions[i], i, err)) < 0)
+			return rc;
+		for (size_t j = 0; j < i; j++)
+			if (out->actions[j].tid == out->actions[i].tid)
+				return hwt_err_set(err, EINVAL,
+						   "resume actions %zu and %zu "
+						   "both name thread %d", j, i,
+						   (int)out->actions[i].tid);
+	}
+	for (size_t i = 0; i < out->nwatches; i++)
+		if ((rc = check_watch(&out->watches[i], i, err)) < 0)
+			return rc;
+	if (out->interrupt_fd < -1)
+		return hwt_err_set(err, EBADF,
+				   "interrupt_fd %d is not a descriptor (use "
+				   "-1 for none)", out->interrupt_fd);
+	return 0;
+}
+
+int hwt_collect_resume(struct hwt_collector *c,
+		       const struct hwt_resume_opts *opts,
+		       struct hwt_collect_event *event, struct hwt_err *err)
+{
+	struct hwt_resume_opts full;
+	int rc;
+
+	memset(event, 0, sizeof(*event));
+	if ((rc = check_live(c, "hwt_collect_resume", err)) < 0)
+		return rc;
+	if ((rc = normalize_resume(opts, &full, err)) < 0)
+		return rc;
+	c->live = true;
+	rc = c->backend->resume(c, &full, event, err);
+	if (rc == 0 && (event->kind == HWT_EVENT_EXITED ||
+			event->kind == HWT_EVENT_KILLED))
+		c->state = HWT_COLLECTOR_ENDED;
+	return rc;
+}
+
+size_t hwt_collect_live_tids(struct hwt_collector *c, pid_t *tids, size_t cap)
+{
+	if (!c->backend->live_tids || c->state == HWT_COLLECTOR_ENDED)
+		return 0;
+	return c->backend->live_tids(c, tids, cap);
+}
+
+int hwt_collect_regset(struct hwt_collector *c, pid_t tid, int nt_type,
+		       void *buf, size_t *len, bool write,
+		       struct hwt_err *err)
+{
+	int rc;
+
+	if ((rc = check_live(c, "hwt_collect_regset", err)) < 0)
+		return rc;
+	if (!buf || !len || *len == 0 || *len > HWT_COLLECT_MAX_REGSET)
+		return hwt_err_set(err, EINVAL,
+				   "register buffer of %zu bytes; give 1 to "
+				   "%u bytes", len ? *len : 0,
+				   HWT_COLLECT_MAX_REGSET);
+	return c->backend->regset(c, tid, nt_type, buf, len, write, err);
+}
+
+ssize_t hwt_collect_mem_read(struct hwt_collector *c, uint64_t addr,
+			     void *buf, size_t len)
+{
+	if (!c->backend->mem_read)
+		return -EOPNOTSUPP;
+	if (c->state == HWT_COLLECTOR_ENDED)
+		return -ESRCH;
+	if (gettid() != c->tracer_tid)
+		return -EPERM;
+	if (len > HWT_COLLECT_MAX_MEM_XFER)
+		len = HWT_COLLECT_MAX_MEM_XFER;
+	return c->backend->mem_read(c, addr, buf, len);
+}
+
+ssize_t hwt_collect_mem_write(struct hwt_collector *c, uint64_t addr,
+			      const void *buf, size_t len)
+{
+	if (!c->backend->mem_write)
+		return -EOPNOTSUPP;
+	if (c->state == HWT_COLLECTOR_ENDED)
+		return -ESRCH;
+	if (gettid() != c->tracer_tid)
+		return -EPERM;
+	if (len > HWT_COLLECT_MAX_MEM_XFER)
+		len = HWT_COLLECT_MAX_MEM_XFER;
+	return c->backend->mem_write(c, addr, buf, len);
+}
+
+int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err)
+{
+	int rc;
+
+	if (!c->backend->detach)
+		return no_live(c->backend, err);
+	if (c->state == HWT_COLLECTOR_ENDED)
+		return hwt_err_set(err, ESRCH,
+				   "hwt_collect_detach: the program has "
+				   "already ended or been detached");
+	if ((rc = check_tracer(c, "hwt_collect_detach", err)) < 0)
+		return rc;
+	return c->backend->detach(c, err);
 }
 
 void hwt_collect_close(struct hwt_collector *c)

@@ -32,6 +32,29 @@ struct hwt_collect_opts {
 	int cpu;                  /* cpu to pin tracer and tracee to; -1 = the
 				   * cpu the tracer runs on now */
 	bool no_pin;              /* do not pin at all */
+	/* ---- perf backends (docs/backends.md); others ignore these ---- */
+	/* Let the hardware overwrite its AUX area (a flight recorder of
+	 * buffer_size bytes, nothing read while the program runs) instead of
+	 * draining it into the per-thread buffer as it fills. */
+	bool perf_snapshot;
+	/* perf-pt: trace only these address ranges (at most the PMU's
+	 * caps/num_address_ranges); NULL/0: everything. */
+	const struct hwt_collect_ip_filter *pt_filters;
+	size_t pt_nfilters;
+	bool pt_tsc;              /* TSC packets (timestamps) */
+	bool pt_mtc;              /* MTC packets (needs caps/mtc) */
+	bool pt_cyc;              /* CYC packets (needs caps/psb_cyc) */
+	/* Bytes of trace between PSB packets, a power of two from 2K that
+	 * caps/psb_periods allows; 0: the PMU's default. */
+	uint32_t pt_psb_bytes;
+};
+
+/* An Intel PT address filter: size bytes from start, start being an
+ * offset in the object file when file is set (its load address is found
+ * by the kernel), else a kernel address. */
+struct hwt_collect_ip_filter {
+	uint64_t start, size;
+	const char *file;
 };
 
 struct hwt_collector;
@@ -75,6 +98,9 @@ struct hwt_collect_end {
 
 /* Names of registered backends, for --help and errors. */
 size_t hwt_collect_backends(const char *const **names);
+/* 0 when backend name (or its short alias) can record on this machine;
+ * else a negative errno, with err saying what is missing. */
+int hwt_collect_backend_available(const char *name, struct hwt_err *err);
 
 /* Start argv[0] (searched in PATH) stopped at its first instruction.
  * opts may be NULL for the defaults. ptrace answers only the thread that
@@ -102,8 +128,11 @@ int hwt_collect_write_core(struct hwt_collector *c, const char *path,
 int hwt_collect_finish(struct hwt_collector *c, struct hwt_collect_end *end,
 		       struct hwt_err *err);
 
-/* Every thread's trace, the first one the program's initial thread; empty
- * until hwt_collect_run returned, valid until close. Past
+/* Every thread's trace, the first one the program's initial thread. After
+ * hwt_collect_run: the whole recording, valid until close. Under live
+ * control (backends that have it): a snapshot of the history so far,
+ * valid until the next resume or the next call of this function, which
+ * replaces it; empty on other backends until run returned. Past
  * HWT_BUNDLE_MAX_THREADS threads in a program's life the oldest exited
  * ones are dropped. When a thread other than the leader calls execve it
  * takes over the leader's tid, and the old leader's history is dropped. */
@@ -126,11 +155,32 @@ struct hwt_cpu_info hwt_collect_cpu_info(void);
  * of any stopped thread can be read and written, and hwt_collect_threads /
  * hwt_collect_modules return a snapshot of the recording so far, each
  * thread's history ending at the instruction it is stopped at (not yet
- * executed). Mixing hwt_collect_run and hwt_collect_resume on one
- * collector is refused. Same calling-thread rule as for run. */
+ * executed); with such backends this holds right after launch or attach
+ * too (a history of one instruction). The snapshot is valid until the
+ * next resume, threads call or close. Mixing hwt_collect_run and
+ * hwt_collect_resume on one collector is refused. Same calling-thread
+ * rule as for run. Threads created during a resume run on when the
+ * default action (tid 0) is CONT, else they stay stopped.
+ *
+ * Events of several threads are never lost: the first one found ends the
+ * resume, the others stay queued on their threads and a later resume
+ * whose actions let such a thread go returns its event at once (a queued
+ * BREAKPOINT is dropped when its address is no longer a breakpoint, a
+ * queued STEPPED when the thread is not stepped again: its instruction
+ * is in the history either way). Signals and thread exits are always
+ * reported. A thread stopped while blocked in a system call has the
+ * syscall instruction as the last entry of its history: the call is
+ * restarted when the thread goes on. */
+
+#define HWT_RESUME_MAX_ACTIONS 4097u      /* one per thread + default */
+#define HWT_RESUME_MAX_BREAKPOINTS 4096u
+#define HWT_RESUME_MAX_WATCHES 64u
+#define HWT_COLLECT_MAX_REGSET (64u << 10)  /* bytes per regset call */
+#define HWT_COLLECT_MAX_MEM_XFER (1u << 20) /* bytes per memory call */
 
 /* Attach to every thread of a running process (ptrace attach rules) and
- * record from now on; the process is left stopped. */
+ * record from now on; the process is left stopped. Unlike a launched
+ * program, it is not killed if the tracer itself dies. */
 int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 		       struct hwt_collector **out, struct hwt_err *err);
 
@@ -143,7 +193,8 @@ enum hwt_resume_kind {
 struct hwt_resume_action {
 	pid_t tid;                /* 0: every thread no other action names */
 	enum hwt_resume_kind kind;
-	int signal;               /* delivered on resume; 0: none */
+	int signal;               /* delivered on resume; 0: none (with
+				   * tid 0: to every thread it covers) */
 };
 
 enum hwt_watch_kind { HWT_WATCH_WRITE = 2, HWT_WATCH_READ = 3,
@@ -167,8 +218,16 @@ struct hwt_resume_opts {
 	size_t nbreakpoints;
 	const struct hwt_watch *watches;
 	size_t nwatches;
+	/* Watches are checked after every instruction of every thread and
+	 * reported after the accessing instruction, like GDB. WRITE compares
+	 * the watched bytes (exact, any number of watches). READ and ACCESS
+	 * use the x86 debug registers: at most 4, accesses by system calls
+	 * unseen, and READ reports only accesses that left the value
+	 * unchanged; -EOPNOTSUPP where debug registers cannot be set. */
 	/* When this fd becomes readable the process is stopped with
-	 * HWT_EVENT_INTERRUPTED (GDB's ^C); -1: none. Nothing is read. */
+	 * HWT_EVENT_INTERRUPTED (GDB's ^C), also while every thread is
+	 * blocked in a system call (which is then restarted); -1: none.
+	 * Nothing is read: drain it before the next resume. */
 	int interrupt_fd;
 };
 
@@ -180,7 +239,7 @@ enum hwt_event_kind {
 				   * it in the next resume's action or drop
 				   * it */
 	HWT_EVENT_INTERRUPTED,     /* interrupt_fd became readable */
-	HWT_EVENT_THREAD_EXITED,   /* tid exited; others remain */
+	HWT_EVENT_THREAD_EXITED,   /* tid exited (status); others remain */
 	HWT_EVENT_EXITED,          /* process exited with status */
 	HWT_EVENT_KILLED,          /* process killed by signal */
 };
@@ -189,9 +248,10 @@ struct hwt_collect_event {
 	enum hwt_event_kind kind;
 	pid_t tid;                /* thread the event is about */
 	int signal;               /* SIGNAL, KILLED */
-	int status;               /* EXITED */
-	uint64_t pc;              /* where tid stopped */
+	int status;               /* EXITED, THREAD_EXITED */
+	uint64_t pc;              /* where tid stopped (0 when it is gone) */
 	uint64_t data_addr;       /* WATCHPOINT */
+	enum hwt_watch_kind watch_kind; /* WATCHPOINT: which watch */
 };
 
 int hwt_collect_resume(struct hwt_collector *c,
@@ -218,8 +278,11 @@ ssize_t hwt_collect_mem_read(struct hwt_collector *c, uint64_t addr,
 ssize_t hwt_collect_mem_write(struct hwt_collector *c, uint64_t addr,
 			      const void *buf, size_t len);
 
-/* Let the process go on untraced (GDB's detach); the collector is then
- * ended and can only be closed. */
+/* Let the process go on untraced (GDB's detach): debug registers set
+ * for watches are cleared, signals held for its threads are delivered,
+ * its cpu affinity is restored. A launched program stays the caller's
+ * child: reap it with waitpid on hwt_collect_pid. The collector is
+ * then ended: threads and modules stay readable until close. */
 int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err);
 
 /* Kills a still-running process and frees everything. */

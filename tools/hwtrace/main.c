@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hwt-collect.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -17,6 +18,8 @@ static const char usage[] =
 	"         what a bundle holds\n"
 	"  export --lldb -o OUTDIR PATH\n"
 	"         write an x86-64 history as an LLDB intel-pt bundle\n"
+	"  backends\n"
+	"         each recording backend and whether it works on this machine\n"
 	"\n"
 	"PATH is a bundle directory or its trace.json. `hwtrace COMMAND --help`\n"
 	"describes each command; docs/ has the details.\n";
@@ -40,6 +43,33 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return HWT_EXIT_USAGE;
 }
 
+static int cmd_backends(int argc, char **argv)
+{
+	const char *const *names;
+	size_t n = hwt_collect_backends(&names);
+
+	if (argc > 1) {
+		if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+			puts("usage: hwtrace backends\n\nList the recording "
+			     "backends in order of preference, each with\n"
+			     "\"available\" or why it cannot record on this "
+			     "machine.");
+			return 0;
+		}
+		return cli_usage_error("backends", "unexpected argument '%s'",
+				       argv[1]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct hwt_err err = { 0 };
+
+		if (hwt_collect_backend_available(names[i], &err) == 0)
+			printf("%-10s available\n", names[i]);
+		else
+			printf("%-10s unavailable: %s\n", names[i], err.msg);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -50,6 +80,7 @@ int main(int argc, char **argv)
 		{ "dump", cmd_dump },
 		{ "info", cmd_info },
 		{ "export", cmd_export },
+		{ "backends", cmd_backends },
 	};
 
 	if (argc < 2) {

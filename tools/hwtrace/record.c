@@ -26,14 +26,51 @@ static const char record_usage[] =
 	"\n"
 	"  -o, --output DIR     bundle directory (default hwtrace-PROG-PID);\n"
 	"                       must not exist\n"
-	"  -b, --backend NAME   recording backend (default: best available)\n"
+	"  -b, --backend NAME   recording backend (default: the first available\n"
+	"                       of those below; `hwtrace backends` says which\n"
+	"                       work here and why not)\n"
 	"  -s, --size BYTES     per-thread ring buffer (default 4M; K/M/G suffixes);\n"
 	"                       when it wraps the oldest trace is dropped\n"
 	"  -c, --cpu N          run tracer and program on cpu N (default: the\n"
 	"                       current cpu)\n"
 	"      --no-pin         do not pin to a cpu\n"
 	"      --no-copy        record module paths without copying the files\n"
+	"      --snapshot       perf backends: let the hardware overwrite its\n"
+	"                       buffer of --size bytes instead of draining it\n"
 	"  -q, --quiet          no summary on stderr\n";
+
+/* The usage text, then the registered backends: the list comes from the
+ * collector library so it never goes stale. */
+static void print_usage(void)
+{
+	const char *const *names;
+	size_t n = hwt_collect_backends(&names);
+
+	fputs(record_usage, stdout);
+	fputs("\nBackends, in order of preference:", stdout);
+	for (size_t i = 0; i < n; i++)
+		printf("%s %s", i ? "," : "", names[i]);
+	fputs("\n", stdout);
+}
+
+/* Bundles by trace format. CoreSight is decoded from OpenCSD snapshot
+ * directories, which hwtrace cannot write yet. */
+static const struct {
+	const char *type, *suffix;
+} bundle_kinds[] = {
+	[HWT_COLLECT_FMT_SW] = { HWT_BUNDLE_TYPE_SW, "hwtsw" },
+	[HWT_COLLECT_FMT_PT] = { HWT_BUNDLE_TYPE_PT, "ipt" },
+	[HWT_COLLECT_FMT_BTS] = { HWT_BUNDLE_TYPE_BTS, "bts" },
+	[HWT_COLLECT_FMT_ETM] = { NULL, NULL },
+};
+
+static int etm_refused(struct hwt_err *err)
+{
+	return hwt_err_set(err, ENOTSUP, "recording CoreSight ETM trace into "
+			   "a bundle is not supported yet (hwtrace reads "
+			   "CoreSight only as OpenCSD snapshot directories); "
+			   "pick another --backend");
+}
 
 struct record_args {
 	const char *output;
@@ -51,6 +88,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "no-pin", no_argument, NULL, 'P' },
 		{ "no-copy", no_argument, NULL, 'N' },
+		{ "snapshot", no_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -91,11 +129,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'N':
 			a->copy_modules = false;
 			break;
+		case 'S':
+			a->opts.perf_snapshot = true;
+			break;
 		case 'q':
 			a->quiet = true;
 			break;
 		case 'h':
-			fputs(record_usage, stdout);
+			print_usage();
 			exit(0);
 		default:
 			return cli_usage_error("record", "bad option");
@@ -126,8 +167,28 @@ static char *module_member(const char *system_path)
 	return rel;
 }
 
+/* Every thread of a recording has its backend's one format. */
+static int bundle_type(struct hwt_collector *col, const char **type,
+		       const char **suffix, struct hwt_err *err)
+{
+	const struct hwt_collect_thread *threads;
+	size_t n = hwt_collect_threads(col, &threads);
+	enum hwt_collect_format f = n ? threads[0].format : HWT_COLLECT_FMT_SW;
+
+	if ((size_t)f >= sizeof(bundle_kinds) / sizeof(bundle_kinds[0]))
+		return hwt_err_set(err, EPROTO, "the backend delivered trace "
+				   "format %d, which hwtrace does not know",
+				   (int)f);
+	if (f == HWT_COLLECT_FMT_ETM)
+		return etm_refused(err);
+	*type = bundle_kinds[f].type;
+	*suffix = bundle_kinds[f].suffix;
+	return 0;
+}
+
 static int stage_threads(const char *staging, struct hwt_collector *col,
-			 struct hwt_bundle *b, struct hwt_err *err)
+			 const char *suffix, struct hwt_bundle *b,
+			 struct hwt_err *err)
 {
 	const struct hwt_collect_thread *threads;
 	size_t n = hwt_collect_threads(col, &threads);
@@ -140,7 +201,8 @@ static int stage_threads(const char *staging, struct hwt_collector *col,
 		struct hwt_bundle_thread *bt = &b->threads[b->nthreads];
 		int rc;
 
-		if (asprintf(&bt->trace_file, "threads/%d.hwtsw", (int)t->tid) < 0)
+		if (asprintf(&bt->trace_file, "threads/%d.%s", (int)t->tid,
+			     suffix) < 0)
 			return hwt_err_set(err, ENOMEM, "out of memory");
 		b->nthreads++;
 		bt->tid = t->tid;
@@ -240,9 +302,20 @@ static void summary(const char *dir, const struct hwt_bundle *b,
 		fprintf(stderr, "program killed by signal %d (%s)%s", end->signal,
 			strsignal(end->signal),
 			b->core ? ", core saved" : "");
-	fprintf(stderr, "; %zu thread%s, %llu instructions recorded",
-		b->nthreads, b->nthreads == 1 ? "" : "s",
-		(unsigned long long)total);
+	if (strcmp(b->type, HWT_BUNDLE_TYPE_SW)) {
+		uint64_t bytes = 0;
+
+		/* Hardware trace is counted when decoded, not here. */
+		for (size_t i = 0; i < b->nthreads; i++)
+			bytes += b->threads[i].trace_size;
+		fprintf(stderr, "; %zu thread%s, %llu bytes of %s trace",
+			b->nthreads, b->nthreads == 1 ? "" : "s",
+			(unsigned long long)bytes, b->type);
+	} else {
+		fprintf(stderr, "; %zu thread%s, %llu instructions recorded",
+			b->nthreads, b->nthreads == 1 ? "" : "s",
+			(unsigned long long)total);
+	}
 	if (lost)
 		fprintf(stderr, ", %llu oldest lost to ring wrap",
 			(unsigned long long)lost);
@@ -257,12 +330,19 @@ int cmd_record(int argc, char **argv)
 	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_SW };
 	struct hwt_err err = { 0 };
 	char *staging = NULL, *outdir = NULL;
+	const char *type = NULL, *suffix = NULL;
 	int rc, status = HWT_EXIT_ERROR;
 
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc;
 	if ((rc = hwt_collect_launch(&a.opts, a.prog_argv, &col, &err)))
 		return cli_fail(&err);
+	/* Launch checked the hardware; a perf backend's program has not run
+	 * any of its code yet, and now never will. */
+	if (a.opts.backend && !strcmp(a.opts.backend, "perf-etm")) {
+		hwt_collect_close(col);
+		return cli_fail((etm_refused(&err), &err));
+	}
 	if (a.output)
 		outdir = strdup(a.output);
 	else if (asprintf(&outdir, "hwtrace-%s-%d", base_name(a.prog_argv[0]),
@@ -292,13 +372,16 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		b.core = "core";
 	}
+	if ((rc = bundle_type(col, &type, &suffix, &err)))
+		goto out;
+	b.type = (char *)type;
 	b.cpu = hwt_collect_cpu_info();
 	b.pid = hwt_collect_pid(col);
 	b.triple = "x86_64-unknown-linux-gnu";
 	b.stop_reason = end.reason;
 	b.stop_status = end.status;
 	b.stop_signal = end.signal;
-	if ((rc = stage_threads(staging, col, &b, &err)) ||
+	if ((rc = stage_threads(staging, col, suffix, &b, &err)) ||
 	    (rc = stage_modules(staging, col, a.copy_modules, &b, &err)))
 		goto out;
 	if (end.reason == HWT_STOP_FAULT &&
