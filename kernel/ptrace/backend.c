@@ -48,4 +48,11 @@ const struct hwt_backend hwt_backend_ptrace = {
 	.threads = hwt_pt_threads_get,
 	.modules = hwt_pt_modules_get,
 	.close = ptrace_close,
+	.attach = hwt_pt_attach,
+	.resume = hwt_pt_resume,
+	.live_tids = hwt_pt_live_tids,
+	.regset = hwt_pt_regset,
+	.mem_read = hwt_pt_mem_read,
+	.mem_write = hwt_pt_mem_write,
+	.detach = hwt_pt_detach,
 };

@@ -18,7 +18,7 @@
 /* A ptrace stop costs three to four times more when tracer and tracee run
  * on different cpus (each stop is a cross-cpu wakeup, expensive in VMs),
  * so both go to one cpu. The tracee inherits the mask across fork. */
-static int pin(struct pt_collector *c, int cpu, struct hwt_err *err)
+int hwt_pt_pin(struct pt_collector *c, int cpu, struct hwt_err *err)
 {
 	cpu_set_t one;
 
@@ -162,8 +162,12 @@ int hwt_pt_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	c->chunk_payload = hwt_ring_chunk_payload_for(opts->buffer_size);
 	if ((rc = hwt_pt_threads_init(c, err)) < 0)
 		goto fail;
-	if (!opts->no_pin && (rc = pin(c, opts->cpu, err)) < 0)
+	if (!opts->no_pin && (rc = hwt_pt_pin(c, opts->cpu, err)) < 0)
 		goto fail;
+	/* The program inherits the pinning; detach gives it back the mask
+	 * it would have had. */
+	c->tracee_pinned = c->pinned;
+	c->tracee_affinity = c->saved_affinity;
 	if (pipe2(errpipe, O_CLOEXEC) < 0) {
 		rc = hwt_err_set(err, errno, "pipe: %s", strerror(errno));
 		goto fail;

@@ -145,3 +145,25 @@ int hwt_proc_sig_action(pid_t tid, int sig, enum hwt_sig_action *action,
 		*action = default_action(sig);
 	return 0;
 }
+
+int hwt_proc_sig_pending(pid_t tid, int sig, bool *pending,
+			 struct hwt_err *err)
+{
+	char path[64], *status;
+	uint64_t mask;
+	size_t len;
+	int rc;
+
+	if (sig < 1 || sig > 64)
+		return hwt_err_set(err, EINVAL, "signal %d out of range", sig);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((rc = hwt_proc_read(path, STATUS_MAX, &status, &len, err)) < 0)
+		return rc;
+	rc = status_mask(status, "SigPnd", &mask);
+	free(status);
+	if (rc < 0)
+		return hwt_err_set(err, EBADMSG, "%s has no readable SigPnd "
+				   "line", path);
+	*pending = mask & ((uint64_t)1 << (sig - 1));
+	return 0;
+}

@@ -189,13 +189,13 @@ void hwt_ring_step(struct hwt_ring *r, uint64_t next_pc, bool async)
 		enforce_capacity(r);
 }
 
-int hwt_ring_seal(struct hwt_ring *r, struct hwt_err *err)
+/* Every kept chunk, the open one closed on the copy only, oldest first,
+ * into a new contiguous buffer that replaces r->sealed. */
+static int lay_out(struct hwt_ring *r, struct hwt_err *err)
 {
 	size_t size;
 	uint8_t *out;
 
-	if (r->sealed)
-		return 0;
 	size = r->queue_used;
 	if (r->started)
 		size += HWT_SW_CHUNK_HDR_SIZE + r->open_size;
@@ -208,17 +208,38 @@ int hwt_ring_seal(struct hwt_ring *r, struct hwt_err *err)
 	if (r->queue_used)
 		queue_read(r, 0, out, r->queue_used);
 	if (r->started) {
-		r->open_hdr.payload_size = r->open_size;
-		hwt_sw_chunk_hdr_pack(&r->open_hdr, out + r->queue_used);
+		struct hwt_sw_chunk_hdr hdr = r->open_hdr;
+
+		hdr.payload_size = r->open_size;
+		hwt_sw_chunk_hdr_pack(&hdr, out + r->queue_used);
 		memcpy(out + r->queue_used + HWT_SW_CHUNK_HDR_SIZE, r->open,
 		       r->open_size);
 	}
+	free(r->sealed);
+	r->sealed = out;
+	r->sealed_size = size;
+	return 0;
+}
+
+int hwt_ring_snapshot(struct hwt_ring *r, struct hwt_err *err)
+{
+	if (!r->open)
+		return 0;   /* sealed for good: the layout is final */
+	return lay_out(r, err);
+}
+
+int hwt_ring_seal(struct hwt_ring *r, struct hwt_err *err)
+{
+	int rc;
+
+	if (!r->open)
+		return 0;
+	if ((rc = lay_out(r, err)) < 0)
+		return rc;
 	free(r->queue);
 	free(r->open);
 	r->queue = r->open = NULL;
 	r->queue_alloc = r->queue_head = r->queue_used = 0;
-	r->sealed = out;
-	r->sealed_size = size;
 	return 0;
 }
 

@@ -39,7 +39,8 @@ struct hwt_ring {
 	uint64_t lost_bytes;
 	uint64_t lost_insns;
 
-	/* After hwt_ring_seal: every chunk, oldest first, contiguous. */
+	/* After hwt_ring_seal or hwt_ring_snapshot: every chunk, oldest
+	 * first, contiguous. */
 	uint8_t *sealed;
 	size_t sealed_size;
 };
@@ -70,6 +71,10 @@ static inline uint64_t hwt_ring_last_pc(const struct hwt_ring *r)
 /* Close the open chunk and lay every kept chunk out contiguously, oldest
  * first, in r->sealed. The ring records nothing more afterwards. */
 int hwt_ring_seal(struct hwt_ring *r, struct hwt_err *err);
+
+/* Lay the history so far out in r->sealed like hwt_ring_seal, but keep
+ * recording: the buffer is replaced by the next snapshot or seal. */
+int hwt_ring_snapshot(struct hwt_ring *r, struct hwt_err *err);
 
 void hwt_ring_free(struct hwt_ring *r);
 

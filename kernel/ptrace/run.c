@@ -13,6 +13,11 @@
  * at the faulting instruction (the last of its history), every other
  * thread is stopped, and a core can be written before hwt_pt_finish lets
  * the signal take effect.
+ *
+ * The same loop serves live control (live.c): while c->live is set, the
+ * handlers ask live.c at each decision point (after a step, at a signal,
+ * at a thread's death, before letting a thread go on) instead of deciding
+ * for a run to the end.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -24,12 +29,6 @@
 #include <unistd.h>
 
 #include "tracer.h"
-
-enum outcome {
-	KEEP_GOING,
-	PROCESS_ENDED,
-	PROCESS_FAULTED,
-};
 
 int hwt_pt_read_pc(pid_t tid, uint64_t *pc)
 {
@@ -49,6 +48,23 @@ static long syscall_nr(pid_t tid)
 	errno = 0;
 	return ptrace(PTRACE_PEEKUSER, tid,
 		      offsetof(struct user_regs_struct, orig_rax), 0);
+}
+
+/* At a stop two bytes past the last recorded pc: a system call that a
+ * signal interrupted returns there with one of the kernel's restart codes
+ * (ERESTARTSYS .. ERESTART_RESTARTBLOCK, never seen by the program) and is
+ * re-executed from its syscall instruction unless a handler makes it fail
+ * with EINTR. Either way it has not completed: not a step. */
+static bool syscall_interrupted(const struct pt_thread *t, uint64_t pc)
+{
+	long rax;
+
+	if (!t->ring.started || pc - hwt_ring_last_pc(&t->ring) != 2)
+		return false;
+	errno = 0;
+	rax = ptrace(PTRACE_PEEKUSER, t->tid,
+		     offsetof(struct user_regs_struct, rax), 0);
+	return !errno && rax <= -512 && rax >= -516;
 }
 
 static bool changes_mappings(long nr)
@@ -81,7 +97,22 @@ static void resume(struct pt_thread *t, enum __ptrace_request request,
 	t->state = PT_RUNNING;
 }
 
-static void set_wait_flags(struct pt_collector *c)
+/* Let t go on, unless live control holds it (an event is queued on it,
+ * its action is to stay stopped, or the process is being stopped). */
+void hwt_pt_go_on(struct pt_collector *c, struct pt_thread *t,
+		  enum __ptrace_request request, int sig)
+{
+	if (c->live && !hwt_pt_live_may_go(c, t)) {
+		t->state = PT_STOPPED;
+		return;
+	}
+	/* New threads get the watch setup; others have it already. */
+	if (c->live)
+		hwt_pt_dr_apply(c, t, NULL);
+	resume(t, request, sig);
+}
+
+void hwt_pt_set_wait_flags(struct pt_collector *c)
 {
 	c->wait_flags = __WALL |
 			(gettid() == c->base.tracer_tid ? __WNOTHREAD : 0);
@@ -97,7 +128,7 @@ static pid_t wait_any(const struct pt_collector *c, int *status)
 	return tid;
 }
 
-static void record_pc(struct pt_thread *t, uint64_t pc)
+void hwt_pt_record_pc(struct pt_thread *t, uint64_t pc)
 {
 	if (!t->ring.started) {
 		hwt_ring_start(&t->ring, pc);
@@ -128,10 +159,11 @@ static int on_death(struct pt_collector *c, pid_t tid, int status)
 	if (t)
 		hwt_pt_thread_gone(c, t);
 	if (tid != c->base.pid)
-		return KEEP_GOING;
+		return t && c->live ? hwt_pt_live_thread_died(c, t, status)
+				    : PT_KEEP_GOING;
 	set_end_from_status(c, status);
 	hwt_pt_threads_all_gone(c);
-	return PROCESS_ENDED;
+	return PT_PROCESS_ENDED;
 }
 
 /* A signal is about to be delivered to t at pc. */
@@ -140,10 +172,16 @@ static int on_signal_at(struct pt_collector *c, struct pt_thread *t, int sig,
 {
 	enum hwt_sig_action action;
 
+	/* Live control's own wake-up signal executed nothing. */
+	if (c->live && hwt_pt_live_swallow(c, t, sig))
+		return PT_KEEP_GOING;
 	/* Traps (int3, a syscall that signalled itself) report after their
 	 * instruction completed: the pc moved, and that is a step. */
-	if (!t->ring.started || pc != hwt_ring_last_pc(&t->ring))
-		record_pc(t, pc);
+	if (!t->ring.started ||
+	    (pc != hwt_ring_last_pc(&t->ring) && !syscall_interrupted(t, pc)))
+		hwt_pt_record_pc(t, pc);
+	if (c->live)
+		return hwt_pt_live_signal(c, t, sig);
 	/* Unreadable status: the thread is being killed; let it go. */
 	if (hwt_proc_sig_action(t->tid, sig, &action, NULL) < 0)
 		action = HWT_SIG_IGNORED;
@@ -158,12 +196,12 @@ static int on_signal_at(struct pt_collector *c, struct pt_thread *t, int sig,
 		c->base.end.signal = sig;
 		c->base.end.tid = t->tid;
 		c->base.end.pc = pc;
-		return PROCESS_FAULTED;
+		return PT_PROCESS_FAULTED;
 	}
 	if (action == HWT_SIG_CAUGHT)
 		t->handler_entry_next = true;
 	resume(t, PTRACE_SINGLESTEP, sig);
-	return KEEP_GOING;
+	return PT_KEEP_GOING;
 }
 
 static int on_signal(struct pt_collector *c, struct pt_thread *t, int sig)
@@ -172,7 +210,7 @@ static int on_signal(struct pt_collector *c, struct pt_thread *t, int sig)
 
 	if (hwt_pt_read_pc(t->tid, &pc) < 0) {
 		t->state = PT_RUNNING;   /* killed: wait reports it */
-		return KEEP_GOING;
+		return PT_KEEP_GOING;
 	}
 	return on_signal_at(c, t, sig, pc);
 }
@@ -186,7 +224,7 @@ static int on_step(struct pt_collector *c, struct pt_thread *t,
 
 	if (hwt_pt_read_pc(t->tid, &pc) < 0) {
 		t->state = PT_RUNNING;
-		return KEEP_GOING;
+		return PT_KEEP_GOING;
 	}
 	delta = t->ring.started ? pc - hwt_ring_last_pc(&t->ring) : 0;
 	/* Only a move of one or two bytes can hide something other than a
@@ -201,19 +239,26 @@ static int on_step(struct pt_collector *c, struct pt_thread *t,
 		if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0) {
 			if (si.si_code == SI_KERNEL || si.si_code <= 0)
 				return on_signal_at(c, t, SIGTRAP, pc);
+			if (si.si_code == TRAP_BRKPT &&
+			    syscall_interrupted(t, pc)) {
+				hwt_pt_go_on(c, t, PTRACE_SINGLESTEP, 0);
+				return PT_KEEP_GOING;
+			}
 			remap = si.si_code == TRAP_BRKPT &&
 				changes_mappings(syscall_nr(t->tid));
 		}
 	}
-	record_pc(t, pc);
+	hwt_pt_record_pc(t, pc);
 	if (remap) {
 		int rc = hwt_pt_modules_refresh(c, t->tid, err);
 
 		if (rc < 0)
 			return rc;
 	}
+	if (c->live)
+		return hwt_pt_live_after_step(c, t, pc);
 	resume(t, PTRACE_SINGLESTEP, 0);
-	return KEEP_GOING;
+	return PT_KEEP_GOING;
 }
 
 /* The exec stop is reported under the leader's tid; when another thread
@@ -239,8 +284,8 @@ static int on_exec(struct pt_collector *c, pid_t tid, struct hwt_err *err)
 		return rc;
 	/* The next stop is execve's return at the new entry point: recorded
 	 * as the step from the syscall instruction into the new image. */
-	resume(t, PTRACE_SINGLESTEP, 0);
-	return KEEP_GOING;
+	hwt_pt_go_on(c, t, PTRACE_SINGLESTEP, 0);
+	return PT_KEEP_GOING;
 }
 
 static int on_event(struct pt_collector *c, struct pt_thread *t, int event,
@@ -266,9 +311,11 @@ static int on_event(struct pt_collector *c, struct pt_thread *t, int event,
 		     hwt_pt_threads_live(c) == 1) &&
 		    (rc = hwt_pt_modules_refresh(c, t->tid, err)) < 0)
 			return rc;
-		resume(t, PTRACE_CONT, 0);
-		return KEEP_GOING;
+		hwt_pt_go_on(c, t, PTRACE_CONT, 0);
+		return PT_KEEP_GOING;
 	case PTRACE_EVENT_STOP:
+		if (c->live && t->interrupt_pending)
+			return hwt_pt_live_interrupt_stop(c, t);
 		/* A new thread's first stop starts its history; the first pc
 		 * is the instruction after the clone syscall. */
 		if (!t->ring.started && hwt_pt_read_pc(t->tid, &pc) == 0)
@@ -277,14 +324,14 @@ static int on_event(struct pt_collector *c, struct pt_thread *t, int event,
 			/* Group-stop: stay stopped until SIGCONT. */
 			ptrace(PTRACE_LISTEN, t->tid, 0, 0);
 			t->state = PT_LISTENING;
-			return KEEP_GOING;
+			return PT_KEEP_GOING;
 		}
 		break;
 	default:
 		break;
 	}
-	resume(t, PTRACE_SINGLESTEP, 0);
-	return KEEP_GOING;
+	hwt_pt_go_on(c, t, PTRACE_SINGLESTEP, 0);
+	return PT_KEEP_GOING;
 }
 
 static int on_wait_status(struct pt_collector *c, pid_t tid, int status,
@@ -296,7 +343,7 @@ static int on_wait_status(struct pt_collector *c, pid_t tid, int status,
 	if (WIFEXITED(status) || WIFSIGNALED(status))
 		return on_death(c, tid, status);
 	if (!WIFSTOPPED(status))
-		return KEEP_GOING;
+		return PT_KEEP_GOING;
 	sig = WSTOPSIG(status);
 	event = status >> 16;
 	if (event == PTRACE_EVENT_EXEC)
@@ -307,6 +354,7 @@ static int on_wait_status(struct pt_collector *c, pid_t tid, int status,
 	if (!t && (rc = hwt_pt_thread_add(c, tid, &t, err)) < 0)
 		return rc;
 	t->state = PT_STOPPED;
+	t->event_stop = event != 0;
 	if (event)
 		return on_event(c, t, event, sig, err);
 	if (sig == SIGTRAP)
@@ -346,8 +394,8 @@ static int quiesce(struct pt_collector *c, struct hwt_err *err)
 					   "waiting for threads to stop: %s",
 					   strerror(errno));
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			if (on_death(c, tid, status) == PROCESS_ENDED)
-				return PROCESS_ENDED;   /* killed from outside */
+			if (on_death(c, tid, status) == PT_PROCESS_ENDED)
+				return PT_PROCESS_ENDED;   /* killed from outside */
 			continue;
 		}
 		t = hwt_pt_thread_find(c, tid);
@@ -373,11 +421,11 @@ static int quiesce(struct pt_collector *c, struct hwt_err *err)
 			hwt_ring_start(&t->ring, pc);
 		else if (!event && (sig == SIGTRAP ||
 				    pc != hwt_ring_last_pc(&t->ring)))
-			record_pc(t, pc);
+			hwt_pt_record_pc(t, pc);
 		if (!event && sig != SIGTRAP)
 			t->pending_signal = sig;
 	}
-	return PROCESS_FAULTED;
+	return PT_PROCESS_FAULTED;
 }
 
 /* Recording cannot go on: kill the program, keep what was recorded. */
@@ -388,34 +436,49 @@ static int abandon(struct pt_collector *c, int rc)
 	return rc;
 }
 
+int hwt_pt_loop(struct pt_collector *c, struct hwt_err *err)
+{
+	for (;;) {
+		int status, rc;
+		pid_t tid;
+
+		if (c->live && c->live->stopping && !any_unstopped(c))
+			return PT_ALL_STOPPED;
+		/* One relaxed load per stop: the helper thread sets it. */
+		if (c->live && !c->live->stopping &&
+		    atomic_load_explicit(&c->interrupt_fired,
+					 memory_order_relaxed))
+			return PT_LIVE_EVENT;
+		tid = wait_any(c, &status);
+		if (tid < 0)
+			return hwt_err_set(err, errno,
+					   "waiting for the traced program: %s",
+					   strerror(errno));
+		rc = on_wait_status(c, tid, status, err);
+		if (rc == PT_KEEP_GOING ||
+		    (rc == PT_LIVE_EVENT && c->live->stopping))
+			continue;
+		return rc;
+	}
+}
+
 int hwt_pt_run(struct hwt_collector *base, struct hwt_err *err)
 {
 	struct pt_collector *c = pt_of(base);
 	int rc;
 
-	set_wait_flags(c);
+	hwt_pt_set_wait_flags(c);
 	resume(c->threads[0], PTRACE_SINGLESTEP, 0);
-	for (;;) {
-		int status;
-		pid_t tid = wait_any(c, &status);
-
-		if (tid < 0)
-			return abandon(c, hwt_err_set(err, errno,
-				"waiting for the traced program: %s",
-				strerror(errno)));
-		rc = on_wait_status(c, tid, status, err);
-		if (rc == PROCESS_FAULTED)
-			rc = quiesce(c, err);
-		if (rc < 0)
-			return abandon(c, rc);
-		if (rc == KEEP_GOING)
-			continue;
-		base->state = rc == PROCESS_FAULTED ? HWT_COLLECTOR_FAULTED
-						    : HWT_COLLECTOR_ENDED;
-		if ((rc = hwt_pt_threads_seal(c, err)) < 0)
-			return abandon(c, rc);
-		return 0;
-	}
+	rc = hwt_pt_loop(c, err);
+	if (rc == PT_PROCESS_FAULTED)
+		rc = quiesce(c, err);
+	if (rc < 0)
+		return abandon(c, rc);
+	base->state = rc == PT_PROCESS_FAULTED ? HWT_COLLECTOR_FAULTED
+					       : HWT_COLLECTOR_ENDED;
+	if ((rc = hwt_pt_threads_seal(c, err)) < 0)
+		return abandon(c, rc);
+	return 0;
 }
 
 int hwt_pt_finish(struct hwt_collector *base, struct hwt_err *err)
@@ -423,7 +486,7 @@ int hwt_pt_finish(struct hwt_collector *base, struct hwt_err *err)
 	struct pt_collector *c = pt_of(base);
 	struct pt_thread *f = c->fault_thread;
 
-	set_wait_flags(c);
+	hwt_pt_set_wait_flags(c);
 	/* The faulting thread takes its signal; the others are released
 	 * too, with any signal held for them, as they would be running in a
 	 * crash without a tracer. */
@@ -443,7 +506,7 @@ int hwt_pt_finish(struct hwt_collector *base, struct hwt_err *err)
 					   strerror(errno));
 		}
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			if (on_death(c, tid, status) == PROCESS_ENDED) {
+			if (on_death(c, tid, status) == PT_PROCESS_ENDED) {
 				base->state = HWT_COLLECTOR_ENDED;
 				return 0;
 			}
@@ -457,7 +520,7 @@ void hwt_pt_kill_and_reap(struct pt_collector *c)
 {
 	if (c->base.state == HWT_COLLECTOR_ENDED)
 		return;
-	set_wait_flags(c);
+	hwt_pt_set_wait_flags(c);
 	kill(c->base.pid, SIGKILL);
 	/* Tracees outside the thread group (clone without CLONE_THREAD). */
 	for (size_t i = 0; i < c->nthreads; i++)
@@ -470,7 +533,7 @@ void hwt_pt_kill_and_reap(struct pt_collector *c)
 		if (tid < 0)
 			break;
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			if (on_death(c, tid, status) == PROCESS_ENDED)
+			if (on_death(c, tid, status) == PT_PROCESS_ENDED)
 				break;
 		} else if (WIFSTOPPED(status)) {
 			ptrace(PTRACE_CONT, tid, 0, 0);

@@ -117,6 +117,10 @@ int hwt_pt_thread_add(struct pt_collector *c, pid_t tid,
 	}
 	t->tid = tid;
 	t->state = PT_RUNNING;
+	/* Live control: a thread born during a resume gets the action for
+	 * threads no action names. */
+	if (c->live)
+		t->kind = c->live->new_thread_kind;
 	c->threads[c->nthreads] = t;
 	index_insert(c, c->nthreads);
 	c->nthreads++;
@@ -167,14 +171,20 @@ size_t hwt_pt_threads_live(const struct pt_collector *c)
 	return n;
 }
 
-int hwt_pt_threads_seal(struct pt_collector *c, struct hwt_err *err)
+/* Lay out every ring (sealing it for good, or as a snapshot) and size
+ * the list handed out. */
+static int lay_out_all(struct pt_collector *c, bool seal, struct hwt_err *err)
 {
 	int rc;
 
-	for (size_t i = 0; i < c->nthreads; i++)
-		if ((rc = hwt_ring_seal(&c->threads[i]->ring, err)) < 0)
+	for (size_t i = 0; i < c->nthreads; i++) {
+		struct hwt_ring *r = &c->threads[i]->ring;
+
+		rc = seal ? hwt_ring_seal(r, err) : hwt_ring_snapshot(r, err);
+		if (rc < 0)
 			return hwt_err_prefix(err, "thread %d: ",
 					      (int)c->threads[i]->tid);
+	}
 	free(c->out_threads);
 	c->out_threads = calloc(c->nthreads ? c->nthreads : 1,
 				sizeof(*c->out_threads));
@@ -185,12 +195,27 @@ int hwt_pt_threads_seal(struct pt_collector *c, struct hwt_err *err)
 	return 0;
 }
 
+int hwt_pt_threads_seal(struct pt_collector *c, struct hwt_err *err)
+{
+	return lay_out_all(c, true, err);
+}
+
+int hwt_pt_threads_snapshot(struct pt_collector *c, struct hwt_err *err)
+{
+	return lay_out_all(c, false, err);
+}
+
 size_t hwt_pt_threads_get(struct hwt_collector *base,
 			  const struct hwt_collect_thread **threads)
 {
 	struct pt_collector *c = pt_of(base);
 
 	*threads = NULL;
+	/* Stopped and alive (launched, attached, between resumes): a fresh
+	 * layout of the history up to the current stops. */
+	if (base->state == HWT_COLLECTOR_LAUNCHED &&
+	    hwt_pt_threads_snapshot(c, NULL) < 0)
+		return 0;
 	if (!c->out_threads)
 		return 0;   /* recording failed before the rings were sealed */
 	/* Exit states change after the rings are sealed (finish), so the

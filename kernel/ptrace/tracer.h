@@ -2,6 +2,11 @@
  *
  * launch.c   fork, exec and attach; cpu pinning
  * run.c      the single-step loop, signals, faults, finishing
+ * live.c     stop-by-stop control: resume actions, events, all-stop
+ * interrupt.c the helper thread that makes interrupt_fd stop the program
+ * attach.c   attaching to a running process, detaching
+ * debugreg.c read/access watchpoints in x86 debug registers
+ * access.c   registers and memory of stopped threads
  * threads.c  the table of traced threads and their rings
  * maps.c     /proc/PID/maps and the executable-module sideband
  * procfs.c   bounded reads of /proc files, signal dispositions
@@ -17,8 +22,10 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ptrace.h>
 #include <sys/types.h>
 
 #include "../backend.h"
@@ -40,6 +47,33 @@ struct pt_thread {
 	bool exiting;           /* reported PTRACE_EVENT_EXIT */
 	int pending_signal;     /* held back while stopped for a fault */
 	struct hwt_ring ring;
+
+	/* Live control (live.c). */
+	enum hwt_resume_kind kind;  /* this resume's action for the thread */
+	bool interrupt_pending; /* PTRACE_INTERRUPT sent, its stop not seen */
+	/* Stopped at a ptrace event (not a signal-delivery stop): a signal
+	 * passed on resume cannot be injected and is sent instead. */
+	bool event_stop;
+	int forward_signal;     /* sent so: deliver it when it reports */
+	unsigned dr_gen;        /* debug register setup it has */
+	bool dr_set;            /* some debug register enabled */
+	bool has_event;         /* event below not reported yet */
+	struct hwt_collect_event event;
+};
+
+/* One resume's parameters and progress (live.c). */
+struct pt_live {
+	const uint64_t *breakpoints;    /* sorted */
+	size_t nbreakpoints;
+	const struct hwt_watch *watches;
+	uint64_t *watch_values;         /* last seen value of each watch */
+	size_t nwatches;
+	int memfd;                      /* /proc/PID/mem for the watches */
+	enum hwt_resume_kind new_thread_kind;
+	struct pt_thread *first;        /* whose event ends this resume */
+	/* An event was queued: the other threads are being stopped, and no
+	 * thread is resumed any more except to collect an interrupt. */
+	bool stopping;
 };
 
 struct pt_collector {
@@ -71,8 +105,27 @@ struct pt_collector {
 	struct hwt_collect_module *modules;
 	size_t nmodules, modules_alloc;
 
-	/* Filled when recording ends (rings sealed). */
+	/* Filled when recording ends (rings sealed), or on each snapshot
+	 * in live mode. */
 	struct hwt_collect_thread *out_threads;
+
+	/* Live control: set during a resume, NULL during run. */
+	struct pt_live *live;
+	/* interrupt.c: set by the helper thread when interrupt_fd became
+	 * readable during a resume. */
+	atomic_bool interrupt_fired;
+	/* Read/access watches in debug registers (debugreg.c); dr_gen
+	 * counts setups, each thread is brought to the latest lazily. */
+#define HWT_PT_DR_SLOTS 4u
+	uint64_t dr_addr[HWT_PT_DR_SLOTS];
+	struct hwt_watch dr_watch[HWT_PT_DR_SLOTS];
+	uint64_t dr_value[HWT_PT_DR_SLOTS];
+	unsigned long dr7;
+	unsigned dr_gen;
+	size_t dr_used;
+	/* The tracees' cpu affinity before pinning, restored on detach. */
+	bool tracee_pinned;
+	cpu_set_t tracee_affinity;
 };
 
 static inline struct pt_collector *pt_of(struct hwt_collector *c)
@@ -84,8 +137,27 @@ static inline struct pt_collector *pt_of(struct hwt_collector *c)
 int hwt_pt_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		  struct hwt_collector **out, struct hwt_err *err);
 void hwt_pt_unpin(struct pt_collector *c);
+/* Pin the tracer (as launch does); for attach, the tracees follow. */
+int hwt_pt_pin(struct pt_collector *c, int cpu, struct hwt_err *err);
 
 /* run.c */
+/* Outcomes of handling one stop, and of the loop. */
+enum pt_outcome {
+	PT_KEEP_GOING,
+	PT_PROCESS_ENDED,
+	PT_PROCESS_FAULTED,
+	PT_LIVE_EVENT,        /* live: an event was queued on a thread */
+	PT_ALL_STOPPED,       /* live, stopping: every thread is stopped */
+};
+/* Wait for stops and handle each until one ends the loop: returns a
+ * pt_outcome other than PT_KEEP_GOING, or a negative errno. */
+int hwt_pt_loop(struct pt_collector *c, struct hwt_err *err);
+void hwt_pt_set_wait_flags(struct pt_collector *c);
+/* Let t go on with request and sig unless live control holds it. */
+void hwt_pt_go_on(struct pt_collector *c, struct pt_thread *t,
+		  enum __ptrace_request request, int sig);
+/* Record a stop at pc on t (first pc, or a step to it). */
+void hwt_pt_record_pc(struct pt_thread *t, uint64_t pc);
 int hwt_pt_run(struct hwt_collector *base, struct hwt_err *err);
 int hwt_pt_finish(struct hwt_collector *base, struct hwt_err *err);
 /* Kill whatever still runs and reap it; the state becomes ENDED. */
@@ -110,6 +182,8 @@ void hwt_pt_thread_retid(struct pt_collector *c, struct pt_thread *t,
 size_t hwt_pt_threads_live(const struct pt_collector *c);
 /* Seal every ring and build out_threads. */
 int hwt_pt_threads_seal(struct pt_collector *c, struct hwt_err *err);
+/* Lay out every ring's history so far, leaving the rings appendable. */
+int hwt_pt_threads_snapshot(struct pt_collector *c, struct hwt_err *err);
 size_t hwt_pt_threads_get(struct hwt_collector *base,
 			  const struct hwt_collect_thread **threads);
 void hwt_pt_threads_free(struct pt_collector *c);
@@ -153,6 +227,59 @@ enum hwt_sig_action {
 /* What delivering sig to tid would do now. */
 int hwt_proc_sig_action(pid_t tid, int sig, enum hwt_sig_action *action,
 			struct hwt_err *err);
+/* Whether sig is pending for thread tid itself (SigPnd). */
+int hwt_proc_sig_pending(pid_t tid, int sig, bool *pending,
+			 struct hwt_err *err);
+
+/* live.c */
+int hwt_pt_resume(struct hwt_collector *base,
+		  const struct hwt_resume_opts *opts,
+		  struct hwt_collect_event *event, struct hwt_err *err);
+size_t hwt_pt_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap);
+/* Hooks of the shared loop (run.c), called only while c->live is set. */
+/* t may go on with request/sig, or has to stay stopped. */
+bool hwt_pt_live_may_go(struct pt_collector *c, struct pt_thread *t);
+int hwt_pt_live_after_step(struct pt_collector *c, struct pt_thread *t,
+			   uint64_t pc);
+/* True when sig is live control's own wake-up, handled here. */
+bool hwt_pt_live_swallow(struct pt_collector *c, struct pt_thread *t,
+			int sig);
+int hwt_pt_live_signal(struct pt_collector *c, struct pt_thread *t, int sig);
+int hwt_pt_live_thread_died(struct pt_collector *c, struct pt_thread *t,
+			    int status);
+int hwt_pt_live_interrupt_stop(struct pt_collector *c, struct pt_thread *t);
+
+/* interrupt.c */
+struct pt_interrupt;
+/* Watch fd (>= 0) from a helper thread while the program runs. */
+int hwt_pt_interrupt_start(struct pt_collector *c, int fd,
+			   struct pt_interrupt **out, struct hwt_err *err);
+void hwt_pt_interrupt_stop(struct pt_interrupt *in);
+
+/* debugreg.c */
+/* Lay the READ and ACCESS watches of w out in debug registers. */
+int hwt_pt_dr_configure(struct pt_collector *c, const struct hwt_watch *w,
+			size_t n, struct hwt_err *err);
+/* Bring t's debug registers to the current setup. */
+int hwt_pt_dr_apply(struct pt_collector *c, struct pt_thread *t,
+		    struct hwt_err *err);
+/* After a step: the slot whose watch t's instruction hit, or -1. */
+int hwt_pt_dr_hit(struct pt_collector *c, struct pt_thread *t);
+/* Disable t's debug registers (detach). */
+void hwt_pt_dr_clear(struct pt_thread *t);
+
+/* attach.c */
+int hwt_pt_attach(const struct hwt_collect_opts *opts, pid_t pid,
+		  struct hwt_collector **out, struct hwt_err *err);
+int hwt_pt_detach(struct hwt_collector *base, struct hwt_err *err);
+
+/* access.c */
+int hwt_pt_regset(struct hwt_collector *base, pid_t tid, int nt_type,
+		  void *buf, size_t *len, bool write, struct hwt_err *err);
+ssize_t hwt_pt_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
+			size_t len);
+ssize_t hwt_pt_mem_write(struct hwt_collector *base, uint64_t addr,
+			 const void *buf, size_t len);
 
 /* coredump.c */
 int hwt_pt_write_core(struct hwt_collector *base, const char *path,

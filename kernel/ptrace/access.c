@@ -1,0 +1,105 @@
+/* access.c - registers and memory of a stopped traced program.
+ *
+ * Register sets go through PTRACE_GETREGSET/SETREGSET of the thread.
+ * Writing a new pc makes the thread continue elsewhere without executing
+ * a jump, so the history gets the new pc as an asynchronous transfer (as
+ * a signal handler's entry) and keeps ending at the instruction the thread
+ * is stopped at. Memory goes through /proc/PID/mem, which reaches
+ * read-only (code) pages too for the tracer.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+int hwt_pt_regset(struct hwt_collector *base, pid_t tid, int nt_type,
+		  void *buf, size_t *len, bool write, struct hwt_err *err)
+{
+	struct pt_collector *c = pt_of(base);
+	struct pt_thread *t = hwt_pt_thread_find(c, tid);
+	struct iovec iov = { .iov_base = buf, .iov_len = *len };
+	uint64_t old_pc = 0, new_pc;
+
+	if (nt_type != NT_PRSTATUS && nt_type != NT_PRFPREG &&
+	    nt_type != NT_X86_XSTATE)
+		return hwt_err_set(err, EINVAL,
+				   "register set type %d; use NT_PRSTATUS, "
+				   "NT_PRFPREG or NT_X86_XSTATE", nt_type);
+	if (!t || t->state != PT_STOPPED)
+		return hwt_err_set(err, ESRCH,
+				   "thread %d is not a stopped thread of "
+				   "process %d", (int)tid, (int)base->pid);
+	if (write && nt_type == NT_PRSTATUS &&
+	    hwt_pt_read_pc(tid, &old_pc) < 0)
+		return hwt_err_set(err, errno, "reading thread %d's pc: %s",
+				   (int)tid, strerror(errno));
+	if (ptrace(write ? PTRACE_SETREGSET : PTRACE_GETREGSET, tid,
+		   (void *)(uintptr_t)nt_type, &iov) < 0)
+		return hwt_err_set(err, errno, "%s register set %d of thread "
+				   "%d: %s", write ? "writing" : "reading",
+				   nt_type, (int)tid, strerror(errno));
+	*len = iov.iov_len;
+	if (write && nt_type == NT_PRSTATUS &&
+	    hwt_pt_read_pc(tid, &new_pc) == 0 && new_pc != old_pc) {
+		if (t->ring.started)
+			hwt_ring_step(&t->ring, new_pc, true);
+		else
+			hwt_ring_start(&t->ring, new_pc);
+		/* A signal injected next lands on the new pc's handler. */
+		t->handler_entry_next = false;
+	}
+	return 0;
+}
+
+static ssize_t mem_xfer(struct hwt_collector *base, uint64_t addr, void *buf,
+			size_t len, bool write)
+{
+	char path[64];
+	size_t done = 0;
+	int fd, e = 0;
+
+	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr)
+		return -EFAULT;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)base->pid);
+	fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = write ? pwrite(fd, (const char *)buf + done,
+					   len - done, (off_t)(addr + done))
+				  : pread(fd, (char *)buf + done, len - done,
+					  (off_t)(addr + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? errno : 0;
+			break;
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	/* Short counts at unmapped addresses; an error only when nothing
+	 * at all could be transferred. */
+	return done || !e ? (ssize_t)done : -e;
+}
+
+ssize_t hwt_pt_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
+			size_t len)
+{
+	return mem_xfer(base, addr, buf, len, false);
+}
+
+ssize_t hwt_pt_mem_write(struct hwt_collector *base, uint64_t addr,
+			 const void *buf, size_t len)
+{
+	return mem_xfer(base, addr, (void *)buf, len, true);
+}

@@ -1,0 +1,764 @@
+/* test_collect_live.c - live control of the ptrace collector, on the real
+ * test programs (build/programs) and two tiny static subjects compiled
+ * here: breakpoints, steps, history snapshots against a run to the end,
+ * write watchpoints, signals, threads, interrupt_fd, attach and detach,
+ * registers and memory. Address space randomisation is turned off so two
+ * runs of a program execute the same addresses. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "hwt-collect.h"
+
+static char progdir[PATH_MAX - 64];
+
+/* ---- helpers --------------------------------------------------------- */
+
+struct history {
+	uint64_t *pc;
+	bool *async;
+	size_t n;
+	bool ok;
+};
+
+static struct history decode(const struct hwt_collect_thread *t)
+{
+	struct history h = { .ok = true };
+	struct hwt_err err = {0};
+	size_t off = 0, cap = 4096;
+
+	h.pc = malloc(cap * sizeof(*h.pc));
+	h.async = malloc(cap * sizeof(*h.async));
+	while (off < t->trace_size && h.ok) {
+		struct hwt_sw_chunk_hdr hdr;
+		struct hwt_sw_reader r;
+		bool async = false;
+		int rc;
+
+		if (hwt_sw_chunk_hdr_unpack(t->trace + off, t->trace_size - off,
+					    &hdr, &err) < 0) {
+			h.ok = false;
+			break;
+		}
+		hwt_sw_reader_init(&r, t->trace + off + HWT_SW_CHUNK_HDR_SIZE,
+				   hdr.payload_size, hdr.first_pc);
+		do {
+			if (h.n == cap) {
+				cap *= 2;
+				h.pc = realloc(h.pc, cap * sizeof(*h.pc));
+				h.async = realloc(h.async,
+						  cap * sizeof(*h.async));
+			}
+			h.pc[h.n] = r.pc;
+			h.async[h.n++] = async;
+			rc = hwt_sw_reader_next(&r, &async, &err);
+		} while (rc == HWT_SW_NEXT);
+		h.ok = rc >= 0;
+		off += HWT_SW_CHUNK_HDR_SIZE + hdr.payload_size;
+	}
+	return h;
+}
+
+static void history_free(struct history *h)
+{
+	free(h->pc);
+	free(h->async);
+}
+
+/* The history of thread tid now (snapshot). */
+static struct history history_of(struct hwt_collector *c, pid_t tid)
+{
+	const struct hwt_collect_thread *t;
+	size_t n = hwt_collect_threads(c, &t);
+	struct history none = {0};
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i].tid == tid)
+			return decode(&t[i]);
+	return none;
+}
+
+/* A symbol's value in an ELF file, through nm; 0 when not found. */
+static uint64_t symbol(const char *path, const char *name)
+{
+	char cmd[PATH_MAX + 32], line[512], type, sym[256];
+	unsigned long long v, found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -a '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %255s", &v, &type, sym) == 3 &&
+		    !strcmp(sym, name))
+			found = v;
+	pclose(p);
+	return found;
+}
+
+static uint64_t module_base(struct hwt_collector *c, const char *suffix)
+{
+	const struct hwt_collect_module *m;
+	size_t n = hwt_collect_modules(c, &m), sl = strlen(suffix);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t pl = strlen(m[i].path);
+
+		if (pl >= sl && !strcmp(m[i].path + pl - sl, suffix))
+			return m[i].load_address;
+	}
+	return 0;
+}
+
+static int resume1(struct hwt_collector *c, enum hwt_resume_kind kind,
+		   int sig, const uint64_t *bps, size_t nbps,
+		   struct hwt_collect_event *ev, struct hwt_err *err)
+{
+	struct hwt_resume_action a = { .tid = 0, .kind = kind, .signal = sig };
+	struct hwt_resume_opts o = {
+		.sz = sizeof(o), .actions = &a, .nactions = 1,
+		.breakpoints = bps, .nbreakpoints = nbps, .interrupt_fd = -1,
+	};
+
+	return hwt_collect_resume(c, &o, ev, err);
+}
+
+static struct hwt_collector *launch(const char *prog, struct hwt_err *err)
+{
+	char path[PATH_MAX + 16];
+	char *argv[] = { path, NULL };
+	struct hwt_collector *c = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", progdir, prog);
+	if (hwt_collect_launch(NULL, argv, &c, err) < 0)
+		return NULL;
+	return c;
+}
+
+/* Whole run of a program to its end: the reference history. */
+static struct history reference(const char *prog)
+{
+	struct hwt_collect_end end;
+	const struct hwt_collect_thread *t;
+	struct hwt_err err = {0};
+	struct hwt_collector *c = launch(prog, &err);
+	struct history h = {0};
+
+	if (c && hwt_collect_run(c, &end, &err) == 0 &&
+	    hwt_collect_threads(c, &t) >= 1)
+		h = decode(&t[0]);
+	hwt_collect_close(c);
+	return h;
+}
+
+/* ---- breakpoints, steps, snapshots ----------------------------------- */
+
+static void test_breakpoints_and_steps(void)
+{
+	char path[PATH_MAX + 16];
+	struct hwt_collect_event ev;
+	struct hwt_err err = {0};
+	struct history ref = reference("loops"), h = {0};
+	struct hwt_collector *c;
+	uint64_t main_pc, loop_pc = 0;
+	size_t at, expect = 0, hits = 0, steps_ok = 0, stuck = 0;
+	bool prefix;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/loops", progdir);
+	main_pc = symbol(path, "main");
+	c = launch("loops", &err);
+	CHECK("live: launch loops", c && main_pc && ref.n > 1000,
+	      "%s (main 0x%llx, reference %zu insns)", err.msg,
+	      (unsigned long long)main_pc, ref.n);
+	if (!c || !main_pc || ref.n <= 1000)
+		goto out;
+	h = history_of(c, hwt_collect_pid(c));
+	CHECK("live: right after launch the snapshot is the entry point",
+	      h.ok && h.n == 1 && h.pc[0] == ref.pc[0], "%zu insns", h.n);
+	history_free(&h);
+
+	rc = resume1(c, HWT_RESUME_STOP, 0, NULL, 0, &ev, &err);
+	CHECK("live: resume with nothing to move is refused",
+	      rc == -EINVAL && strstr(err.msg, "stopped"), "rc %d: %s", rc,
+	      err.msg);
+
+	rc = resume1(c, HWT_RESUME_CONT, 0, &main_pc, 1, &ev, &err);
+	CHECK("live: continue stops at the breakpoint on main",
+	      rc == 0 && ev.kind == HWT_EVENT_BREAKPOINT &&
+	      ev.tid == hwt_collect_pid(c) && ev.pc == main_pc,
+	      "rc %d kind %d pc 0x%llx: %s", rc, ev.kind,
+	      (unsigned long long)ev.pc, err.msg);
+	rc = hwt_collect_run(c, NULL, &err);
+	CHECK("live: run after resume is refused", rc == -EBUSY,
+	      "rc %d: %s", rc, err.msg);
+
+	h = history_of(c, hwt_collect_pid(c));
+	prefix = h.ok && h.n > 1 && h.n <= ref.n &&
+		 !memcmp(h.pc, ref.pc, h.n * sizeof(*h.pc));
+	CHECK("live: snapshot ends at main and is a prefix of a whole run",
+	      prefix && h.pc[h.n - 1] == main_pc,
+	      "%zu insns (reference %zu), last 0x%llx", h.n, ref.n,
+	      h.n ? (unsigned long long)h.pc[h.n - 1] : 0ull);
+	at = h.n;
+	history_free(&h);
+
+	for (int i = 0; i < 5; i++) {
+		rc = resume1(c, HWT_RESUME_STEP, 0, &main_pc, 1, &ev, &err);
+		h = history_of(c, hwt_collect_pid(c));
+		if (rc == 0 && ev.kind == HWT_EVENT_STEPPED && h.n == at + 1 &&
+		    h.pc[h.n - 1] == ev.pc && ev.pc == ref.pc[at])
+			steps_ok++;
+		at = h.n;
+		history_free(&h);
+	}
+	CHECK("live: each step executes one instruction, as in a whole run",
+	      steps_ok == 5, "%zu of 5 steps right: %s", steps_ok, err.msg);
+
+	/* A loop address executed several times more from here on. */
+	for (size_t i = at; i < ref.n && !loop_pc; i++) {
+		size_t n = 0;
+
+		if (ref.pc[i] < main_pc || ref.pc[i] > main_pc + 0x200)
+			continue;
+		for (size_t j = at; j < ref.n; j++)
+			n += ref.pc[j] == ref.pc[i];
+		if (n >= 5 && n <= 100) {
+			loop_pc = ref.pc[i];
+			expect = n;
+		}
+	}
+	do {
+		rc = resume1(c, HWT_RESUME_CONT, 0, &loop_pc, 1, &ev, &err);
+		if (rc == 0 && ev.kind == HWT_EVENT_BREAKPOINT) {
+			hits += ev.pc == loop_pc;
+			/* Resuming from a breakpoint executes it first: each
+			 * hit is a full iteration later. */
+			h = history_of(c, hwt_collect_pid(c));
+			stuck += h.n == at;
+			at = h.n;
+			history_free(&h);
+		}
+	} while (rc == 0 && ev.kind == HWT_EVENT_BREAKPOINT && hits < 1000);
+	CHECK("live: a breakpoint in a loop is hit once per iteration",
+	      loop_pc && hits == expect && !stuck,
+	      "0x%llx hit %zu times, expected %zu (%zu immediate re-stops)",
+	      (unsigned long long)loop_pc, hits, expect, stuck);
+	CHECK("live: the program then exits normally",
+	      rc == 0 && ev.kind == HWT_EVENT_EXITED && ev.status == 0,
+	      "rc %d kind %d status %d: %s", rc, ev.kind, ev.status, err.msg);
+	h = history_of(c, hwt_collect_pid(c));
+	CHECK("live: the whole live history equals a run to the end",
+	      h.ok && h.n == ref.n &&
+	      !memcmp(h.pc, ref.pc, h.n * sizeof(*h.pc)),
+	      "%zu insns, reference %zu", h.n, ref.n);
+	history_free(&h);
+	rc = resume1(c, HWT_RESUME_CONT, 0, NULL, 0, &ev, &err);
+	CHECK("live: resume after the end is refused", rc == -ESRCH,
+	      "rc %d: %s", rc, err.msg);
+out:
+	hwt_collect_close(c);
+	history_free(&ref);
+}
+
+/* ---- watchpoints, registers, memory ---------------------------------- */
+
+static void test_watch_regs_memory(void)
+{
+	char path[PATH_MAX + 16];
+	struct hwt_collect_event ev;
+	struct hwt_err err = {0};
+	struct hwt_collector *c = launch("loops", &err);
+	struct user_regs_struct regs, saved;
+	struct history h = {0};
+	uint64_t main_pc, grid, after_first = 0;
+	uint8_t code[16], again[16], nop = 0x90;
+	struct hwt_watch w;
+	struct hwt_resume_action a = { .kind = HWT_RESUME_CONT };
+	struct hwt_resume_opts o = { .sz = sizeof(o), .actions = &a,
+				     .nactions = 1, .watches = &w,
+				     .nwatches = 1, .interrupt_fd = -1 };
+	size_t len;
+	uint32_t value = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/loops", progdir);
+	main_pc = symbol(path, "main");
+	grid = symbol(path, "grid");
+	if (!c || !main_pc || !grid) {
+		CHECK("live: launch loops for watches", 0, "%s", err.msg);
+		hwt_collect_close(c);
+		return;
+	}
+	rc = resume1(c, HWT_RESUME_CONT, 0, &main_pc, 1, &ev, &err);
+
+	{
+		struct hwt_watch five[5];
+
+		for (int i = 0; i < 5; i++)
+			five[i] = (struct hwt_watch){ .addr = grid + 8 * i,
+						      .len = 8,
+						      .kind = HWT_WATCH_ACCESS };
+		o.watches = five;
+		o.nwatches = 5;
+		rc = hwt_collect_resume(c, &o, &ev, &err);
+		CHECK("live: a fifth access watchpoint is refused with a reason",
+		      rc == -ENOSPC && strstr(err.msg, "debug registers"),
+		      "rc %d: %s", rc, err.msg);
+		o.watches = &w;
+		o.nwatches = 1;
+	}
+
+	/* Memory: code bytes read, written (to read-only text) and back. */
+	rc = (int)hwt_collect_mem_read(c, main_pc, code, sizeof(code));
+	CHECK("live: code bytes read", rc == (int)sizeof(code), "rc %d", rc);
+	rc = (int)hwt_collect_mem_write(c, main_pc + 8, &nop, 1);
+	hwt_collect_mem_read(c, main_pc, again, sizeof(again));
+	CHECK("live: code bytes written to read-only text",
+	      rc == 1 && again[8] == 0x90 && !memcmp(again, code, 8),
+	      "rc %d byte 0x%02x", rc, again[8]);
+	hwt_collect_mem_write(c, main_pc + 8, &code[8], 1);
+	hwt_collect_mem_read(c, main_pc, again, sizeof(again));
+	CHECK("live: code bytes restored", !memcmp(again, code, sizeof(code)),
+	      "differs");
+	rc = (int)hwt_collect_mem_read(c, 8, again, 8);
+	CHECK("live: an unmapped address reads nothing", rc <= 0, "rc %d", rc);
+
+	/* Registers: at main, keep them; step twice; put them back (the pc
+	 * returns to main, the stack is as it was); step again. */
+	len = sizeof(saved);
+	rc = hwt_collect_regset(c, hwt_collect_pid(c), NT_PRSTATUS, &saved,
+				&len, false, &err);
+	CHECK("live: NT_PRSTATUS read", rc == 0 && len == sizeof(saved) &&
+	      saved.rip == main_pc, "rc %d len %zu rip 0x%llx: %s", rc, len,
+	      (unsigned long long)saved.rip, err.msg);
+	rc = resume1(c, HWT_RESUME_STEP, 0, NULL, 0, &ev, &err);
+	after_first = ev.pc;
+	resume1(c, HWT_RESUME_STEP, 0, NULL, 0, &ev, &err);
+	regs = saved;
+	len = sizeof(regs);
+	rc = hwt_collect_regset(c, hwt_collect_pid(c), NT_PRSTATUS, &regs,
+				&len, true, &err);
+	h = history_of(c, hwt_collect_pid(c));
+	CHECK("live: a written pc ends the history as an async transfer",
+	      rc == 0 && h.n && h.pc[h.n - 1] == main_pc && h.async[h.n - 1],
+	      "rc %d last 0x%llx: %s", rc,
+	      h.n ? (unsigned long long)h.pc[h.n - 1] : 0ull, err.msg);
+	history_free(&h);
+	rc = resume1(c, HWT_RESUME_STEP, 0, NULL, 0, &ev, &err);
+	h = history_of(c, hwt_collect_pid(c));
+	CHECK("live: the step after it runs from the new pc",
+	      rc == 0 && ev.pc == after_first && h.n &&
+	      h.pc[h.n - 1] == after_first && h.pc[h.n - 2] == main_pc,
+	      "pc 0x%llx, expected 0x%llx", (unsigned long long)ev.pc,
+	      (unsigned long long)after_first);
+	history_free(&h);
+	len = 8;
+	rc = hwt_collect_regset(c, hwt_collect_pid(c), 12345, &regs, &len,
+				false, &err);
+	CHECK("live: an unknown register set is refused", rc == -EINVAL,
+	      "rc %d", rc);
+
+	/* Write watch: grid[0][0] becomes 1 in the first loop. */
+	w = (struct hwt_watch){ .addr = grid, .len = 4,
+				.kind = HWT_WATCH_WRITE };
+	rc = hwt_collect_resume(c, &o, &ev, &err);
+	hwt_collect_mem_read(c, grid, &value, sizeof(value));
+	h = history_of(c, hwt_collect_pid(c));
+	CHECK("live: write watchpoint reports after the writing instruction",
+	      rc == 0 && ev.kind == HWT_EVENT_WATCHPOINT &&
+	      ev.data_addr == grid && value == 1 && h.n > 2 &&
+	      h.pc[h.n - 1] == ev.pc && h.pc[h.n - 2] >= main_pc &&
+	      h.pc[h.n - 2] < main_pc + 0x200,
+	      "rc %d kind %d addr 0x%llx value %u: %s", rc, ev.kind,
+	      (unsigned long long)ev.data_addr, value, err.msg);
+	history_free(&h);
+
+	/* Read watch in a debug register: the second loop reads grid[0][0]
+	 * (the first one only writes the other cells). */
+	w.kind = HWT_WATCH_READ;
+	rc = hwt_collect_resume(c, &o, &ev, &err);
+	h = history_of(c, hwt_collect_pid(c));
+	CHECK("live: read watchpoint reports after the reading instruction",
+	      rc == 0 && ev.kind == HWT_EVENT_WATCHPOINT &&
+	      ev.watch_kind == HWT_WATCH_READ && ev.data_addr == grid &&
+	      h.n > 2 && h.pc[h.n - 1] == ev.pc && h.pc[h.n - 2] >= main_pc &&
+	      h.pc[h.n - 2] < main_pc + 0x200,
+	      "rc %d kind %d watch %d addr 0x%llx: %s", rc, ev.kind,
+	      ev.watch_kind, (unsigned long long)ev.data_addr, err.msg);
+	history_free(&h);
+	o.nwatches = 0;
+	rc = hwt_collect_resume(c, &o, &ev, &err);
+	CHECK("live: without watches the program runs to its end",
+	      rc == 0 && ev.kind == HWT_EVENT_EXITED, "rc %d kind %d: %s", rc,
+	      ev.kind, err.msg);
+	hwt_collect_close(c);
+}
+
+/* ---- signals ----------------------------------------------------------- */
+
+static void test_signals(void)
+{
+	char path[PATH_MAX + 16];
+	struct hwt_collect_event ev;
+	struct hwt_err err = {0};
+	struct hwt_collector *c = launch("signal", &err);
+	struct history h = {0};
+	uint64_t handler, base;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/signal", progdir);
+	handler = symbol(path, "on_usr1");
+	if (!c || !handler) {
+		CHECK("live: launch signal", 0, "%s", err.msg);
+		hwt_collect_close(c);
+		return;
+	}
+	rc = resume1(c, HWT_RESUME_CONT, 0, NULL, 0, &ev, &err);
+	CHECK("live: a raised signal is reported before delivery",
+	      rc == 0 && ev.kind == HWT_EVENT_SIGNAL && ev.signal == SIGUSR1,
+	      "rc %d kind %d sig %d: %s", rc, ev.kind, ev.signal, err.msg);
+	base = module_base(c, "/signal");
+	rc = resume1(c, HWT_RESUME_STEP, SIGUSR1, NULL, 0, &ev, &err);
+	h = history_of(c, hwt_collect_pid(c));
+	CHECK("live: stepping with the signal lands on the handler",
+	      rc == 0 && ev.kind == HWT_EVENT_STEPPED &&
+	      ev.pc == base + handler && h.n && h.pc[h.n - 1] == ev.pc &&
+	      h.async[h.n - 1],
+	      "rc %d kind %d pc 0x%llx, handler 0x%llx: %s", rc, ev.kind,
+	      (unsigned long long)ev.pc, (unsigned long long)(base + handler),
+	      err.msg);
+	history_free(&h);
+	rc = resume1(c, HWT_RESUME_CONT, 0, NULL, 0, &ev, &err);
+	CHECK("live: the program then exits normally",
+	      rc == 0 && ev.kind == HWT_EVENT_EXITED && ev.status == 0,
+	      "rc %d kind %d: %s", rc, ev.kind, err.msg);
+	hwt_collect_close(c);
+
+	/* The same signal not passed on never reaches the handler. */
+	c = launch("signal", &err);
+	rc = c ? resume1(c, HWT_RESUME_CONT, 0, NULL, 0, &ev, &err) : -1;
+	if (rc == 0 && ev.kind == HWT_EVENT_SIGNAL) {
+		uint64_t bp = module_base(c, "/signal") + handler;
+
+		rc = resume1(c, HWT_RESUME_CONT, 0, &bp, 1, &ev, &err);
+	}
+	CHECK("live: a signal not passed on is not delivered",
+	      rc == 0 && ev.kind == HWT_EVENT_EXITED, "rc %d kind %d: %s", rc,
+	      ev.kind, err.msg);
+	hwt_collect_close(c);
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+static void test_threads(void)
+{
+	char path[PATH_MAX + 16];
+	struct hwt_collect_event ev;
+	struct hwt_err err = {0};
+	struct hwt_collector *c = launch("threads4", &err);
+	const struct hwt_collect_thread *t;
+	uint64_t collatz, bp;
+	size_t exits = 0, n, workers_ok = 0, bad_tid = 0, hits, bad_hit = 0;
+	pid_t tids[16];
+	bool bp_ok = false;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/threads4", progdir);
+	collatz = symbol(path, "collatz_steps");
+	if (!c || !collatz) {
+		CHECK("live: launch threads4", 0, "%s", err.msg);
+		hwt_collect_close(c);
+		return;
+	}
+	/* Run to main first: the module base is known from then on. */
+	bp = symbol(path, "main");
+	rc = resume1(c, HWT_RESUME_STEP, 0, NULL, 0, &ev, &err);
+	bp += module_base(c, "/threads4");
+	rc = resume1(c, HWT_RESUME_CONT, 0, &bp, 1, &ev, &err);
+	bp = module_base(c, "/threads4") + collatz;
+	rc = resume1(c, HWT_RESUME_CONT, 0, &bp, 1, &ev, &err);
+	if (rc == 0 && ev.kind == HWT_EVENT_BREAKPOINT) {
+		struct history h = history_of(c, ev.tid);
+
+		bp_ok = ev.tid != hwt_collect_pid(c) && h.n &&
+			h.pc[h.n - 1] == bp &&
+			hwt_collect_live_tids(c, tids, 16) >= 2;
+		history_free(&h);
+	}
+	CHECK("live: a worker thread stops at a breakpoint, history ends "
+	      "there", bp_ok, "rc %d kind %d tid %d: %s", rc, ev.kind,
+	      (int)ev.tid, err.msg);
+	/* Workers call collatz_steps 3, 4, 5 and 6 times: every hit is
+	 * reported, also those of threads stopped while another one's event
+	 * was being reported. */
+	hits = bp_ok;
+	do {
+		rc = resume1(c, HWT_RESUME_CONT, 0, &bp, 1, &ev, &err);
+		if (rc == 0 && ev.kind == HWT_EVENT_THREAD_EXITED) {
+			exits++;
+			bad_tid += ev.tid == hwt_collect_pid(c);
+		}
+		if (rc == 0 && ev.kind == HWT_EVENT_BREAKPOINT) {
+			struct history h = history_of(c, ev.tid);
+
+			hits++;
+			bad_hit += !h.n || h.pc[h.n - 1] != bp || ev.pc != bp;
+			history_free(&h);
+		}
+	} while (rc == 0 && ev.kind != HWT_EVENT_EXITED &&
+		 ev.kind != HWT_EVENT_KILLED && exits < 100 && hits < 100);
+	CHECK("live: every breakpoint hit of every thread is reported once",
+	      hits == 18 && !bad_hit, "%zu hits (expected 18), %zu not at "
+	      "the breakpoint", hits, bad_hit);
+	CHECK("live: four THREAD_EXITED events, then the process exits",
+	      rc == 0 && exits == 4 && !bad_tid &&
+	      ev.kind == HWT_EVENT_EXITED && ev.status == 0,
+	      "rc %d, %zu thread exits, last kind %d: %s", rc, exits, ev.kind,
+	      err.msg);
+	n = hwt_collect_threads(c, &t);
+	for (size_t i = 1; i < n; i++) {
+		struct history h = decode(&t[i]);
+		bool ran = false;
+
+		for (size_t j = 0; j < h.n && !ran; j++)
+			ran = h.pc[j] == bp;
+		workers_ok += h.ok && ran && t[i].exited;
+		history_free(&h);
+	}
+	CHECK("live: every worker's history is kept and ran collatz_steps",
+	      n == 5 && workers_ok == 4, "%zu threads, %zu workers ok", n,
+	      workers_ok);
+	hwt_collect_close(c);
+}
+
+/* ---- compiled subjects: a sleeper and a spinner ----------------------- */
+
+static const char subject_src[] =
+	"#include <stdlib.h>\n"
+	"#include <string.h>\n"
+	"#include <time.h>\n"
+	"int main(int argc, char **argv) {\n"
+	"  if (argc > 1 && !strcmp(argv[1], \"sleep\")) {\n"
+	"    struct timespec ts = { 30, 0 }; nanosleep(&ts, 0); return 1; }\n"
+	"  volatile unsigned long n = 0;\n"
+	"  for (unsigned long i = 0; i < 300000000ul; i++) n += i;\n"
+	"  return 7; }\n";
+
+static char subject[64];
+
+static bool build_subject(void)
+{
+	char dir[] = "/tmp/hwt-test-live-XXXXXX", cmd[512], src[128];
+	FILE *f;
+
+	if (!mkdtemp(dir))
+		return false;
+	snprintf(src, sizeof(src), "%s/subject.c", dir);
+	snprintf(subject, sizeof(subject), "%s/subject", dir);
+	f = fopen(src, "w");
+	if (!f)
+		return false;
+	fputs(subject_src, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "cc -static -O1 -o %s %s >/dev/null 2>&1", subject, src);
+	return system(cmd) == 0;
+}
+
+static void remove_subject(void)
+{
+	char path[128];
+
+	unlink(subject);
+	snprintf(path, sizeof(path), "%s.c", subject);
+	unlink(path);
+	*strrchr(subject, '/') = '\0';
+	rmdir(subject);
+}
+
+static int wake_fd = -1;
+
+static void *write_later(void *arg)
+{
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	if (write(wake_fd, "x", 1) != 1)
+		wake_fd = -1;
+	return NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void test_interrupt(void)
+{
+	char *argv[] = { subject, "sleep", NULL };
+	struct hwt_collect_event ev;
+	struct hwt_err err = {0};
+	struct hwt_collector *c = NULL;
+	struct hwt_resume_action a = { .kind = HWT_RESUME_CONT };
+	struct hwt_resume_opts o = { .sz = sizeof(o), .actions = &a,
+				     .nactions = 1 };
+	struct history h = {0};
+	pthread_t writer;
+	int fds[2], rc;
+	uint8_t insn[2] = {0};
+	uint64_t main_pc;
+	double t0, t1;
+
+	if (pipe(fds) < 0 || hwt_collect_launch(NULL, argv, &c, &err) < 0) {
+		CHECK("live: launch the sleeper", 0, "%s", err.msg);
+		return;
+	}
+	/* From main the program reaches nanosleep in a few instructions. */
+	main_pc = symbol(subject, "main");
+	rc = resume1(c, HWT_RESUME_CONT, 0, &main_pc, 1, &ev, &err);
+	CHECK("live: the sleeper reaches main", rc == 0 && main_pc &&
+	      ev.kind == HWT_EVENT_BREAKPOINT, "rc %d kind %d: %s", rc,
+	      ev.kind, err.msg);
+	wake_fd = fds[1];
+	o.interrupt_fd = fds[0];
+	t0 = now();
+	pthread_create(&writer, NULL, write_later, NULL);
+	rc = hwt_collect_resume(c, &o, &ev, &err);
+	t1 = now();
+	pthread_join(writer, NULL);
+	h = history_of(c, hwt_collect_pid(c));
+	if (h.n)
+		hwt_collect_mem_read(c, h.pc[h.n - 1], insn, 2);
+	CHECK("live: interrupt_fd stops a program blocked in nanosleep",
+	      rc == 0 && ev.kind == HWT_EVENT_INTERRUPTED &&
+	      ev.tid == hwt_collect_pid(c) && t1 - t0 < 10,
+	      "rc %d kind %d after %.2f s: %s", rc, ev.kind, t1 - t0, err.msg);
+	CHECK("live: its history ends at the syscall instruction",
+	      insn[0] == 0x0f && insn[1] == 0x05, "bytes %02x %02x", insn[0],
+	      insn[1]);
+	history_free(&h);
+	printf("INFO interrupt: resume returned after %.3f s\n", t1 - t0);
+	hwt_collect_close(c);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+static void test_attach_detach(void)
+{
+	struct hwt_collect_event ev;
+	struct hwt_err err = {0};
+	struct hwt_collector *c = NULL;
+	struct history h = {0};
+	pid_t child, live[4];
+	int rc, status = 0, steps = 0;
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+	rc = hwt_collect_attach(NULL, 999999999, &c, &err);
+	CHECK("live: attaching to a missing process is a clean error",
+	      rc < 0 && !c && strstr(err.msg, "cannot attach"), "rc %d: %s",
+	      rc, err.msg);
+
+	/* A process traced already (by a first collector) cannot be
+	 * attached: EPERM, with what to check. */
+	{
+		char *sleeper[] = { subject, "sleep", NULL };
+		struct hwt_collector *first = NULL;
+
+		rc = hwt_collect_launch(NULL, sleeper, &first, &err);
+		if (rc == 0)
+			rc = hwt_collect_attach(NULL, hwt_collect_pid(first),
+						&c, &err);
+		CHECK("live: attaching to a traced process is refused with "
+		      "what to do", rc == -EPERM && !c &&
+		      strstr(err.msg, "cannot attach") &&
+		      strstr(err.msg, "ptrace_scope"), "rc %d: %s", rc,
+		      err.msg);
+		hwt_collect_close(first);
+	}
+	child = fork();
+	if (child == 0) {
+		execl(subject, subject, (char *)NULL);
+		_exit(127);
+	}
+	nanosleep(&ts, NULL);
+	rc = hwt_collect_attach(NULL, child, &c, &err);
+	CHECK("live: attach to a running child",
+	      rc == 0 && hwt_collect_pid(c) == child &&
+	      hwt_collect_live_tids(c, live, 4) == 1 && live[0] == child,
+	      "rc %d: %s", rc, err.msg);
+	if (rc < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		return;
+	}
+	for (int i = 0; i < 10; i++)
+		steps += resume1(c, HWT_RESUME_STEP, 0, NULL, 0, &ev, &err) == 0 &&
+			 ev.kind == HWT_EVENT_STEPPED;
+	h = history_of(c, child);
+	CHECK("live: attached steps are recorded", steps == 10 && h.n == 11,
+	      "%d steps, %zu insns: %s", steps, h.n, err.msg);
+	history_free(&h);
+	rc = hwt_collect_detach(c, &err);
+	CHECK("live: detach", rc == 0, "rc %d: %s", rc, err.msg);
+	hwt_collect_close(c);
+	rc = (int)waitpid(child, &status, 0);
+	CHECK("live: the detached program runs on and exits normally",
+	      rc == child && WIFEXITED(status) && WEXITSTATUS(status) == 7,
+	      "rc %d status 0x%x", rc, status);
+}
+
+int main(int argc, char **argv)
+{
+	char self[PATH_MAX];
+	char exe[PATH_MAX];
+
+	(void)argc;
+	/* argv[0] is BUILD/tests/unit/test_collect_live; the test programs
+	 * are in BUILD/programs. */
+	snprintf(self, sizeof(self), "%s", argv[0]);
+	snprintf(progdir, sizeof(progdir), "%.3000s/../../programs",
+		 dirname(self));
+	if (personality(ADDR_NO_RANDOMIZE) < 0) {
+		printf("SKIP collect live: cannot turn off address "
+		       "randomisation: %s\n", strerror(errno));
+		return 0;
+	}
+	snprintf(exe, sizeof(exe), "%s/loops", progdir);
+	if (access(exe, X_OK) == 0) {
+		test_breakpoints_and_steps();
+		test_watch_regs_memory();
+		test_signals();
+		test_threads();
+	} else {
+		printf("SKIP collect live programs: %s is not built (make "
+		       "programs)\n", exe);
+	}
+	if (build_subject()) {
+		test_interrupt();
+		test_attach_detach();
+		remove_subject();
+	} else {
+		printf("SKIP collect live subjects: no C compiler with static "
+		       "libc to build them\n");
+	}
+	return check_exit();
+}
