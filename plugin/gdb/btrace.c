@@ -10,11 +10,18 @@
  * by hwt_pt_encode, hex in <raw>, with the cpu the stream was encoded for,
  * which libipt inside GDB needs to pick its errata.
  *
- * Post-mortem the history never grows, which decides the read annexes:
- * "all" is the whole history; once GDB has it, "new" and "delta" are
- * empty. Right after `record btrace` GDB has seeded its trace with only the
- * current pc, which the history cannot be stitched onto, so "delta" is
- * refused then and "new" gives the whole history (GDB's fallback order). */
+ * What GDB gets starts where it enabled the trace (Qbtrace: the current
+ * instruction then; a crashed process's or a newly seen thread's whole
+ * recorded life) and ends at the thread's current stop; the BTS buffer
+ * size GDB configured keeps only that many bytes of records, newest
+ * first, like a ring.
+ *
+ * The read annexes: "all" is the whole document; once GDB has it, "new"
+ * and "delta" are empty until the thread moves (srv_invalidate after every
+ * resume). "delta" is refused whenever GDB's copy is behind, because the
+ * history is rebuilt rather than extended, so GDB falls back to "new",
+ * which then gives the whole document and replaces its copy (GDB's
+ * fallback order). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +59,9 @@ struct collect {
 	struct blocks *b;
 	uint64_t begin, last, next;  /* the block being built */
 	bool open;
+	uint64_t first;              /* the first item served */
+	uint64_t idx;                /* items before this run */
+	bool clipped;                /* the first block starts mid-run */
 };
 
 /* One decoder run into the BTS blocks: runs are sequential inside, and
@@ -60,7 +70,14 @@ struct collect {
 static int collect_run(void *arg, const struct hwt_run *r)
 {
 	struct collect *c = arg;
+	uint64_t n = r->gap ? 1 : r->count;
 
+	c->idx += n;
+	if (c->idx < c->first)
+		return 0;
+	/* Starts before the first item: its begin comes from that item. */
+	if (c->idx - n + 1 < c->first)
+		c->clipped = true;
 	/* BTS has no gap record: the first instruction after a gap starts
 	 * a new block, as after any branch. */
 	if (r->gap) {
@@ -81,29 +98,47 @@ static int collect_run(void *arg, const struct hwt_run *r)
 	return 0;
 }
 
-static int collect_blocks(struct hwt_history *h, struct blocks *b,
-			  struct hwt_err *err)
+static int collect_blocks(struct hwt_history *h, uint64_t first,
+			  struct blocks *b, struct hwt_err *err)
 {
-	struct collect c = { .b = b };
+	struct collect c = { .b = b, .first = first };
+	struct hwt_item it;
 	int rc = hwt_history_runs(h, collect_run, &c, err);
 
 	if (rc == -ENOMEM || (!rc && c.open && push_block(b, c.begin, c.last)))
 		return hwt_err_set(err, ENOMEM, "out of memory");
+	if (!rc && c.clipped && b->n) {
+		rc = hwt_history_get(h, first, &it, err);
+		if (!rc && it.kind == HWT_ITEM_INSN)
+			b->v[0].begin = it.addr;
+	}
 	return rc;
 }
 
-static int build_bts_doc(struct hwt_history *h, char **out, size_t *outlen,
-			 struct hwt_err *err)
+/* Bytes of one BTS record: what a configured buffer size holds. */
+#define BTS_RECORD 24u
+
+static int build_bts_doc(struct server *s, struct srv_thread *t,
+			 struct hwt_history *h, uint64_t first, char **out,
+			 size_t *outlen, struct hwt_err *err)
 {
 	struct blocks b = { 0 };
-	size_t cap, len = 0;
+	size_t cap, len = 0, keep;
 	char *doc;
 	int rc;
 
-	rc = collect_blocks(h, &b, err);
+	rc = collect_blocks(h, first, &b, err);
 	if (rc) {
 		free(b.v);
 		return rc;
+	}
+	/* The configured buffer keeps the newest records, like a ring,
+	 * for a trace GDB started; a recording's or a thread's whole life
+	 * goes out as it was recorded. */
+	keep = t->whole_life ? 0 : s->bts_size / BTS_RECORD;
+	if (keep && b.n > keep) {
+		memmove(b.v, b.v + (b.n - keep), keep * sizeof(*b.v));
+		b.n = keep;
 	}
 	/* Two 18-digit addresses and the markup fit in 64 bytes. */
 	cap = 64 * b.n + 64;
@@ -134,6 +169,8 @@ static struct hwt_cpu_info pt_cpu(const struct server *s)
 {
 	struct hwt_cpu_info cpu = { "GenuineIntel", 6, 0x55, 4 };
 
+	if (!s->bundle)
+		return cpu;
 	if (strcmp(s->bundle->cpu.vendor, "GenuineIntel") == 0 &&
 	    s->bundle->cpu.family > 0 && s->bundle->cpu.family < 256 &&
 	    s->bundle->cpu.model >= 0 && s->bundle->cpu.model < 256 &&
@@ -142,8 +179,9 @@ static struct hwt_cpu_info pt_cpu(const struct server *s)
 	return cpu;
 }
 
-static int build_pt_doc(struct server *s, struct hwt_history *h, char **out,
-			size_t *outlen, struct hwt_err *err)
+static int build_pt_doc(struct server *s, struct hwt_history *h,
+			uint64_t first, char **out, size_t *outlen,
+			struct hwt_err *err)
 {
 	static const char hex[] = "0123456789abcdef";
 	struct hwt_pt_encode_opts opts = { .cpu = pt_cpu(s) };
@@ -152,7 +190,8 @@ static int build_pt_doc(struct server *s, struct hwt_history *h, char **out,
 	char *doc;
 	int rc;
 
-	rc = hwt_pt_encode(h, s->img, 0, 0, &opts, &pt, &ptsize, err);
+	rc = hwt_pt_encode(h, s->img, first, hwt_history_count(h), &opts, &pt,
+			   &ptsize, err);
 	if (rc)
 		return rc;
 	/* Markup under 256 bytes, two hex digits per byte. */
@@ -182,19 +221,35 @@ static int build_pt_doc(struct server *s, struct hwt_history *h, char **out,
 	return 0;
 }
 
+/* The first item GDB's trace holds: where it enabled it, counted back
+ * from the current instruction by what ran since; 1 when the ring lost
+ * that far back, or the thread's whole life is served. */
+static uint64_t first_item(struct server *s, struct srv_thread *t,
+			   struct hwt_history *h)
+{
+	uint64_t count = hwt_history_count(h), ran;
+
+	if (t->whole_life || count == 0)
+		return 1;
+	ran = s->ops->insn_now(s, t) - t->btrace_start;
+	return ran >= count ? 1 : count - ran;
+}
+
 /* Build (or rebuild, when GDB switched formats) the thread's document. */
 static int build_doc(struct server *s, struct srv_thread *t,
 		     struct hwt_err *err)
 {
 	struct hwt_history *h = srv_history(s, t, err);
 	char *doc = NULL;
+	uint64_t first;
 	size_t len = 0;
 	int rc;
 
 	if (!h)
 		return -err->code;
-	rc = t->btrace_pt ? build_pt_doc(s, h, &doc, &len, err)
-			  : build_bts_doc(h, &doc, &len, err);
+	first = first_item(s, t, h);
+	rc = t->btrace_pt ? build_pt_doc(s, h, first, &doc, &len, err)
+			  : build_bts_doc(s, t, h, first, &doc, &len, err);
 	if (rc)
 		return rc;
 	free(t->btrace_xml);
@@ -261,12 +316,17 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc)
 	const char *p;
 
 	if (strcmp(pkt, "Qbtrace:bts") == 0 || strcmp(pkt, "Qbtrace:pt") == 0) {
-		if (t->bundle_idx < 0)
-			*rc = rsp_send_str(&s->conn, "E.This thread has no trace.");
-		else if (t->btrace_on)
+		struct hwt_err err = { 0 };
+		char msg[600];
+
+		if (t->btrace_on) {
 			*rc = rsp_send_str(&s->conn, "E.Btrace already enabled.");
-		else {
+		} else if (!srv_history(s, t, &err)) {
+			snprintf(msg, sizeof(msg), "E.%s", err.msg);
+			*rc = rsp_send_str(&s->conn, msg);
+		} else {
 			t->btrace_on = true;
+			t->btrace_start = s->ops->insn_now(s, t);
 			t->btrace_pt = pkt[8] == 'p';
 			t->btrace_served = false;
 			*rc = rsp_send_str(&s->conn, "OK");
@@ -283,7 +343,8 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc)
 		if (hwt_parse_u64(pkt + 22, &n) || n == 0 || n > UINT32_MAX)
 			*rc = rsp_send_str(&s->conn, "E.Bad BTS buffer size.");
 		else {
-			/* Only reported back: the history is already recorded. */
+			/* Bounds the records served from the next enable
+			 * on (build_bts_doc). */
 			s->bts_size = n;
 			*rc = rsp_send_str(&s->conn, "OK");
 		}
@@ -291,7 +352,8 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc)
 		if (hwt_parse_u64(pkt + 21, &n) || n == 0 || n > UINT32_MAX)
 			*rc = rsp_send_str(&s->conn, "E.Bad PT buffer size.");
 		else {
-			/* Only reported back, as for BTS. */
+			/* Only reported back: the encoded stream is as
+			 * long as the history it carries. */
 			s->pt_size = n;
 			*rc = rsp_send_str(&s->conn, "OK");
 		}

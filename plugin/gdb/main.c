@@ -1,6 +1,7 @@
-/* main.c - hwt-server's command line. This slice serves post-mortem
- * sessions: a bundle from `hwtrace record` with its core, presented to GDB
- * as a stopped process that can only move through its recorded past. */
+/* main.c - hwt-server's command line: a live process (launched after
+ * `--`, or --attach PID) recorded while GDB runs it, or a crashed one (a
+ * bundle from `hwtrace record` with its core) that can only move through
+ * its recorded past. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -11,15 +12,21 @@
 #include "server.h"
 
 static const char USAGE[] =
-	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] --bundle DIR\n"
+	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--backend NAME] -- PROG [ARGS...]\n"
+	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--backend NAME] --attach PID\n"
+	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] --bundle DIR\n"
 	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] --core CORE --bundle DIR\n"
 	"\n"
-	"Serve a crashed process recorded by `hwtrace record` to GDB:\n"
+	"Serve a process to GDB:\n"
 	"  gdb PROG -ex 'target remote HOST:PORT'   (or 'target remote PATH' for unix:PATH)\n"
-	"GDB's record btrace, reverse-step/finish/continue and record goto then\n"
-	"work from the crash point. HOST must be a loopback address unless\n"
+	"Live (PROG, started stopped at its first instruction, or --attach): the\n"
+	"process is recorded while it runs, so GDB's record btrace bts|pt and\n"
+	"reverse execution work on it. --bundle: a crashed process recorded by\n"
+	"`hwtrace record`; record btrace, reverse-step/finish/continue and record\n"
+	"goto work from the crash point. HOST must be a loopback address unless\n"
 	"--allow-remote is given; port 0 picks a free port (printed on stderr).\n"
-	"The server exits when GDB detaches or disconnects.\n";
+	"The server exits when GDB detaches or disconnects; a process it started\n"
+	"is then killed, an attached one let go.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -36,10 +43,14 @@ int main(int argc, char **argv)
 		{ "allow-remote", no_argument, NULL, 'r' },
 		{ "bundle", required_argument, NULL, 'b' },
 		{ "core", required_argument, NULL, 'c' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "attach", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *listen_spec = NULL, *bundle = NULL, *core = NULL;
+	struct live_opts lo = { 0 };
+	uint64_t pid = 0;
 	bool allow_remote = false;
 	static struct server srv;
 	struct listener l;
@@ -53,6 +64,13 @@ int main(int argc, char **argv)
 		case 'r': allow_remote = true; break;
 		case 'b': bundle = optarg; break;
 		case 'c': core = optarg; break;
+		case 'B': lo.backend = optarg; break;
+		case 'a':
+			if (hwt_parse_u64(optarg, &pid) || pid == 0 ||
+			    pid > INT32_MAX)
+				return usage_error("--attach needs a process id, "
+						   "not %s", optarg);
+			break;
 		case 'h': fputs(USAGE, stdout); return 0;
 		default:
 			return usage_error("unknown option or missing argument: %s",
@@ -60,16 +78,21 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return usage_error("live sessions (-- PROG, %s) are not in this "
-				   "build yet; serve a recording with --bundle DIR",
-				   argv[optind]);
+		lo.argv = argv + optind;
+	lo.attach_pid = (int)pid;
 	if (!listen_spec)
 		return usage_error("%s", "--listen is required");
-	if (!bundle)
-		return usage_error("%s", "--bundle DIR is required");
+	if ((bundle != NULL) + (lo.argv != NULL) + (pid != 0) != 1)
+		return usage_error("%s", "give exactly one of -- PROG [ARGS...], "
+				   "--attach PID and --bundle DIR");
+	if (core && !bundle)
+		return usage_error("%s", "--core goes with --bundle DIR");
+	if (lo.backend && bundle)
+		return usage_error("%s", "--backend is for live processes");
 	/* A client that vanishes mid-reply must not kill the server. */
 	signal(SIGPIPE, SIG_IGN);
-	rc = server_open(&srv, bundle, core, &err);
+	rc = bundle ? server_open(&srv, bundle, core, &err)
+		    : live_open(&srv, &lo, &err);
 	if (rc) {
 		fprintf(stderr, "hwt-server: %s\n", err.msg);
 		server_close(&srv);

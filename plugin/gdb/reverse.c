@@ -1,26 +1,14 @@
-/* reverse.c - execution for a process that can only move through its
- * recorded past. `bs`/`bc` move a thread's replay cursor backward, `s`/`c`
- * forward; nothing ever runs, so every resume answers at once with a stop
- * reply: replaylog:begin / replaylog:end at the history's ends (GDB then
- * says "No more reverse-execution history"), swbreak at a Z0 address. The
- * end of the history is the crash: forward motion stops there. */
+/* reverse.c - moving through a thread's recorded past: a crashed
+ * process's whole recorded life, or a live one's history up to where it
+ * stopped. `bs`/`bc` move a thread's replay cursor backward, and forward
+ * motion inside the history (vcont.c) moves it forward; nothing runs, so
+ * every such move answers at once with a stop reply: replaylog:begin /
+ * replaylog:end at the history's ends (GDB then says "No more
+ * reverse-execution history"), swbreak at a Z0 address. */
 #include <stdio.h>
 #include <string.h>
 
 #include "server.h"
-
-/* GDB's own signal numbers (gdb/signals.def) where Linux's differ. */
-static int gdb_signal(int linux_sig)
-{
-	switch (linux_sig) {
-	case 7: return 10;     /* SIGBUS */
-	case 10: return 30;    /* SIGUSR1 */
-	case 12: return 31;    /* SIGUSR2 */
-	case 31: return 12;    /* SIGSYS */
-	default:
-		return linux_sig > 0 && linux_sig < 16 ? linux_sig : 143;
-	}
-}
 
 static struct hwt_cursor *cursor_of(struct server *s, struct srv_thread *t,
 				    struct hwt_err *err)
@@ -61,7 +49,7 @@ void reverse_stop_reply(struct server *s, size_t ti, const char *extra,
 
 	/* At the crash, before any move, the stop is the fatal signal. */
 	if (!extra[0] && !s->threads[ti].cursor)
-		sig = gdb_signal(s->core->signo);
+		sig = srv_gdb_signal(s->core->signo);
 	snprintf(reply, cap, "T%02xthread:%llx;%s", sig,
 		 (unsigned long long)s->threads[ti].tid, extra);
 }
@@ -73,6 +61,7 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 	struct hwt_err err = { 0 };
 	struct hwt_cursor *c = cursor_of(s, t, &err);
 	const char *extra = "";
+	uint64_t pc;
 	int rc;
 
 	if (!c) {
@@ -88,11 +77,12 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 	if (rc == HWT_BOUNDARY)
 		extra = dir == HWT_BACKWARD ? "replaylog:begin;" : "replaylog:end;";
 	else if (rc == HWT_HIT)
-		extra = "swbreak:;";
+		extra = reverse_replaying(s, ti, &pc) && breakpoints_hw_at(s, pc) ?
+			"hwbreak:;" : "swbreak:;";
 	/* GDB takes the thread of a stop reply as the current one without
 	 * saying so again with Hg. */
 	s->stop_thread = ti;
 	s->gthread = ti;
 	reverse_stop_reply(s, ti, extra, reply, cap);
-	return 0;
+	return rc;
 }

@@ -1,9 +1,10 @@
-/* server.c - hwt-server's session: opens the bundle and its core, then
- * answers GDB's packets one at a time. The target is a crashed process
- * that can move only through its recorded past (reverse.c); its state at
- * the crash comes from the core (target_core.c), its trace from the bundle
- * (btrace.c). Every packet is untrusted: arguments are parsed strictly and
- * anything we cannot do gets an error or the empty "unsupported" reply. */
+/* server.c - hwt-server's session: answers GDB's packets one at a time.
+ * The target behind them (struct target_ops) is a crashed process that can
+ * move only through its recorded past (target_core.c, reverse.c) or a live
+ * one under the collector (target_live.c); traces go out through btrace.c,
+ * resumes through vcont.c. Every packet is untrusted: arguments are parsed
+ * strictly and anything we cannot do gets an error or the empty
+ * "unsupported" reply. */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -32,7 +33,7 @@ static void log_msg(const char *fmt, ...)
 
 /* Strict hex number: at least one digit, at most 16, nothing else up to
  * the terminator `end`. */
-static bool parse_hex(const char *s, char end, uint64_t *v, const char **rest)
+bool srv_parse_hex(const char *s, char end, uint64_t *v, const char **rest)
 {
 	uint64_t x = 0;
 	int n = 0;
@@ -64,7 +65,7 @@ bool srv_parse_offlen(const char *s, uint64_t *off, uint64_t *len)
 {
 	const char *rest;
 
-	return parse_hex(s, ',', off, &rest) && parse_hex(rest, '\0', len, NULL);
+	return srv_parse_hex(s, ',', off, &rest) && srv_parse_hex(rest, '\0', len, NULL);
 }
 
 int srv_xfer_reply(struct server *s, const void *doc, size_t doclen,
@@ -88,7 +89,7 @@ int srv_xfer_reply(struct server *s, const void *doc, size_t doclen,
 /* ---- packets ----------------------------------------------------------- */
 
 static const char SUPPORTED[] =
-	"PacketSize=4000;QStartNoAckMode+;swbreak+;vContSupported+;"
+	"PacketSize=4000;QStartNoAckMode+;swbreak+;hwbreak+;vContSupported+;"
 	"qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;"
 	"qXfer:libraries-svr4:read+;qXfer:threads:read+;qXfer:siginfo:read+;"
 	"Qbtrace:bts+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:bts:size+;"
@@ -96,12 +97,7 @@ static const char SUPPORTED[] =
 	"qXfer:btrace:read+;qXfer:btrace-conf:read+;"
 	"ReverseStep+;ReverseContinue+";
 
-static const char READ_ONLY[] =
-	"E.The target is a crashed process recorded in a core: it cannot be "
-	"changed.";
-
-/* Thread index for a thread id ("-1" all, "0" any: the stop thread). */
-static bool thread_by_id(struct server *s, const char *id, size_t *idx)
+bool srv_thread_by_id(struct server *s, const char *id, size_t *idx)
 {
 	uint64_t tid;
 
@@ -109,7 +105,7 @@ static bool thread_by_id(struct server *s, const char *id, size_t *idx)
 		*idx = s->stop_thread;
 		return true;
 	}
-	if (!parse_hex(id, '\0', &tid, NULL))
+	if (!srv_parse_hex(id, '\0', &tid, NULL))
 		return false;
 	for (size_t i = 0; i < s->nthreads; i++)
 		if ((uint64_t)s->threads[i].tid == tid) {
@@ -143,7 +139,7 @@ static size_t reg_hex(struct server *s, size_t ti, int regno, char *out)
 		have = regno == TDESC_PC_REGNUM;
 		memcpy(val, &pc, sizeof(pc));
 	} else {
-		have = tdesc_reg_value(s->threads[ti].core, regno, val);
+		have = s->ops->reg_get(s, ti, regno, val);
 	}
 	if (have)
 		hex_bytes(out, val, size);
@@ -169,7 +165,7 @@ static int handle_p(struct server *s, const char *arg)
 	uint64_t regno;
 	size_t len;
 
-	if (!parse_hex(arg, '\0', &regno, NULL) || regno >= TDESC_NREGS)
+	if (!srv_parse_hex(arg, '\0', &regno, NULL) || regno >= TDESC_NREGS)
 		return rsp_send_str(&s->conn, "E.No such register.");
 	len = reg_hex(s, s->gthread, (int)regno, buf);
 	buf[len] = '\0';
@@ -184,7 +180,7 @@ static int handle_m(struct server *s, const char *arg)
 	const char *rest;
 	size_t n;
 
-	if (!parse_hex(arg, ',', &addr, &rest) || !parse_hex(rest, '\0', &len, NULL))
+	if (!srv_parse_hex(arg, ',', &addr, &rest) || !srv_parse_hex(rest, '\0', &len, NULL))
 		return rsp_send_str(&s->conn, "E.Malformed m packet: m ADDR,LENGTH.");
 	/* GDB takes a short read and asks for the rest. */
 	if (len > sizeof(data))
@@ -230,6 +226,23 @@ static int xfer_threads(struct server *s, uint64_t off, uint64_t len)
 	return rc;
 }
 
+static int xfer_auxv(struct server *s, uint64_t off, uint64_t len)
+{
+	struct hwt_err err = { 0 };
+	uint8_t *auxv = NULL;
+	size_t n = 0;
+	char msg[600];
+	int rc = s->ops->auxv(s, &auxv, &n, &err);
+
+	if (rc) {
+		snprintf(msg, sizeof(msg), "E.%s", err.msg);
+		return rsp_send_str(&s->conn, msg);
+	}
+	rc = srv_xfer_reply(s, auxv, n, off, len);
+	free(auxv);
+	return rc;
+}
+
 /* qXfer:OBJECT:read:ANNEX:OFF,LEN for the objects btrace.c does not own. */
 enum xfer_object { XO_FEATURES, XO_AUXV, XO_EXEC, XO_LIBS, XO_THREADS,
 		   XO_SIGINFO, XO_COUNT };
@@ -241,6 +254,7 @@ static int handle_xfer(struct server *s, const char *pkt)
 		"siginfo",
 	};
 	const char *obj = pkt + 6, *colon = strchr(obj, ':'), *annex, *args;
+	const uint8_t *si;
 	uint64_t off, len;
 	size_t olen;
 	int which;
@@ -267,126 +281,22 @@ static int handle_xfer(struct server *s, const char *pkt)
 		return srv_xfer_reply(s, tdesc_amd64_linux_xml,
 				      strlen(tdesc_amd64_linux_xml), off, len);
 	case XO_AUXV:
-		if (!s->core->auxv)
-			return rsp_send_str(&s->conn, "E.The core has no NT_AUXV.");
-		return srv_xfer_reply(s, s->core->auxv, s->core->auxv_len, off, len);
+		return xfer_auxv(s, off, len);
 	case XO_EXEC:
 		if (!s->exec_path)
-			return rsp_send_str(&s->conn, "E.The bundle names no executable.");
+			return rsp_send_str(&s->conn, "E.The executable is not known.");
 		return srv_xfer_reply(s, s->exec_path, strlen(s->exec_path), off, len);
 	case XO_LIBS:
 		return srv_xfer_reply(s, s->libs_xml, s->libs_len, off, len);
 	case XO_THREADS:
 		return xfer_threads(s, off, len);
 	default:
-		/* $_siginfo: the fault's details, for the thread that took it
-		 * (the core's first). */
-		if (!s->core->have_siginfo || s->gthread != 0)
+		/* $_siginfo: the details of the thread's last signal. */
+		si = s->ops->siginfo(s, s->gthread);
+		if (!si)
 			return rsp_send_str(&s->conn, "E.No signal information for this thread.");
-		return srv_xfer_reply(s, s->core->siginfo, sizeof(s->core->siginfo),
-				      off, len);
+		return srv_xfer_reply(s, si, SRV_SIGINFO_SIZE, off, len);
 	}
-}
-
-static int handle_breakpoint(struct server *s, const char *pkt)
-{
-	bool insert = pkt[0] == 'Z';
-	uint64_t addr, kind;
-	const char *rest;
-
-	/* Software and hardware execution breakpoints are the same here:
-	 * addresses reverse.c stops at. Watchpoints need values over time,
-	 * which the trace does not have. */
-	if ((pkt[1] != '0' && pkt[1] != '1') || pkt[2] != ',')
-		return rsp_send_str(&s->conn, "");
-	if (!parse_hex(pkt + 3, ',', &addr, &rest) ||
-	    !parse_hex(rest, '\0', &kind, NULL))
-		return rsp_send_str(&s->conn, "E.Malformed breakpoint packet.");
-	for (size_t i = 0; i < s->nbps; i++)
-		if (s->bps[i] == addr) {
-			if (!insert)
-				s->bps[i] = s->bps[--s->nbps];
-			return rsp_send_str(&s->conn, "OK");
-		}
-	if (!insert)
-		return rsp_send_str(&s->conn, "OK");
-	if (s->nbps == SRV_MAX_BREAKPOINTS)
-		return rsp_send_str(&s->conn, "E.Too many breakpoints.");
-	s->bps[s->nbps++] = addr;
-	return rsp_send_str(&s->conn, "OK");
-}
-
-static int resume(struct server *s, size_t ti, enum hwt_dir dir, bool step)
-{
-	char reply[REPLY_MAX];
-
-	reverse_resume(s, ti, dir, step, reply, sizeof(reply));
-	return rsp_send_str(&s->conn, reply);
-}
-
-/* vCont;ACTION[:TID][;ACTION[:TID]]...: all-stop, and GDB lists the
- * thread-specific action first, so the first action says what moves. */
-static int handle_vcont(struct server *s, const char *args)
-{
-	const char *a = args + 1, *end, *colon;
-	size_t ti = s->cthread;
-	char id[32];
-
-	if (*args != ';' || !*a || !strchr("cCsS", *a))
-		return rsp_send_str(&s->conn, "E.Unsupported vCont action.");
-	end = strchr(a, ';');
-	if (!end)
-		end = a + strlen(a);
-	colon = memchr(a, ':', (size_t)(end - a));
-	if (colon) {
-		size_t n = (size_t)(end - colon - 1);
-
-		if (n == 0 || n >= sizeof(id))
-			return rsp_send_str(&s->conn, "E.Bad thread id.");
-		memcpy(id, colon + 1, n);
-		id[n] = '\0';
-		if (!thread_by_id(s, id, &ti))
-			return rsp_send_str(&s->conn, "E.No such thread.");
-	}
-	/* C and S would deliver a signal: a recorded past has none to
-	 * give, so they move like c and s. */
-	return resume(s, ti, HWT_FORWARD, *a == 's' || *a == 'S');
-}
-
-/* qHwtStatus (docs/gdb-server.md): what hwtrace.py's `hwt status` shows.
- * key=value pairs separated by ';', then one "thread=TID,RECORDED,LOST_INSNS,
- * LOST_BYTES,TRACE_BYTES" per thread while they fit ("more=1" if not). */
-static int handle_status(struct server *s)
-{
-	static char buf[RSP_MAX_PAYLOAD];
-	const struct hwt_bundle *b = s->bundle;
-	static const char *const reasons[] = { "running", "exited", "signaled",
-					       "fault" };
-	size_t len;
-
-	len = (size_t)snprintf(buf, sizeof(buf), "mode=post-mortem;format=%s;"
-			       "stop=%s;signal=%d;stop_tid=%lld;threads=%zu",
-			       b->type, (unsigned)b->stop_reason <= HWT_STOP_FAULT ?
-			       reasons[b->stop_reason] : "unknown", b->stop_signal,
-			       (long long)b->stop_tid, b->nthreads);
-	for (size_t i = 0; i < b->nthreads; i++) {
-		const struct hwt_bundle_thread *t = &b->threads[i];
-		char one[160];
-		int n = snprintf(one, sizeof(one), ";thread=%lld,%llu,%llu,%llu,%llu",
-				 (long long)t->tid,
-				 (unsigned long long)t->insn_total,
-				 (unsigned long long)t->lost_insns,
-				 (unsigned long long)t->lost_bytes,
-				 (unsigned long long)t->trace_size);
-
-		if (len + (size_t)n + 8 >= sizeof(buf)) {
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len, ";more=1");
-			break;
-		}
-		memcpy(buf + len, one, (size_t)n + 1);
-		len += (size_t)n;
-	}
-	return rsp_send_str(&s->conn, buf);
 }
 
 enum session { SESSION_ON, SESSION_END };
@@ -399,15 +309,20 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 	size_t idx;
 	int rc = 0;
 
+	if (writes_handle(s, p, pk->len, &rc))
+		return rc;
 	if (strlen(p) != pk->len) {
 		/* A NUL byte: only binary writes (X) carry them. */
-		return rsp_send_str(&s->conn, p[0] == 'X' ? READ_ONLY : "");
+		return rsp_send_str(&s->conn, "");
 	}
-	if (btrace_handle(s, p, &rc))
+	if (lldb_proto_handle(s, p, &rc))
+		return rc;
+	if (btrace_handle(s, p, &rc) || vcont_handle(s, p, &rc) ||
+	    breakpoints_handle(s, p, &rc) || save_handle(s, p, &rc))
 		return rc;
 	switch (p[0]) {
 	case '?':
-		reverse_stop_reply(s, s->stop_thread, "", reply, sizeof(reply));
+		s->ops->stop_reply(s, reply, sizeof(reply));
 		return rsp_send_str(&s->conn, reply);
 	case 'g':
 		return p[1] ? rsp_send_str(&s->conn, "") : handle_g(s);
@@ -415,10 +330,8 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 		return handle_p(s, p + 1);
 	case 'm':
 		return handle_m(s, p + 1);
-	case 'G': case 'P': case 'M': case 'X':
-		return rsp_send_str(&s->conn, READ_ONLY);
 	case 'H':
-		if ((p[1] != 'g' && p[1] != 'c') || !thread_by_id(s, p + 2, &idx))
+		if ((p[1] != 'g' && p[1] != 'c') || !srv_thread_by_id(s, p + 2, &idx))
 			return rsp_send_str(&s->conn, "E.No such thread.");
 		if (p[1] == 'g')
 			s->gthread = idx;
@@ -426,25 +339,16 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 			s->cthread = idx;
 		return rsp_send_str(&s->conn, "OK");
 	case 'T':
-		return rsp_send_str(&s->conn, thread_by_id(s, p + 1, &idx) ?
+		return rsp_send_str(&s->conn, srv_thread_by_id(s, p + 1, &idx) ?
 				    "OK" : "E.No such thread.");
-	case 'Z': case 'z':
-		return handle_breakpoint(s, p);
-	case 'b':
-		if (strcmp(p, "bs") == 0 || strcmp(p, "bc") == 0)
-			return resume(s, s->cthread, HWT_BACKWARD, p[1] == 's');
-		return rsp_send_str(&s->conn, "");
-	case 's': case 'c':
-		/* "c ADDR" would resume elsewhere: not in a recorded past. */
-		if (p[1])
-			return rsp_send_str(&s->conn, "E.Cannot resume at another "
-					    "address in a recorded history.");
-		return resume(s, s->cthread, HWT_FORWARD, p[0] == 's');
 	case 'D':
 		*state = SESSION_END;
-		return rsp_send_str(&s->conn, "OK");
+		rc = rsp_send_str(&s->conn, "OK");
+		s->ops->end(s, SRV_END_DETACH);
+		return rc;
 	case 'k':
 		*state = SESSION_END;
+		s->ops->end(s, SRV_END_KILL);
 		return 0;
 	default:
 		break;
@@ -464,19 +368,20 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 		return rsp_send_str(&s->conn, reply);
 	}
 	if (strncmp(p, "qAttached", 9) == 0)
-		return rsp_send_str(&s->conn, "1");
+		return rsp_send_str(&s->conn, s->attached ? "1" : "0");
 	if (strncmp(p, "qXfer:", 6) == 0)
 		return handle_xfer(s, p);
-	if (strcmp(p, "vCont?") == 0)
-		return rsp_send_str(&s->conn, "vCont;c;C;s;S");
-	if (strncmp(p, "vCont;", 6) == 0)
-		return handle_vcont(s, p + 5);
 	if (strncmp(p, "vKill", 5) == 0) {
 		*state = SESSION_END;
+		s->ops->end(s, SRV_END_KILL);
 		return rsp_send_str(&s->conn, "OK");
 	}
-	if (strcmp(p, "qHwtStatus") == 0)
-		return handle_status(s);
+	if (strcmp(p, "qHwtStatus") == 0) {
+		static char buf[RSP_MAX_PAYLOAD];
+
+		s->ops->status(s, buf, sizeof(buf));
+		return rsp_send_str(&s->conn, buf);
+	}
 	if (strncmp(p, "qSymbol:", 8) == 0)
 		return rsp_send_str(&s->conn, "OK");
 	return rsp_send_str(&s->conn, "");
@@ -506,8 +411,9 @@ static int drain(struct server *s, struct rsp_packet *pk, enum session *state)
 		case RSP_JUNK:
 			break;
 		case RSP_INTERRUPT:
-			/* Nothing ever runs, so there is nothing to stop:
-			 * every resume has already been answered. */
+			/* All-stop: a resume returns only once everything
+			 * stopped (a ^C during one ends it, target_live.c),
+			 * so a ^C here finds nothing running. */
 			break;
 		case RSP_NAK:
 			rc = rsp_resend(&s->conn);
@@ -581,6 +487,10 @@ int server_run(struct server *s, struct listener *l, int fd,
 			break;
 		}
 	}
+	/* GDB went away without D or k: nothing may stay stopped for a
+	 * debugger that is gone. */
+	if (state == SESSION_ON)
+		s->ops->end(s, SRV_END_HANGUP);
 	rsp_conn_free(&s->conn);
 	close(fd);
 	return rc;

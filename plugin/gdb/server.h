@@ -50,10 +50,74 @@ size_t tdesc_reg_size(int regno);
 /* Value of regno from a core thread's register notes, in GDB's layout
  * (little-endian); returns false when the core did not record it. */
 bool tdesc_reg_value(const struct core_thread *t, int regno, uint8_t *out);
+/* Store a value in GDB's layout into the register notes; false for a
+ * register they cannot hold (no FP state, tag word, x87 pointers). */
+bool tdesc_reg_store(struct core_thread *t, int regno, const uint8_t *val);
 
 /* ---- the session state every file shares ------------------------------ */
 
 #define SRV_MAX_BREAKPOINTS 4096u
+#define SRV_MAX_WATCHES 4u               /* x86 debug registers */
+#define SRV_SIGINFO_SIZE 128u            /* the kernel's siginfo_t */
+
+struct server;
+struct srv_thread;
+
+enum srv_end { SRV_END_DETACH, SRV_END_KILL, SRV_END_HANGUP };
+
+/* One resume request for the target, from vCont/c/s/C/S: kind 'c' or 's',
+ * tid -1 for every thread no other action names, signal a Linux signal
+ * number to deliver (0: none). */
+struct srv_action {
+	int64_t tid;
+	char kind;
+	int signal;
+};
+
+/* What the session debugs: a crashed process (target_core.c) or a live one
+ * (target_live.c). Handlers call these instead of asking which it is. */
+struct target_ops {
+	const char *mode;                 /* "post-mortem", "live" */
+	/* Register regno of thread ti in GDB's layout; false: unavailable. */
+	bool (*reg_get)(struct server *s, size_t ti, int regno, uint8_t *out);
+	/* NULL when the target cannot be changed. */
+	int (*reg_set)(struct server *s, size_t ti, int regno,
+		       const uint8_t *val, struct hwt_err *err);
+	size_t (*mem_read)(struct server *s, uint64_t addr, void *buf,
+			   size_t len);
+	/* NULL when the target cannot be changed; bytes written or -errno */
+	long (*mem_write)(struct server *s, uint64_t addr, const void *buf,
+			  size_t len);
+	/* Run forward as the actions say until the next stop; writes the
+	 * stop reply. */
+	int (*resume)(struct server *s, const struct srv_action *acts,
+		      size_t nacts, char *reply, size_t cap);
+	/* The reply to '?': why the process is stopped now. */
+	void (*stop_reply)(struct server *s, char *reply, size_t cap);
+	/* The auxiliary vector (malloc'd) or -errno with err. */
+	int (*auxv)(struct server *s, uint8_t **out, size_t *len,
+		    struct hwt_err *err);
+	/* siginfo_t of thread ti's last signal stop, or NULL. */
+	const uint8_t *(*siginfo)(struct server *s, size_t ti);
+	struct hwt_history *(*history)(struct server *s, struct srv_thread *t,
+				       struct hwt_err *err);
+	/* Instructions thread t has executed so far in its history's
+	 * numbering (live: where `record btrace` starts it). */
+	uint64_t (*insn_now)(struct server *s, struct srv_thread *t);
+	bool can_watch;                   /* Z2-Z4 */
+	/* qHwtSave: write the session's traces as a bundle at dir. */
+	int (*save)(struct server *s, const char *dir, struct hwt_err *err);
+	/* qHwtStatus's reply (docs/gdb-server.md). */
+	int (*status)(struct server *s, char *buf, size_t cap);
+	/* The session ends: D, k/vKill, or GDB went away (a launched
+	 * process is killed then, an attached one let go). */
+	void (*end)(struct server *s, enum srv_end how);
+	/* Free the target's state at close. */
+	void (*close)(struct server *s);
+};
+
+extern const struct target_ops target_core_ops;
+extern const struct target_ops target_live_ops;
 
 struct srv_thread {
 	int64_t tid;
@@ -70,6 +134,12 @@ struct srv_thread {
 	size_t btrace_len;
 	bool btrace_reading_empty;        /* the read in progress is of the
 					   * empty "nothing new" document */
+	uint64_t btrace_start;            /* live: first item GDB's trace
+					   * holds (1-based, absolute) */
+	bool whole_life;                  /* live: appeared while recording:
+					   * its trace starts at its birth */
+	struct core_thread regs;          /* live: registers at this stop */
+	bool regs_ok;
 };
 
 struct server {
@@ -81,7 +151,16 @@ struct server {
 	size_t gthread, cthread;          /* Hg and Hc threads (indices) */
 	size_t stop_thread;               /* thread of the last stop reply */
 	uint64_t bps[SRV_MAX_BREAKPOINTS];
+	bool bp_hw[SRV_MAX_BREAKPOINTS];  /* inserted as Z1: stops report
+					   * hwbreak, not swbreak */
 	size_t nbps;
+	struct srv_watch { uint64_t addr; uint32_t len; int kind; }
+		watches[SRV_MAX_WATCHES];
+	size_t nwatches;
+	const struct target_ops *ops;
+	struct live *live;                /* target_live.c's state */
+	struct lldb_trace *lldb;          /* lldb_trace.c's state */
+	bool attached;                    /* qAttached: not started by us */
 	uint64_t bts_size;                /* Qbtrace-conf:bts:size */
 	uint64_t pt_size;                 /* Qbtrace-conf:pt:size */
 	char *exec_path;                  /* the executable's system path */
@@ -91,17 +170,48 @@ struct server {
 	struct rsp_conn conn;
 };
 
-/* ---- target_core.c: the session's target ------------------------------ */
+/* ---- signals.c: Linux and GDB signal numbers --------------------------- */
 
-/* The thread's history, opened on first use; NULL with err set when the
- * thread has no trace or it cannot be read. */
+/* GDB's number for a Linux signal (143, GDB_SIGNAL_UNKNOWN, if none). */
+int srv_gdb_signal(int linux_sig);
+/* Linux's number for a GDB signal; 0 when Linux has no such signal. */
+int srv_linux_signal(int gdb_sig);
+
+/* ---- target.c: what every handler asks of the target ------------------- */
+
+/* The thread's history up to where it stands now (live: rebuilt after
+ * every resume); NULL with err set when the thread has no trace. */
 struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
 				struct hwt_err *err);
-/* Memory of the crashed process: core first, then module files. */
 size_t srv_read_memory(struct server *s, uint64_t addr, void *buf,
 		       size_t len);
+/* Forget what a resume changes: histories, cursors, served traces,
+ * cached registers. */
+void srv_invalidate(struct server *s);
+
+/* ---- libs.c: the shared-library list GDB loads symbols from ------------ */
+
+struct srv_module {
+	const char *system_path;          /* where the process has it */
+	const char *file;                 /* a readable copy, or NULL: the
+					   * system path */
+	uint64_t load_address;            /* its first PT_LOAD page */
+};
+
+/* Build s->libs_xml and s->exec_path; the executable is the module
+ * holding at_phdr (AT_PHDR), else the first. */
+int libs_build(struct server *s, const struct srv_module *mods, size_t n,
+	       uint64_t at_phdr, struct hwt_err *err);
+/* AT_PHDR from an auxiliary vector, 0 if absent. */
+uint64_t libs_at_phdr(const uint8_t *auxv, size_t len);
 
 /* ---- server.c: reply helpers for every handler ------------------------- */
+
+/* Strict hex number up to the terminator end; rest (if not NULL) points
+ * after it. */
+bool srv_parse_hex(const char *s, char end, uint64_t *v, const char **rest);
+/* Thread index for a thread id ("-1" all, "0" any: the stop thread). */
+bool srv_thread_by_id(struct server *s, const char *id, size_t *idx);
 
 /* Parse the "OFF,LEN" (hex) of a qXfer read; false if malformed. */
 bool srv_parse_offlen(const char *s, uint64_t *off, uint64_t *len);
@@ -109,6 +219,39 @@ bool srv_parse_offlen(const char *s, uint64_t *off, uint64_t *len);
  * more follows, 'l' at the end. */
 int srv_xfer_reply(struct server *s, const void *doc, size_t doclen,
 		   uint64_t off, uint64_t len);
+
+/* ---- vcont.c, breakpoints.c, writes.c: packet families ----------------- */
+
+/* Each returns false if pkt is not theirs; otherwise the reply was sent
+ * (or *rc holds a send error). */
+bool vcont_handle(struct server *s, const char *pkt, int *rc);
+bool breakpoints_handle(struct server *s, const char *pkt, int *rc);
+/* Whether the breakpoint at pc was inserted as a hardware one (Z1). */
+bool breakpoints_hw_at(const struct server *s, uint64_t pc);
+/* G, P, M and X (len: X's payload carries NUL bytes). */
+bool writes_handle(struct server *s, const char *pkt, size_t len, int *rc);
+
+/* ---- save.c: qHwtSave -------------------------------------------------- */
+
+struct hwt_collector;
+struct hwt_collect_thread;
+
+bool save_handle(struct server *s, const char *pkt, int *rc);
+/* A bundle of a live collector's threads (a snapshot) and modules. */
+int save_collected(struct hwt_collector *c,
+		   const struct hwt_collect_thread *threads, size_t nthreads,
+		   const char *dir, struct hwt_err *err);
+
+/* ---- target_live.c: a running process under the collector --------------- */
+
+struct live_opts {
+	const char *backend;              /* NULL: the collector's choice */
+	char *const *argv;                /* launch this, or */
+	int attach_pid;                   /* attach to this (argv NULL) */
+};
+
+int live_open(struct server *s, const struct live_opts *o,
+	      struct hwt_err *err);
 
 /* ---- btrace.c: GDB's branch-trace packets ----------------------------- */
 
@@ -121,7 +264,8 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc);
 /* ---- reverse.c: moving through the history ----------------------------- */
 
 /* Resume thread t: backward or forward, one instruction (step) or to the
- * next breakpoint (continue). Writes the stop reply into reply. */
+ * next breakpoint (continue). Writes the stop reply into reply; returns
+ * enum hwt_move or a negative errno. */
 int reverse_resume(struct server *s, size_t t, enum hwt_dir dir, bool step,
 		   char *reply, size_t cap);
 /* Whether thread t sits inside its history (not at the crash), and the
@@ -152,7 +296,7 @@ int listener_accept(struct listener *l, struct hwt_err *err);
  * in a protocol error reply and close it. Returns true if one was. */
 bool listener_refuse_pending(struct listener *l);
 
-/* ---- target_core.c: opening; server.c: serving ------------------------- */
+/* ---- target_core.c: opening; target.c: closing; server.c: serving ------ */
 
 /* Open the bundle and its core (core_path overrides the bundle's). A
  * problem that only makes some code unreadable lands in s->warning. */
@@ -162,5 +306,16 @@ void server_close(struct server *s);
 /* Serve one GDB connection until it detaches or disconnects. */
 int server_run(struct server *s, struct listener *l, int client_fd,
 	       struct hwt_err *err);
+
+/* ---- lldb_proto.c, lldb_trace.c: the packets only LLDB sends ---------- */
+
+struct lldb_trace;
+/* Handle qHostInfo, qProcessInfo and the jLLDBTrace* packets. Returns
+ * false if pkt is none of those; otherwise the reply was sent (or *rc
+ * holds a send error). */
+bool lldb_proto_handle(struct server *s, const char *pkt, int *rc);
+/* The jLLDBTrace* half of lldb_proto_handle. */
+bool lldb_trace_handle(struct server *s, const char *pkt, int *rc);
+void lldb_trace_free(struct lldb_trace *lt);
 
 #endif

@@ -182,10 +182,38 @@ void core_free(struct hwt_core *c)
 	free(c);
 }
 
-/* ---- the session's target: core, bundle, modules ---------------------- */
+/* ---- the target: core, bundle, modules ------------------------------- */
 
-struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
-				struct hwt_err *err)
+static int core_libraries(struct server *s, struct hwt_err *err)
+{
+	const struct hwt_bundle *b = s->bundle;
+	struct srv_module *mods = calloc(b->nmodules + 1, sizeof(*mods));
+	char **files = calloc(b->nmodules + 1, sizeof(*files));
+	int rc;
+
+	if (!mods || !files) {
+		free(mods);
+		free(files);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < b->nmodules; i++) {
+		files[i] = b->modules[i].file ?
+			   hwt_bundle_path(b, b->modules[i].file) : NULL;
+		mods[i] = (struct srv_module){ b->modules[i].system_path,
+					       files[i],
+					       b->modules[i].load_address };
+	}
+	rc = libs_build(s, mods, b->nmodules,
+			libs_at_phdr(s->core->auxv, s->core->auxv_len), err);
+	for (size_t i = 0; i < b->nmodules; i++)
+		free(files[i]);
+	free(files);
+	free(mods);
+	return rc;
+}
+
+static struct hwt_history *core_history(struct server *s, struct srv_thread *t,
+					struct hwt_err *err)
 {
 	if (t->hist)
 		return t->hist;
@@ -200,7 +228,8 @@ struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
 	return t->hist;
 }
 
-size_t srv_read_memory(struct server *s, uint64_t addr, void *buf, size_t len)
+static size_t core_mem_read(struct server *s, uint64_t addr, void *buf,
+			    size_t len)
 {
 	size_t done = 0;
 
@@ -220,142 +249,132 @@ size_t srv_read_memory(struct server *s, uint64_t addr, void *buf, size_t len)
 	return done;
 }
 
-/* ---- opening ----------------------------------------------------------- */
-
-struct elf_layout {
-	uint64_t base;       /* first PT_LOAD page */
-	uint64_t dynamic;    /* PT_DYNAMIC vaddr, 0 if none */
-};
-
-static bool elf_layout(const char *path, struct elf_layout *out)
+static bool core_reg_get(struct server *s, size_t ti, int regno, uint8_t *out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool ok = false;
-	GElf_Ehdr eh;
-	size_t nph;
-	Elf *elf;
-
-	if (fd < 0)
-		return false;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	memset(out, 0, sizeof(*out));
-	out->base = UINT64_MAX;
-	if (elf && gelf_getehdr(elf, &eh) && !elf_getphdrnum(elf, &nph)) {
-		for (size_t i = 0; i < nph; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(elf, (int)i, &ph))
-				continue;
-			if (ph.p_type == PT_LOAD && ph.p_vaddr < out->base)
-				out->base = ph.p_vaddr & ~(uint64_t)0xfff;
-			else if (ph.p_type == PT_DYNAMIC)
-				out->dynamic = ph.p_vaddr;
-		}
-		ok = out->base != UINT64_MAX;
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return ok;
+	return tdesc_reg_value(s->threads[ti].core, regno, out);
 }
 
-/* The executable is the module holding the program headers the kernel
- * passed in AT_PHDR (a PT_INTERP would not tell: libc.so.6 has one too);
- * without an auxv, the first module, which `hwtrace record` writes first. */
-static size_t exec_module(const struct server *s)
+/* Nothing runs: forward motion is through the history, up to the crash. */
+static int core_resume(struct server *s, const struct srv_action *acts,
+		       size_t nacts, char *reply, size_t cap)
 {
-	const struct hwt_bundle *b = s->bundle;
-	uint64_t phdr = 0, best = 0;
-	size_t exe = 0;
+	size_t ti = s->cthread;
+	char id[24];
 
-	for (size_t i = 0; i + 16 <= s->core->auxv_len; i += 16) {
-		uint64_t type, val;
-
-		memcpy(&type, s->core->auxv + i, 8);
-		memcpy(&val, s->core->auxv + i + 8, 8);
-		if (type == 3)          /* AT_PHDR */
-			phdr = val;
-	}
-	for (size_t i = 0; phdr && i < b->nmodules; i++)
-		if (b->modules[i].load_address <= phdr &&
-		    b->modules[i].load_address >= best) {
-			best = b->modules[i].load_address;
-			exe = i;
+	/* All-stop, and GDB lists the thread-specific action first, so the
+	 * first action says what moves. C and S would deliver a signal: a
+	 * recorded past has none to give, so they move like c and s. */
+	if (nacts && acts[0].tid > 0) {
+		snprintf(id, sizeof(id), "%llx", (unsigned long long)acts[0].tid);
+		if (!srv_thread_by_id(s, id, &ti)) {
+			snprintf(reply, cap, "E.No such thread.");
+			return -ESRCH;
 		}
-	return exe;
+	}
+	return reverse_resume(s, ti, HWT_FORWARD, nacts && acts[0].kind == 's',
+			      reply, cap);
 }
 
-/* GDB loads shared-library symbols from this list: l_addr is each
- * library's load bias (load address minus its first PT_LOAD page) and
- * l_ld its dynamic section, which GDB checks the bias against. The
- * executable is not listed (GDB has it), its path serves exec-file. */
-static int build_libraries(struct server *s, struct hwt_err *err)
+static void core_stop_reply(struct server *s, char *reply, size_t cap)
 {
-	const struct hwt_bundle *b = s->bundle;
-	size_t cap = 128, len = 0, exe = exec_module(s);
-	char *doc = malloc(cap);
+	reverse_stop_reply(s, s->stop_thread, "", reply, cap);
+}
 
-	if (!doc)
+static int core_auxv(struct server *s, uint8_t **out, size_t *len,
+		     struct hwt_err *err)
+{
+	if (!s->core->auxv)
+		return hwt_err_set(err, ENOENT, "The core has no NT_AUXV.");
+	*out = malloc(s->core->auxv_len ? s->core->auxv_len : 1);
+	if (!*out)
 		return hwt_err_set(err, ENOMEM, "out of memory");
-	len = (size_t)snprintf(doc, cap, "<library-list-svr4 version=\"1.0\">");
-	for (size_t i = 0; i < b->nmodules; i++) {
-		const struct hwt_bundle_module *m = &b->modules[i];
-		char *path = m->file ? hwt_bundle_path(b, m->file)
-				     : strdup(m->system_path);
-		struct elf_layout lay;
-		uint64_t bias;
-		size_t need;
-		bool ok = path && elf_layout(path, &lay);
-
-		free(path);
-		if (!ok || m->system_path[0] != '/')
-			continue;
-		if (i == exe) {
-			s->exec_path = strdup(m->system_path);
-			continue;
-		}
-		bias = m->load_address - lay.base;
-		need = len + strlen(m->system_path) * 6 + 128;
-		if (need > cap) {
-			char *p = realloc(doc, cap = 2 * need);
-
-			if (!p) {
-				free(doc);
-				return hwt_err_set(err, ENOMEM, "out of memory");
-			}
-			doc = p;
-		}
-		len += (size_t)snprintf(doc + len, cap - len, "<library name=\"");
-		/* Paths are XML-escaped: they come from the traced system. */
-		for (const char *c = m->system_path; *c; c++) {
-			const char *e = *c == '&' ? "&amp;" : *c == '<' ? "&lt;" :
-					*c == '>' ? "&gt;" : *c == '"' ? "&quot;" : NULL;
-
-			len += (size_t)(e ? snprintf(doc + len, cap - len, "%s", e)
-					  : snprintf(doc + len, cap - len, "%c", *c));
-		}
-		len += (size_t)snprintf(doc + len, cap - len,
-					"\" lm=\"0x%zx\" lmid=\"0x0\" l_addr=\"0x%llx\" "
-					"l_ld=\"0x%llx\"/>", i + 1,
-					(unsigned long long)bias,
-					(unsigned long long)(lay.dynamic ?
-							     bias + lay.dynamic : 0));
-	}
-	if (len + 32 > cap) {
-		char *p = realloc(doc, cap = len + 32);
-
-		if (!p) {
-			free(doc);
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		}
-		doc = p;
-	}
-	len += (size_t)snprintf(doc + len, cap - len, "</library-list-svr4>");
-	s->libs_xml = doc;
-	s->libs_len = len;
+	memcpy(*out, s->core->auxv, s->core->auxv_len);
+	*len = s->core->auxv_len;
 	return 0;
 }
+
+/* The fault's details, for the thread that took it (the core's first). */
+static const uint8_t *core_siginfo(struct server *s, size_t ti)
+{
+	return s->core->have_siginfo && ti == 0 ? s->core->siginfo : NULL;
+}
+
+static uint64_t core_insn_now(struct server *s, struct srv_thread *t)
+{
+	struct hwt_history *h = core_history(s, t, NULL);
+
+	return h ? hwt_history_count(h) : 0;
+}
+
+/* key=value pairs separated by ';', then one "thread=TID,RECORDED,
+ * LOST_INSNS,LOST_BYTES,TRACE_BYTES" per thread while they fit ("more=1"
+ * if not). */
+static int core_status(struct server *s, char *buf, size_t cap)
+{
+	const struct hwt_bundle *b = s->bundle;
+	static const char *const reasons[] = { "running", "exited", "signaled",
+					       "fault" };
+	size_t len;
+
+	len = (size_t)snprintf(buf, cap, "mode=post-mortem;format=%s;"
+			       "stop=%s;signal=%d;stop_tid=%lld;threads=%zu",
+			       b->type, (unsigned)b->stop_reason <= HWT_STOP_FAULT ?
+			       reasons[b->stop_reason] : "unknown", b->stop_signal,
+			       (long long)b->stop_tid, b->nthreads);
+	for (size_t i = 0; i < b->nthreads; i++) {
+		const struct hwt_bundle_thread *t = &b->threads[i];
+		char one[160];
+		int n = snprintf(one, sizeof(one), ";thread=%lld,%llu,%llu,%llu,%llu",
+				 (long long)t->tid,
+				 (unsigned long long)t->insn_total,
+				 (unsigned long long)t->lost_insns,
+				 (unsigned long long)t->lost_bytes,
+				 (unsigned long long)t->trace_size);
+
+		if (len + (size_t)n + 8 >= cap) {
+			len += (size_t)snprintf(buf + len, cap - len, ";more=1");
+			break;
+		}
+		memcpy(buf + len, one, (size_t)n + 1);
+		len += (size_t)n;
+	}
+	return 0;
+}
+
+static int core_save(struct server *s, const char *dir, struct hwt_err *err)
+{
+	return hwt_bundle_copy(s->bundle, dir, err);
+}
+
+/* A recording: nothing to kill or let go. */
+static void core_end(struct server *s, enum srv_end how)
+{
+	(void)s;
+	(void)how;
+}
+
+static void core_close(struct server *s)
+{
+	core_free(s->core);
+	if (s->bundle)
+		hwt_bundle_free(s->bundle);
+}
+
+const struct target_ops target_core_ops = {
+	.mode = "post-mortem",
+	.reg_get = core_reg_get,
+	.mem_read = core_mem_read,
+	.resume = core_resume,
+	.stop_reply = core_stop_reply,
+	.auxv = core_auxv,
+	.siginfo = core_siginfo,
+	.history = core_history,
+	.insn_now = core_insn_now,
+	.save = core_save,
+	.status = core_status,
+	.end = core_end,
+	.close = core_close,
+};
 
 int server_open(struct server *s, const char *bundle_dir,
 		const char *core_path, struct hwt_err *err)
@@ -365,6 +384,8 @@ int server_open(struct server *s, const char *bundle_dir,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	s->ops = &target_core_ops;
+	s->attached = true;
 	rc = hwt_bundle_read(bundle_dir, &s->bundle, err);
 	if (rc)
 		return rc;
@@ -404,8 +425,10 @@ int server_open(struct server *s, const char *bundle_dir,
 		for (size_t j = 0; j < s->bundle->nthreads; j++)
 			if (s->bundle->threads[j].tid == t->tid)
 				t->bundle_idx = (long)j;
-		/* Recorded already: GDB's record btrace reopens on connect. */
+		/* Recorded already: GDB's record btrace reopens on connect,
+		 * and gets the whole recording whenever it enables. */
 		t->btrace_on = t->bundle_idx >= 0;
+		t->whole_life = true;
 		if (t->bundle_idx >= 0 &&
 		    s->bundle->threads[t->bundle_idx].trace_size > s->bts_size)
 			s->bts_size = s->bundle->threads[t->bundle_idx].trace_size;
@@ -415,27 +438,6 @@ int server_open(struct server *s, const char *bundle_dir,
 	/* The encoded stream is not known before GDB asks for it; the
 	 * raw trace size is as good a figure for a buffer as any. */
 	s->pt_size = s->bts_size;
-	return build_libraries(s, err);
+	return core_libraries(s, err);
 }
 
-void server_close(struct server *s)
-{
-	for (size_t i = 0; i < s->nthreads; i++) {
-		struct srv_thread *t = &s->threads[i];
-
-		if (t->cursor)
-			hwt_cursor_free(t->cursor);
-		if (t->hist)
-			hwt_history_free(t->hist);
-		free(t->btrace_xml);
-	}
-	free(s->threads);
-	free(s->libs_xml);
-	free(s->exec_path);
-	if (s->img)
-		hwt_image_free(s->img);
-	core_free(s->core);
-	if (s->bundle)
-		hwt_bundle_free(s->bundle);
-	memset(s, 0, sizeof(*s));
-}

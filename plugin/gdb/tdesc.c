@@ -205,3 +205,46 @@ bool tdesc_reg_value(const struct core_thread *t, int regno, uint8_t *out)
 	memcpy(out, &v32, 4);
 	return true;
 }
+
+bool tdesc_reg_store(struct core_thread *t, int regno, const uint8_t *val)
+{
+	uint8_t *fx = t->fxsave;
+
+	if (regno < 0 || regno >= TDESC_NREGS)
+		return false;
+	if (regno < 24) {
+		size_t size = tdesc_reg_size(regno);
+		uint8_t *w = t->gregs + 8 * greg_word[regno];
+
+		/* 32-bit GDB registers (eflags, segments) fill a 64-bit
+		 * word: its upper half is zero. */
+		memset(w, 0, 8);
+		memcpy(w, val, size);
+		return true;
+	}
+	if (regno >= 57) {
+		static const unsigned char word[3] = { 15, 21, 22 };
+
+		memcpy(t->gregs + 8 * word[regno - 57], val, 8);
+		return true;
+	}
+	if (!t->have_fp)
+		return false;
+	if (regno < 32) {
+		memcpy(fx + 32 + 16 * (regno - 24), val, 10);
+		return true;
+	}
+	if (regno >= 40 && regno < 56) {
+		memcpy(fx + 160 + 16 * (regno - 40), val, 16);
+		return true;
+	}
+	switch (regno) {
+	case 32: memcpy(fx, val, 2); return true;        /* fctrl */
+	case 33: memcpy(fx + 2, val, 2); return true;    /* fstat */
+	case 56: memcpy(fx + 24, val, 4); return true;   /* mxcsr */
+	default:
+		/* The full tag word and the x87 pointers have no exact
+		 * FXSAVE counterpart to write back. */
+		return false;
+	}
+}

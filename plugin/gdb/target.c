@@ -1,0 +1,51 @@
+/* target.c - what handlers ask of whichever target the session has. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
+				struct hwt_err *err)
+{
+	return s->ops->history(s, t, err);
+}
+
+size_t srv_read_memory(struct server *s, uint64_t addr, void *buf, size_t len)
+{
+	return s->ops->mem_read(s, addr, buf, len);
+}
+
+void srv_invalidate(struct server *s)
+{
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct srv_thread *t = &s->threads[i];
+
+		if (t->cursor)
+			hwt_cursor_free(t->cursor);
+		if (t->hist)
+			hwt_history_free(t->hist);
+		free(t->btrace_xml);
+		t->cursor = NULL;
+		t->hist = NULL;
+		t->btrace_xml = NULL;
+		t->btrace_len = 0;
+		/* GDB's copy is behind now: "delta" is refused and "new"
+		 * gives the trace again. */
+		t->btrace_served = false;
+		t->regs_ok = false;
+	}
+}
+
+void server_close(struct server *s)
+{
+	srv_invalidate(s);
+	if (s->ops)
+		s->ops->close(s);
+	free(s->threads);
+	lldb_trace_free(s->lldb);
+	free(s->libs_xml);
+	free(s->exec_path);
+	if (s->img)
+		hwt_image_free(s->img);
+	memset(s, 0, sizeof(*s));
+}

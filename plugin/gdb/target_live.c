@@ -1,0 +1,581 @@
+/* target_live.c - a running process under the collector (kernel/
+ * hwt-collect.h, "Live control"): launched stopped at its first
+ * instruction or attached, resumed all-stop, recorded while it runs.
+ * After each stop the thread list, the modules (image and library list)
+ * and every history are refreshed: each thread's history is the
+ * collector's snapshot up to the instruction it is stopped at. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hwt-collect.h"
+#include "server.h"
+
+#define MAX_LIVE_THREADS 4096u
+#define MAX_AUXV (64u << 10)
+
+struct live {
+	struct hwt_collector *c;
+	pid_t pid;
+	bool gone;                /* exited or killed: no more resumes */
+	char last_reply[160];     /* the last stop, for '?' */
+	size_t nmods;             /* modules the image was built from */
+	/* The collector's snapshot of this stop, taken once: histories read
+	 * its trace bytes, which a new snapshot would replace. */
+	const struct hwt_collect_thread *snap;
+	size_t nsnap;
+};
+
+/* ---- refreshing after a stop --------------------------------------------- */
+
+static int read_auxv(pid_t pid, uint8_t **out, size_t *len,
+		     struct hwt_err *err)
+{
+	char path[64];
+	uint8_t *buf;
+	size_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return hwt_err_set(err, errno, "cannot open %s: %s", path,
+				   strerror(errno));
+	buf = malloc(MAX_AUXV);
+	if (!buf) {
+		close(fd);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, MAX_AUXV - n);
+
+		if (r < 0) {
+			int e = errno;
+
+			free(buf);
+			close(fd);
+			return hwt_err_set(err, e, "cannot read %s: %s", path,
+					   strerror(e));
+		}
+		if (r == 0 || n + (size_t)r == MAX_AUXV) {
+			n += (size_t)r;
+			break;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Whether path is mapped in the process now (dlclose'd and pre-exec
+ * modules stay in the collector's list for decoding old history, but GDB's
+ * library list is of what is loaded). */
+static bool mapped_now(pid_t pid, const char *path)
+{
+	char maps[64], line[4352];
+	bool found = false;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *p = strchr(line, '/');
+		size_t n = strlen(path);
+
+		found = p && strncmp(p, path, n) == 0 &&
+			(p[n] == '\n' || p[n] == '\0');
+	}
+	fclose(f);
+	return found;
+}
+
+/* Image and library list from the collector's modules, when they changed. */
+static int refresh_modules(struct server *s, struct hwt_err *err)
+{
+	struct live *l = s->live;
+	const struct hwt_collect_module *m;
+	size_t n = hwt_collect_modules(l->c, &m), nlib = 0;
+	struct srv_module *libs;
+	struct hwt_image *img;
+	uint8_t *auxv = NULL;
+	size_t auxv_len = 0;
+	int rc;
+
+	if (s->img && n == l->nmods)
+		return 0;
+	rc = hwt_image_new(&img, err);
+	if (rc)
+		return rc;
+	libs = calloc(n + 1, sizeof(*libs));
+	if (!libs) {
+		hwt_image_free(img);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct hwt_err ignore = { 0 };
+
+		/* A module that cannot be mapped ([vdso], a deleted file)
+		 * only makes its code unreadable. */
+		hwt_image_add_elf(img, m[i].path, m[i].load_address, &ignore);
+		if (m[i].path[0] == '/' && mapped_now(l->pid, m[i].path))
+			libs[nlib++] = (struct srv_module){ m[i].path, NULL,
+							   m[i].load_address };
+	}
+	if (read_auxv(l->pid, &auxv, &auxv_len, err) == 0)
+		rc = libs_build(s, libs, nlib, libs_at_phdr(auxv, auxv_len), err);
+	else
+		rc = libs_build(s, libs, nlib, 0, err);
+	free(auxv);
+	free(libs);
+	if (rc) {
+		hwt_image_free(img);
+		return rc;
+	}
+	/* Histories read the old image: srv_invalidate dropped them. */
+	if (s->img)
+		hwt_image_free(s->img);
+	s->img = img;
+	l->nmods = n;
+	return 0;
+}
+
+/* The threads alive now, keeping each one's btrace state. A thread that
+ * appeared while GDB was recording gets its whole life as trace once GDB
+ * enables it (GDB learns of it only at a stop). */
+static int refresh_threads(struct server *s, pid_t stop_tid,
+			   struct hwt_err *err)
+{
+	static pid_t tids[MAX_LIVE_THREADS];
+	size_t n = hwt_collect_live_tids(s->live->c, tids, MAX_LIVE_THREADS);
+	struct srv_thread *v;
+	bool recording = false;
+
+	if (n > MAX_LIVE_THREADS)
+		n = MAX_LIVE_THREADS;
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t j = 0; j < s->nthreads; j++)
+		recording |= s->threads[j].btrace_on;
+	s->stop_thread = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct srv_thread *t = &v[i];
+
+		t->tid = tids[i];
+		t->bundle_idx = -1;
+		t->whole_life = recording;
+		for (size_t j = 0; j < s->nthreads; j++) {
+			const struct srv_thread *o = &s->threads[j];
+
+			if (o->tid != t->tid)
+				continue;
+			t->btrace_on = o->btrace_on;
+			t->btrace_pt = o->btrace_pt;
+			t->btrace_start = o->btrace_start;
+			t->whole_life = o->whole_life;
+		}
+		if (t->tid == stop_tid)
+			s->stop_thread = i;
+	}
+	free(s->threads);
+	s->threads = v;
+	s->nthreads = n;
+	/* GDB takes the stop reply's thread as current without an Hg. */
+	s->gthread = s->cthread = s->stop_thread;
+	return 0;
+}
+
+static int refresh(struct server *s, pid_t stop_tid, struct hwt_err *err)
+{
+	int rc;
+
+	srv_invalidate(s);
+	s->live->nsnap = hwt_collect_threads(s->live->c, &s->live->snap);
+	rc = refresh_threads(s, stop_tid, err);
+	return rc ? rc : refresh_modules(s, err);
+}
+
+/* ---- resuming ------------------------------------------------------------- */
+
+static const char *watch_reason(const struct server *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->nwatches; i++)
+		if (addr >= s->watches[i].addr &&
+		    addr < s->watches[i].addr + s->watches[i].len)
+			return s->watches[i].kind == HWT_WATCH_READ ? "rwatch" :
+			       s->watches[i].kind == HWT_WATCH_ACCESS ? "awatch" :
+								       "watch";
+	return "watch";
+}
+
+static void stop_reply(struct server *s, const struct hwt_collect_event *ev,
+		       char *reply, size_t cap)
+{
+	unsigned long long tid = (unsigned long long)ev->tid;
+
+	switch (ev->kind) {
+	case HWT_EVENT_BREAKPOINT:
+		snprintf(reply, cap, "T05thread:%llx;%s:;", tid,
+			 breakpoints_hw_at(s, ev->pc) ? "hwbreak" : "swbreak");
+		break;
+	case HWT_EVENT_WATCHPOINT:
+		snprintf(reply, cap, "T05thread:%llx;%s:%llx;", tid,
+			 watch_reason(s, ev->data_addr),
+			 (unsigned long long)ev->data_addr);
+		break;
+	case HWT_EVENT_SIGNAL:
+		snprintf(reply, cap, "T%02xthread:%llx;",
+			 srv_gdb_signal(ev->signal), tid);
+		break;
+	case HWT_EVENT_INTERRUPTED:
+		snprintf(reply, cap, "T02thread:%llx;", tid);
+		break;
+	case HWT_EVENT_EXITED:
+		snprintf(reply, cap, "W%02x", ev->status & 0xff);
+		break;
+	case HWT_EVENT_KILLED:
+		snprintf(reply, cap, "X%02x", srv_gdb_signal(ev->signal));
+		break;
+	default:
+		snprintf(reply, cap, "T05thread:%llx;", tid);
+		break;
+	}
+}
+
+static int live_resume(struct server *s, const struct srv_action *acts,
+		       size_t nacts, char *reply, size_t cap)
+{
+	struct live *l = s->live;
+	struct hwt_resume_action ra[64];
+	struct hwt_watch w[SRV_MAX_WATCHES];
+	struct hwt_resume_opts o = { .sz = sizeof(o) };
+	struct hwt_collect_event ev = { 0 };
+	struct hwt_err err = { 0 };
+	size_t n = 0;
+	int rc;
+
+	if (l->gone) {
+		snprintf(reply, cap, "E.The process has ended.");
+		return -ESRCH;
+	}
+	for (size_t i = 0; i < nacts && n < sizeof(ra) / sizeof(ra[0]); i++)
+		ra[n++] = (struct hwt_resume_action){
+			.tid = acts[i].tid > 0 ? (pid_t)acts[i].tid : 0,
+			.kind = acts[i].kind == 's' ? HWT_RESUME_STEP
+						    : HWT_RESUME_CONT,
+			.signal = acts[i].signal,
+		};
+	for (size_t i = 0; i < s->nwatches; i++)
+		w[i] = (struct hwt_watch){ s->watches[i].addr, s->watches[i].len,
+					   (enum hwt_watch_kind)s->watches[i].kind };
+	o.actions = ra;
+	o.breakpoints = s->bps;
+	o.nbreakpoints = s->nbps;
+	o.watches = w;
+	o.nwatches = s->nwatches;
+	/* GDB's ^C arrives as a byte on the connection while we wait. */
+	o.interrupt_fd = s->conn.fd;
+	for (;;) {
+		size_t keep = 0;
+
+		o.nactions = n;
+		rc = hwt_collect_resume(l->c, &o, &ev, &err);
+		if (rc) {
+			snprintf(reply, cap, "E.%s", err.msg);
+			return rc;
+		}
+		if (ev.kind != HWT_EVENT_THREAD_EXITED)
+			break;
+		/* GDB is not told of thread exits one by one (no
+		 * QThreadEvents): the others go on as they were asked to. */
+		for (size_t i = 0; i < n; i++)
+			if (ra[i].tid != ev.tid)
+				ra[keep++] = ra[i];
+		n = keep;
+		if (n == 0)
+			break;
+	}
+	if (ev.kind == HWT_EVENT_EXITED || ev.kind == HWT_EVENT_KILLED) {
+		srv_invalidate(s);
+		l->nsnap = 0;
+		l->gone = true;
+	} else if (refresh(s, ev.tid, &err)) {
+		snprintf(reply, cap, "E.%s", err.msg);
+		return -err.code;
+	}
+	stop_reply(s, &ev, reply, cap);
+	snprintf(l->last_reply, sizeof(l->last_reply), "%s", reply);
+	return 0;
+}
+
+/* ---- registers and memory --------------------------------------------------- */
+
+static int load_regs(struct server *s, struct srv_thread *t,
+		     struct hwt_err *err)
+{
+	size_t len = CORE_GREGS_SIZE;
+	int rc;
+
+	if (t->regs_ok)
+		return 0;
+	rc = hwt_collect_regset(s->live->c, (pid_t)t->tid, NT_PRSTATUS,
+				t->regs.gregs, &len, false, err);
+	if (rc)
+		return rc;
+	if (len != CORE_GREGS_SIZE)
+		return hwt_err_set(err, EIO, "thread %lld: %zu bytes of "
+				   "general registers, expected %u",
+				   (long long)t->tid, len, CORE_GREGS_SIZE);
+	len = CORE_FXSAVE_SIZE;
+	t->regs.have_fp = hwt_collect_regset(s->live->c, (pid_t)t->tid,
+					     NT_PRFPREG, t->regs.fxsave, &len,
+					     false, NULL) == 0 &&
+			  len == CORE_FXSAVE_SIZE;
+	t->regs.tid = t->tid;
+	t->regs_ok = true;
+	return 0;
+}
+
+static bool live_reg_get(struct server *s, size_t ti, int regno, uint8_t *out)
+{
+	struct srv_thread *t = &s->threads[ti];
+
+	return !s->live->gone && load_regs(s, t, NULL) == 0 &&
+	       tdesc_reg_value(&t->regs, regno, out);
+}
+
+static int live_reg_set(struct server *s, size_t ti, int regno,
+			const uint8_t *val, struct hwt_err *err)
+{
+	struct srv_thread *t = &s->threads[ti];
+	bool general = regno < 24 || regno >= 57;
+	size_t len = general ? CORE_GREGS_SIZE : CORE_FXSAVE_SIZE;
+	int rc = load_regs(s, t, err);
+
+	if (rc)
+		return rc;
+	if (!tdesc_reg_store(&t->regs, regno, val))
+		return hwt_err_set(err, EINVAL, "register %d cannot be written",
+				   regno);
+	rc = hwt_collect_regset(s->live->c, (pid_t)t->tid,
+				general ? NT_PRSTATUS : NT_PRFPREG,
+				general ? t->regs.gregs : t->regs.fxsave, &len,
+				true, err);
+	/* Reread next time: the kernel may adjust what it was given. */
+	t->regs_ok = false;
+	return rc;
+}
+
+static size_t live_mem_read(struct server *s, uint64_t addr, void *buf,
+			    size_t len)
+{
+	ssize_t n;
+
+	if (s->live->gone)
+		return 0;
+	n = hwt_collect_mem_read(s->live->c, addr, buf, len);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static long live_mem_write(struct server *s, uint64_t addr, const void *buf,
+			   size_t len)
+{
+	if (s->live->gone)
+		return -ESRCH;
+	return (long)hwt_collect_mem_write(s->live->c, addr, buf, len);
+}
+
+/* ---- histories ---------------------------------------------------------------- */
+
+static const struct hwt_collect_thread *snapshot_of(struct server *s,
+						    const struct srv_thread *t)
+{
+	for (size_t i = 0; i < s->live->nsnap; i++)
+		if (s->live->snap[i].tid == t->tid)
+			return &s->live->snap[i];
+	return NULL;
+}
+
+static struct hwt_history *live_history(struct server *s, struct srv_thread *t,
+					struct hwt_err *err)
+{
+	const struct hwt_collect_thread *ct;
+	int rc;
+
+	if (t->hist)
+		return t->hist;
+	ct = snapshot_of(s, t);
+	if (!ct || ct->trace_size == 0) {
+		hwt_err_set(err, ENOENT, "thread %lld has no recorded history yet",
+			    (long long)t->tid);
+		return NULL;
+	}
+	switch (ct->format) {
+	case HWT_COLLECT_FMT_SW:
+		rc = hwt_history_open_sw(ct->trace, ct->trace_size,
+					 ct->lost_insns, s->img, &t->hist, err);
+		break;
+	case HWT_COLLECT_FMT_BTS:
+		rc = hwt_history_open_bts(ct->trace, ct->trace_size, 0, s->img,
+					  &t->hist, err);
+		break;
+	default:
+		rc = hwt_err_set(err, ENOTSUP, "thread %lld: this backend's "
+				 "trace format cannot be served live yet",
+				 (long long)t->tid);
+		break;
+	}
+	return rc ? NULL : t->hist;
+}
+
+static uint64_t live_insn_now(struct server *s, struct srv_thread *t)
+{
+	const struct hwt_collect_thread *ct = snapshot_of(s, t);
+
+	return ct ? ct->insn_total : 0;
+}
+
+/* ---- the rest of the target ------------------------------------------------ */
+
+static void live_stop_reply(struct server *s, char *reply, size_t cap)
+{
+	snprintf(reply, cap, "%s", s->live->last_reply);
+}
+
+static int live_auxv(struct server *s, uint8_t **out, size_t *len,
+		     struct hwt_err *err)
+{
+	return read_auxv(s->live->pid, out, len, err);
+}
+
+/* The collector hands out no siginfo ($_siginfo stays unavailable). */
+static const uint8_t *live_siginfo(struct server *s, size_t ti)
+{
+	(void)s;
+	(void)ti;
+	return NULL;
+}
+
+static int live_status(struct server *s, char *buf, size_t cap)
+{
+	const struct hwt_collect_thread *v = s->live->snap;
+	size_t n = s->live->nsnap, len;
+
+	len = (size_t)snprintf(buf, cap, "mode=live;format=hwt-sw;pid=%d;"
+			       "stop=%s;threads=%zu", (int)s->live->pid,
+			       s->live->gone ? "exited" : "running", n);
+	for (size_t i = 0; i < n && len < cap; i++) {
+		char one[160];
+		int k = snprintf(one, sizeof(one), ";thread=%lld,%llu,%llu,%llu,%zu",
+				 (long long)v[i].tid,
+				 (unsigned long long)v[i].insn_total,
+				 (unsigned long long)v[i].lost_insns,
+				 (unsigned long long)v[i].lost_bytes,
+				 v[i].trace_size);
+
+		if (len + (size_t)k + 8 >= cap) {
+			len += (size_t)snprintf(buf + len, cap - len, ";more=1");
+			break;
+		}
+		memcpy(buf + len, one, (size_t)k + 1);
+		len += (size_t)k;
+	}
+	return 0;
+}
+
+static int live_save(struct server *s, const char *dir, struct hwt_err *err)
+{
+	if (s->live->gone)
+		return hwt_err_set(err, ESRCH, "the process has ended: its "
+				   "trace went with it");
+	return save_collected(s->live->c, s->live->snap, s->live->nsnap, dir,
+			      err);
+}
+
+static void live_end(struct server *s, enum srv_end how)
+{
+	struct live *l = s->live;
+	struct hwt_err err = { 0 };
+
+	if (!l->c || l->gone)
+		return;
+	if (how == SRV_END_DETACH || (how == SRV_END_HANGUP && s->attached)) {
+		if (hwt_collect_detach(l->c, &err))
+			fprintf(stderr, "hwt-server: detach: %s\n", err.msg);
+	}
+	/* Killing is what closing does to a process still held. */
+	srv_invalidate(s);
+	l->nsnap = 0;
+	hwt_collect_close(l->c);
+	l->c = NULL;
+	l->gone = true;
+}
+
+static void live_close(struct server *s)
+{
+	if (!s->live)
+		return;
+	if (s->live->c)
+		hwt_collect_close(s->live->c);
+	free(s->live);
+	s->live = NULL;
+}
+
+const struct target_ops target_live_ops = {
+	.mode = "live",
+	.reg_get = live_reg_get,
+	.reg_set = live_reg_set,
+	.mem_read = live_mem_read,
+	.mem_write = live_mem_write,
+	.resume = live_resume,
+	.stop_reply = live_stop_reply,
+	.auxv = live_auxv,
+	.siginfo = live_siginfo,
+	.history = live_history,
+	.insn_now = live_insn_now,
+	.can_watch = true,
+	.save = live_save,
+	.status = live_status,
+	.end = live_end,
+	.close = live_close,
+};
+
+int live_open(struct server *s, const struct live_opts *lo,
+	      struct hwt_err *err)
+{
+	struct hwt_collect_opts co = { .sz = sizeof(co), .backend = lo->backend,
+				       .cpu = -1 };
+	struct live *l = calloc(1, sizeof(*l));
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (!l)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	s->ops = &target_live_ops;
+	s->live = l;
+	s->attached = !lo->argv;
+	s->bts_size = s->pt_size = HWT_COLLECT_DEFAULT_BUFFER;
+	rc = lo->argv ? hwt_collect_launch(&co, lo->argv, &l->c, err)
+		      : hwt_collect_attach(&co, lo->attach_pid, &l->c, err);
+	if (rc)
+		return rc;
+	l->pid = hwt_collect_pid(l->c);
+	rc = refresh(s, l->pid, err);
+	if (rc)
+		return rc;
+	/* Launched: stopped at its first instruction, as after exec's
+	 * SIGTRAP; attached: stopped where it was. */
+	snprintf(l->last_reply, sizeof(l->last_reply), "T%02xthread:%llx;",
+		 srv_gdb_signal(lo->argv ? SIGTRAP : SIGSTOP),
+		 (unsigned long long)l->pid);
+	return 0;
+}

@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""hwt-server live: stock GDB 13 over `target remote` runs a program that
+hwt-server launched (`hwt-server --listen ... -- PROG`) and records.
+
+What must hold, per oracle program (tests/integration/oracle_gdb.py, cached
+by test_oracle.py): after `break main`, `continue`, `record btrace bts`
+(and, for a subset, `record btrace pt`), `break exit`, `continue`, GDB's
+instruction history is the oracle's addresses from main up to the stop, the
+stop pc is the oracle's next address, `info record` counts them, and the
+function-call history names the program's functions in the oracle's order.
+threads4: every worker thread, stopped at the worker's `ret`, has the
+oracle's worker sequence. A BTS buffer size keeps only the newest records.
+Reverse: reverse-step/next/finish/continue and `record goto begin` land on
+the lines GDB's own `record full` lands on; bs (reverse-stepi without a
+record target) goes to the previous oracle address. Robustness: a GDB
+killed mid-session leaves no stopped inferior; ^C stops a sleeping
+program with SIGINT; a second client is refused; detach lets an attached
+process run on."""
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+import test_oracle  # noqa: E402  (oracle cache and program list)
+from hwt_testlib import report, exit_status  # noqa: E402
+
+BTS_PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch', 'longjmp',
+             'signal', 'crash', 'pie_lib', 'dlopen', 'demo_crash']
+# Intel PT costs an encode and libipt inside GDB: a representative subset.
+PT_PROGS = ['loops', 'recursion', 'pie_lib', 'signal']
+
+
+class Server:
+    """hwt-server launching ARGV (or attaching), listening on a free port."""
+
+    def __init__(self, exe, tail, tmp, name, cwd):
+        self.err_path = os.path.join(tmp, f'{name}.stderr')
+        self.err = open(self.err_path, 'w')
+        # The program's output goes to a file, as in the oracle's run (libc
+        # sizes stdout's buffer by what stdout is: a different path).
+        self.out = open(os.path.join(tmp, f'{name}.stdout'), 'w')
+        # No address randomisation and an empty environment, as the
+        # oracle's and `hwtrace record`'s runs: the same code addresses.
+        self.proc = subprocess.Popen(['env', '-i', 'PATH=/usr/bin:/bin', 'setarch', '-R', exe,
+                                      '--listen', '127.0.0.1:0'] + tail,
+                                     stdout=self.out, stderr=self.err, cwd=cwd)
+        self.address = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            m = re.search(r'listening on (\S+)', self.log())
+            if m:
+                self.address = m.group(1)
+                break
+            time.sleep(0.02)
+
+    def log(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def wait(self, timeout=10):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.err.close()
+        self.out.close()
+
+
+def children(pid):
+    """Process ids whose parent is pid."""
+    out = []
+    for d in os.listdir('/proc'):
+        if d.isdigit():
+            try:
+                with open(f'/proc/{d}/stat') as f:
+                    if int(f.read().rsplit(')', 1)[1].split()[1]) == pid:
+                        out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def proc_state(pid):
+    """The State letter of /proc/PID/status, None when it is gone."""
+    try:
+        with open(f'/proc/{pid}/status') as f:
+            for line in f:
+                if line.startswith('State:'):
+                    return line.split()[1]
+    except OSError:
+        return None
+    return None
+
+
+def gdb(prog, address, script, tmp, name, timeout=240):
+    """Run GDB in batch mode on a Python script; returns (output, json
+    the script wrote to $OUT)."""
+    path = os.path.join(tmp, f'{name}.py')
+    out = os.path.join(tmp, f'{name}.json')
+    with open(path, 'w') as f:
+        f.write(f'OUT = {out!r}\n' + script)
+    p = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set pagination off',
+                        '-ex', 'set confirm off', '-ex', f'target remote {address}',
+                        '-x', path, prog], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, errors='replace', timeout=timeout)
+    data = None
+    if os.path.exists(out):
+        with open(out) as f:
+            data = json.load(f)
+    return p.stdout, data
+
+
+# Run to exit (or to a fatal signal) recording from main; dump what GDB
+# has: instruction and function-call history, `info record`, stop pc.
+HISTORY_SCRIPT = r'''
+import gdb, json
+gdb.execute("handle all nostop noprint pass")
+gdb.execute("handle SIGSEGV stop print nopass")
+gdb.execute("break *main")
+gdb.execute("continue")
+gdb.execute("set record instruction-history-size unlimited")
+gdb.execute("set record function-call-history-size unlimited")
+gdb.execute("set record btrace bts buffer-size " + BTS_SIZE)
+gdb.execute("record btrace " + FORMAT)
+gdb.execute("break *" + END)
+gdb.execute("continue")
+r = gdb.current_recording()
+insns = [i.pc for i in r.instruction_history if hasattr(i, "pc")]
+calls = [(s.symbol.name if s.symbol else None, s.level) for s in r.function_call_history]
+info = gdb.execute("info record", to_string=True)
+json.dump({"insns": insns, "calls": calls, "info": info, "format": r.format,
+           "pc": int(gdb.parse_and_eval("$pc"))}, open(OUT, "w"))
+gdb.execute("kill")
+'''
+
+
+def oracle_of(prog, programs):
+    """The oracle runs for prog from the cache next to the programs."""
+    cache = os.path.join(os.path.dirname(os.path.realpath(programs)), 'oracle-cache')
+    os.makedirs(cache, exist_ok=True)
+    p = next(x for x in test_oracle.PROGRAMS if x.name == prog)
+    runs, _, _ = test_oracle.run_oracle(p, os.path.realpath(os.path.join(programs, prog)),
+                                        cache, programs)
+    return runs
+
+
+def own_calls(names, own):
+    """The program's own functions in call-history order, runs collapsed
+    (a function's cold part counts as the function, as GDB names it)."""
+    own = {test_oracle.strip_suffixes(n) for n in own}
+    seq = []
+    for n in names:
+        n = test_oracle.strip_suffixes(n) if n else n
+        if n in own and (not seq or seq[-1] != n):
+            seq.append(n)
+    return seq
+
+
+def check_history(server_exe, programs, tmp, prog, fmt, bts_size='unlimited'):
+    name = f'{fmt} {prog}'
+    path = os.path.realpath(os.path.join(programs, prog))
+    try:
+        run = oracle_of(prog, programs)[0]
+    except Exception as e:  # the oracle could not run: that is a failure
+        report(name, False, f'oracle: {e}')
+        return None
+    srv = Server(server_exe, ['--', path], tmp, f'{fmt}-{prog}', programs)
+    try:
+        if not srv.address:
+            report(name, False, f'server did not start: {srv.log()}')
+            return None
+        # The oracle's end: exit's entry; dlopen's library is unmapped by
+        # then, so GDB could not disassemble its part of the history.
+        end = 'dlclose' if prog == 'dlopen' else run.meta.get('end_address', {}).get('address', 'exit')
+        script = f'FORMAT = {fmt!r}\nBTS_SIZE = {bts_size!r}\nEND = {end!r}\n' + HISTORY_SCRIPT
+        out, d = gdb(path, srv.address, script, tmp, f'{fmt}-{prog}')
+    finally:
+        srv.wait(10)
+        srv.stop()
+    if not d:
+        report(name, False, 'GDB wrote no history: ' + out[-1500:])
+        return None
+    return run, d
+
+
+def compare_insns(run, d, full=True):
+    """None if GDB's history equals the oracle from main, else why not."""
+    o, g = run.addrs, d['insns']
+    if not g:
+        return 'GDB has no instruction history'
+    if full and g[0] != o[0]:
+        return f'GDB starts at {g[0]:#x}, the oracle at {o[0]:#x}'
+    k = o.index(g[0]) if g[0] in o else None
+    if k is None:
+        return f'GDB starts at {g[0]:#x}, which the oracle never executes'
+    if k + len(g) >= len(o):
+        return f'GDB has {len(g)} instructions from oracle item {k}, the oracle {len(o)}'
+    for i, (a, b) in enumerate(zip(g, o[k:])):
+        if a != b:
+            return f'instruction {i + 1}: GDB {a:#x}, oracle {b:#x} ({run.desc(b)})'
+    if d['pc'] != o[k + len(g)]:
+        return f'stopped at {d["pc"]:#x}, the oracle goes on at {o[k + len(g)]:#x}'
+    return None
+
+
+def history_suite(server_exe, programs, tmp, progs, fmt):
+    for prog in progs:
+        r = check_history(server_exe, programs, tmp, prog, fmt)
+        if not r:
+            continue
+        run, d = r
+        why = compare_insns(run, d)
+        report(f'{fmt} {prog}: instruction-history equals the oracle from main', why is None,
+               why or '')
+        m = re.search(r'Recorded (\d+) instructions', d['info'])
+        report(f'{fmt} {prog}: info record counts the history',
+               bool(m) and int(m.group(1)) == len(d['insns']),
+               f'info record: {d["info"].strip()!r}, history {len(d["insns"])}')
+        own = test_oracle.funcs_seen(run)
+        want = own_calls([run.name(pc) for pc in run.addrs[:len(d['insns']) + 1]], own)
+        got = own_calls([c[0] for c in d['calls']], own)
+        report(f'{fmt} {prog}: function-call-history follows the oracle\'s calls', want == got,
+               f'GDB {got[:12]}..., oracle {want[:12]}...')
+
+
+def bts_buffer(server_exe, programs, tmp):
+    """A 4 KB BTS buffer holds 170 records: GDB gets the newest part."""
+    r = check_history(server_exe, programs, tmp, 'qsort', 'bts', bts_size='4096')
+    if not r:
+        return
+    run, d = r
+    why = compare_insns(run, d, full=False)
+    if why is None and d['insns'][0] == run.addrs[0]:
+        why = 'the whole history came back'
+    report('bts buffer-size 4096: the newest part of the history only', why is None,
+           f'{why}; {len(d["insns"])} instructions of {len(run.addrs)}')
+
+
+THREADS_SCRIPT = r'''
+import gdb, json
+gdb.execute("break main")
+gdb.execute("continue")
+gdb.execute("set record instruction-history-size unlimited")
+gdb.execute("set record btrace bts buffer-size unlimited")
+gdb.execute("record btrace bts")
+start = int(gdb.parse_and_eval("(long)&worker"))
+dis = gdb.selected_inferior().architecture().disassemble(start, count=400)
+ret = [x["addr"] for x in dis if x["asm"].startswith("ret")][0]
+gdb.execute("break *%#x" % ret)
+got = {}
+for _ in range(12):
+    gdb.execute("continue")
+    if int(gdb.parse_and_eval("$pc")) != ret:
+        break
+    th = gdb.selected_thread()
+    h = [i.pc for i in gdb.current_recording().instruction_history if hasattr(i, "pc")]
+    got[str(th.ptid[1])] = h + [ret]
+    if len(got) == 4:
+        break
+json.dump({"worker": start, "threads": got}, open(OUT, "w"))
+gdb.execute("kill")
+'''
+
+
+def threads_suite(server_exe, programs, tmp):
+    path = os.path.realpath(os.path.join(programs, 'threads4'))
+    runs = oracle_of('threads4', programs)
+    srv = Server(server_exe, ['--', path], tmp, 'threads4', programs)
+    try:
+        out, d = gdb(path, srv.address, THREADS_SCRIPT, tmp, 'threads4')
+    finally:
+        srv.wait(10)
+        srv.stop()
+    if not d:
+        report('threads4: every worker thread stops at the worker\'s ret', False, out[-1500:])
+        return
+    report('threads4: GDB sees all 4 worker threads', len(d['threads']) == 4,
+           f'{len(d["threads"])} seen')
+    # The oracle's thread sequences run from worker's entry through its ret
+    # to the return address; GDB's end at the ret.
+    want = [r.addrs[:-1] for r in runs]
+    matched = 0
+    for h in d['threads'].values():
+        if d['worker'] in h and h[h.index(d['worker']):] in want:
+            matched += 1
+    report('threads4: each worker\'s history equals an oracle thread from worker', matched == 4,
+           f'{matched} of {len(d["threads"])} match')
+
+
+# Reverse commands, the (function, line) after each; the same list from
+# hwt-server with record btrace and from GDB's native record full.
+REVERSE_STEPS = r'''
+import gdb, json
+def where():
+    f = gdb.selected_frame()
+    return [f.name(), f.find_sal().line]
+res = []
+gdb.execute("break ackermann")
+gdb.execute("continue")
+res.append(where())
+# Back into main, into fib's last return, up a line, out to the caller,
+# then to fib's previous entries by breakpoint and to the beginning.
+for cmd in ["reverse-step", "reverse-step", "reverse-next", "reverse-finish",
+            "break fib", "reverse-continue", "reverse-continue", "reverse-next",
+            "record goto begin"]:
+    try:
+        gdb.execute(cmd)
+        res.append([cmd] + where())
+    except gdb.error as e:
+        res.append([cmd, str(e)])
+json.dump(res, open(OUT, "w"))
+gdb.execute("kill")
+'''
+
+
+def reverse_suite(server_exe, programs, tmp):
+    path = os.path.realpath(os.path.join(programs, 'recursion'))
+    native_script = ('import gdb\ngdb.execute("break main")\ngdb.execute("run")\n'
+                     'gdb.execute("record full")\n' + REVERSE_STEPS)
+    npath = os.path.join(tmp, 'native.py')
+    nout = os.path.join(tmp, 'native.json')
+    with open(npath, 'w') as f:
+        f.write(f'OUT = {nout!r}\n' + native_script)
+    p = subprocess.run(['env', '-i', 'PATH=/usr/bin:/bin', 'HOME=' + os.environ.get('HOME', '/root'),
+                        'setarch', '-R', 'gdb', '-nx',
+                        '-batch', '-x', npath, path], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, errors='replace', timeout=240,
+                       cwd=programs)
+    native = json.load(open(nout)) if os.path.exists(nout) else None
+    if not native:
+        report('reverse: GDB record full reference', False, p.stdout[-1500:])
+        return
+    for fmt in ('bts', 'pt'):
+        srv = Server(server_exe, ['--', path], tmp, f'rev-{fmt}', programs)
+        script = ('import gdb\ngdb.execute("break main")\ngdb.execute("continue")\n'
+                  f'gdb.execute("record btrace {fmt}")\n' + REVERSE_STEPS)
+        try:
+            out, d = gdb(path, srv.address, script, tmp, f'rev-{fmt}')
+        finally:
+            srv.wait(10)
+            srv.stop()
+        report(f'reverse ({fmt}): step/next/finish/continue and goto begin land where '
+               'record full does', d == native, f'btrace {d}, record full {native}; '
+               + ('' if d else out[-800:]))
+
+    # bs without a record target: the server's replay cursor.
+    run = oracle_of('recursion', programs)[0]
+    srv = Server(server_exe, ['--', path], tmp, 'bs', programs)
+    script = ('import gdb, json\ngdb.execute("break ackermann")\ngdb.execute("continue")\n'
+              'a = int(gdb.parse_and_eval("$pc"))\ngdb.execute("reverse-stepi")\n'
+              'b = int(gdb.parse_and_eval("$pc"))\n'
+              'sp = gdb.execute("info registers rsp", to_string=True)\n'
+              'gdb.execute("stepi")\nc = int(gdb.parse_and_eval("$pc"))\n'
+              'gdb.execute("continue")\n'
+              'json.dump([a, b, c, sp], open(OUT, "w"))\n')
+    try:
+        out, d = gdb(path, srv.address, script, tmp, 'bs')
+    finally:
+        srv.wait(10)
+        srv.stop()
+    ok = False
+    if d:
+        a, b, c, sp = d
+        i = run.addrs.index(a)
+        ok = run.addrs[i - 1] == b and c == a and 'unavailable' in sp
+    report('bs: reverse-stepi without record goes to the previous oracle address, then '
+           'forward again', ok, f'{d} {out[-600:] if not d else ""}')
+
+
+SAVE_SCRIPT = r'''
+import gdb, json
+gdb.execute("source " + HWTRACE_PY)
+gdb.execute("break ackermann")
+gdb.execute("continue")
+gdb.execute("hwt save " + DIR)
+try:
+    gdb.execute("hwt save " + DIR)
+    again = "saved twice"
+except gdb.error as e:
+    again = str(e)
+json.dump({"pc": int(gdb.parse_and_eval("$pc")), "again": again}, open(OUT, "w"))
+gdb.execute("kill")
+'''
+
+
+def save_suite(server_exe, programs, tmp, build):
+    """hwt save: the bundle ends at the stop and holds what the oracle ran."""
+    path = os.path.realpath(os.path.join(programs, 'recursion'))
+    run = oracle_of('recursion', programs)[0]
+    bundle = os.path.join(tmp, 'saved')
+    srv = Server(server_exe, ['--', path], tmp, 'save', programs)
+    script = (f'HWTRACE_PY = {os.path.join(HERE, "..", "..", "plugin", "gdb", "hwtrace.py")!r}\n'
+              f'DIR = {bundle!r}\n' + SAVE_SCRIPT)
+    try:
+        out, d = gdb(path, srv.address, script, tmp, 'save')
+    finally:
+        srv.wait(10)
+        srv.stop()
+    if not d:
+        report('hwt save: a bundle of the live trace', False, out[-1000:])
+        return
+    p = subprocess.run([os.path.join(build, 'hwtrace'), 'dump', '--insn', '--tsv', bundle],
+                       capture_output=True, text=True, timeout=120)
+    addrs = [int(l.split('\t')[2], 16) for l in p.stdout.splitlines() if l.count('\t') >= 2]
+    ok = bool(addrs) and addrs[-1] == d['pc'] and run.addrs[0] in addrs
+    if ok:
+        k = addrs.index(run.addrs[0])
+        ok = addrs[k:] == run.addrs[:len(addrs) - k]
+    report('hwt save: the bundle holds the history up to the stop', ok,
+           f'{len(addrs)} items, last {addrs[-1] if addrs else None}, stop {d["pc"]:#x}; '
+           f'{p.stderr[-300:]}')
+    report('hwt save: an existing directory is refused', 'already exists' in d['again'],
+           d['again'])
+
+
+def watch_suite(server_exe, programs, tmp):
+    """Z2/Z3 through the collector: loops writes grid[1][1] = 2 in its first
+    loop nest and reads it in the second."""
+    path = os.path.realpath(os.path.join(programs, 'loops_O0'))
+    srv = Server(server_exe, ['--', path], tmp, 'watch', programs)
+    script = ('import gdb, json\ngdb.execute("break main")\ngdb.execute("continue")\n'
+              'gdb.execute("watch grid[1][1]")\ngdb.execute("continue")\n'
+              'gdb.execute("echo <<read>>\\\\n")\n'
+              'gdb.execute("delete")\ngdb.execute("rwatch grid[1][1]")\n'
+              'gdb.execute("continue")\n'
+              'json.dump(gdb.selected_frame().find_sal().line, open(OUT, "w"))\n'
+              'gdb.execute("kill")\n')
+    try:
+        out, line = gdb(path, srv.address, script, tmp, 'watch')
+    finally:
+        srv.wait(10)
+        srv.stop()
+    # The stop printing goes to GDB's output, not to gdb.execute's string.
+    w, _, r = out.partition('<<read>>')
+    report('watch: a write watchpoint stops at the write with the new value',
+           'Hardware watchpoint' in w and 'New value = 2' in w, out[-600:])
+    report('watch: a read watchpoint stops in the reading loop',
+           'read watchpoint' in r and 'Value = 2' in r and line in (20, 21, 22),
+           f'line {line}: {r[-400:]}')
+
+
+# ---- robustness -----------------------------------------------------------
+
+def frame(payload):
+    payload = payload.encode() if isinstance(payload, str) else payload
+    return b'$' + payload + b'#%02x' % (sum(payload) & 0xff)
+
+
+def connect(address):
+    host, port = address.rsplit(':', 1)
+    return socket.create_connection((host, int(port)), timeout=20)
+
+
+def read_packet(s, buf=b''):
+    """The next packet's payload (acks skipped); returns (payload, rest)."""
+    while True:
+        buf = buf.lstrip(b'+')
+        h = buf.find(b'#')
+        if buf.startswith(b'$') and h >= 0 and len(buf) >= h + 3:
+            return buf[1:h], buf[h + 3:]
+        chunk = s.recv(65536)
+        if not chunk:
+            raise EOFError('server closed the connection')
+        buf += chunk
+
+
+def ask(s, pkt, buf=b''):
+    s.sendall(frame(pkt))
+    p, buf = read_packet(s, buf)
+    s.sendall(b'+')
+    return p, buf
+
+
+def robustness(server_exe, programs, tmp):
+    sleeper = '/bin/sleep'
+    # ^C: the program sleeps, the interrupt stops it with SIGINT.
+    srv = Server(server_exe, ['--', sleeper, '30'], tmp, 'ctrlc', programs)
+    try:
+        s = connect(srv.address)
+        ask(s, 'qSupported:swbreak+')
+        s.sendall(frame('vCont;c'))
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        s.sendall(b'\x03')
+        p, _ = read_packet(s)
+        s.sendall(b'+')
+        report('^C stops a sleeping program with SIGINT', p.startswith(b'T02thread:'),
+               f'reply {p[:60]!r} after {time.monotonic() - t0:.1f} s')
+        # While one client is served, a second one is refused.
+        s2 = connect(srv.address)
+        p2, _ = read_packet(s2)
+        report('second client is refused', p2.startswith(b'E'), repr(p2[:80]))
+        s2.close()
+        ask(s, 'vKill;1')
+        s.close()
+        report('server exits after vKill', srv.wait(10) is not None, srv.log())
+    except (OSError, EOFError) as e:
+        report('^C stops a sleeping program with SIGINT', False, f'{e}: {srv.log()}')
+    finally:
+        srv.stop()
+
+    # GDB killed mid-session: the launched program must not stay stopped.
+    path = os.path.realpath(os.path.join(programs, 'loops'))
+    srv = Server(server_exe, ['--', sleeper, '30'], tmp, 'gdbkill', programs)
+    try:
+        g = subprocess.Popen(['gdb', '-nx', '-batch', '-ex', f'target remote {srv.address}',
+                              '-ex', 'break nanosleep', '-ex', 'continue', '-ex', 'shell sleep 60',
+                              sleeper], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        inferior = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and inferior is None:
+            kids = [k for k in children(srv.proc.pid)]
+            # The server runs under env/setarch: its own pid is the exec'd one.
+            inferior = kids[0] if kids else None
+            time.sleep(0.1)
+        time.sleep(2.0)   # GDB is connected and waiting in its shell command
+        state_before = proc_state(inferior) if inferior else None
+        g.send_signal(signal.SIGKILL)
+        g.wait()
+        code = srv.wait(15)
+        time.sleep(0.5)
+        state = proc_state(inferior) if inferior else None
+        report('GDB killed mid-session: server exits, no stopped orphan',
+               inferior is not None and code is not None and state in (None, 'R', 'S', 'D'),
+               f'inferior {inferior} was {state_before}, now {state}; server {code}; {srv.log()}')
+    finally:
+        srv.stop()
+        del path
+
+    # --attach, then detach: the process runs on.
+    victim = subprocess.Popen(['setarch', '-R', sleeper, '30'])
+    try:
+        srv = Server(server_exe, ['--attach', str(victim.pid)], tmp, 'attach', programs)
+        try:
+            out, _ = gdb(sleeper, srv.address, 'import gdb\ngdb.execute("info threads")\n'
+                         'gdb.execute("detach")\n', tmp, 'attach')
+            code = srv.wait(10)
+        finally:
+            srv.stop()
+        state = proc_state(victim.pid)
+        report('attach and detach: the process runs on', code == 0 and state in ('S', 'R'),
+               f'state {state}, server {code}: {out[-600:]}')
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--build', required=True)
+    ap.add_argument('--only', help='comma-separated parts: bts,pt,threads,reverse,watch,save,robust')
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    server_exe = os.path.join(build, 'hwt-server')
+    programs = os.path.join(build, 'programs')
+    only = set(args.only.split(',')) if args.only else None
+    for tool in ('gdb', 'setarch'):
+        if subprocess.run(['which', tool], capture_output=True).returncode:
+            print(f'SKIP gdb live: {tool} is not installed')
+            print('0 passed, 0 failed, 1 skipped')
+            return 0
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix='hwt-live-') as tmp:
+        if not only or 'bts' in only:
+            history_suite(server_exe, programs, tmp, BTS_PROGS, 'bts')
+            bts_buffer(server_exe, programs, tmp)
+        if not only or 'pt' in only:
+            history_suite(server_exe, programs, tmp, PT_PROGS, 'pt')
+        if not only or 'threads' in only:
+            threads_suite(server_exe, programs, tmp)
+        if not only or 'reverse' in only:
+            reverse_suite(server_exe, programs, tmp)
+        if not only or 'watch' in only:
+            watch_suite(server_exe, programs, tmp)
+        if not only or 'save' in only:
+            save_suite(server_exe, programs, tmp, build)
+        if not only or 'robust' in only:
+            robustness(server_exe, programs, tmp)
+    from hwt_testlib import RESULTS
+    passed = sum(RESULTS)
+    print(f'# {time.monotonic() - t0:.0f} s')
+    print(f'{passed} passed, {len(RESULTS) - passed} failed')
+    return exit_status()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,167 @@
+/* test_gdb_server.c - hwt-server's resume, breakpoint and write packets
+ * over a fake target: what reaches the target for each packet, and the
+ * replies GDB gets, without a process or a trace. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "../../plugin/gdb/server.h"
+
+static struct srv_action got[8];
+static size_t ngot;
+static uint8_t mem[64];
+static int64_t last_reg = -1;
+
+static int fake_resume(struct server *s, const struct srv_action *a, size_t n,
+		       char *reply, size_t cap)
+{
+	(void)s;
+	ngot = n < 8 ? n : 8;
+	memcpy(got, a, ngot * sizeof(*a));
+	snprintf(reply, cap, "T05thread:2a;");
+	return 0;
+}
+
+static long fake_mem_write(struct server *s, uint64_t addr, const void *buf,
+			   size_t len)
+{
+	(void)s;
+	if (addr + len > sizeof(mem))
+		return -14;
+	memcpy(mem + addr, buf, len);
+	return (long)len;
+}
+
+static int fake_reg_set(struct server *s, size_t ti, int regno,
+			const uint8_t *val, struct hwt_err *err)
+{
+	(void)s; (void)ti; (void)val; (void)err;
+	last_reg = regno;
+	return 0;
+}
+
+static struct target_ops ops = {
+	.mode = "fake",
+	.resume = fake_resume,
+	.mem_write = fake_mem_write,
+	.reg_set = fake_reg_set,
+};
+
+/* The payload of the one reply the server sent to peer. */
+static const char *reply_of(int peer)
+{
+	static char buf[RSP_MAX_PAYLOAD + 8];
+	ssize_t n = read(peer, buf, sizeof(buf) - 1);
+	char *hash;
+
+	if (n <= 0 || buf[0] != '$')
+		return "(none)";
+	buf[n] = '\0';
+	hash = strrchr(buf, '#');
+	if (hash)
+		*hash = '\0';
+	return buf + 1;
+}
+
+static const char *send_pkt(struct server *s, int peer, const char *pkt)
+{
+	int rc = 0;
+	bool mine = vcont_handle(s, pkt, &rc) || breakpoints_handle(s, pkt, &rc) ||
+		    writes_handle(s, pkt, strlen(pkt), &rc);
+
+	return mine && rc == 0 ? reply_of(peer) : "(not handled)";
+}
+
+int main(void)
+{
+	static struct server s;
+	static struct srv_thread th[2] = { { .tid = 0x2a }, { .tid = 0x2b } };
+	int sv[2];
+	const char *r;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return 2;
+	s.ops = &ops;
+	s.threads = th;
+	s.nthreads = 2;
+	rsp_conn_init(&s.conn, sv[0]);
+	s.conn.noack = true;
+
+	r = send_pkt(&s, sv[1], "vCont?");
+	CHECK("vCont? lists c, C, s, S", !strcmp(r, "vCont;c;C;s;S"), "%s", r);
+	r = send_pkt(&s, sv[1], "vCont;s:2a;c");
+	CHECK("vCont;s:2a;c reaches the target as two actions",
+	      ngot == 2 && got[0].tid == 0x2a && got[0].kind == 's' &&
+	      got[1].tid == -1 && got[1].kind == 'c' && !strcmp(r, "T05thread:2a;"),
+	      "%zu actions, reply %s", ngot, r);
+	send_pkt(&s, sv[1], "vCont;C1e:2b");
+	CHECK("C with GDB's SIGUSR1 (0x1e) delivers Linux's 10",
+	      ngot == 1 && got[0].signal == 10 && got[0].tid == 0x2b && got[0].kind == 'c',
+	      "signal %d", got[0].signal);
+	send_pkt(&s, sv[1], "S0b");
+	CHECK("S0b steps with SIGSEGV", ngot == 1 && got[0].kind == 's' && got[0].signal == 11,
+	      "kind %c signal %d", got[0].kind, got[0].signal);
+	ngot = 0;
+	r = send_pkt(&s, sv[1], "vCont;x");
+	CHECK("an unknown vCont action is refused", r[0] == 'E' && ngot == 0, "%s", r);
+	r = send_pkt(&s, sv[1], "vCont;c:zz");
+	CHECK("a bad thread id is refused", r[0] == 'E' && ngot == 0, "%s", r);
+	r = send_pkt(&s, sv[1], "vCont;C2:1");
+	CHECK("a one-digit signal is refused", r[0] == 'E' && ngot == 0, "%s", r);
+	r = send_pkt(&s, sv[1], "c 1000");
+	CHECK("c ADDR is refused", r[0] == 'E' && ngot == 0, "%s", r);
+
+	r = send_pkt(&s, sv[1], "Z0,401000,1");
+	CHECK("Z0 adds an address", !strcmp(r, "OK") && s.nbps == 1 && s.bps[0] == 0x401000,
+	      "%s, %zu", r, s.nbps);
+	send_pkt(&s, sv[1], "Z0,401000,1");
+	CHECK("the same Z0 twice is one address", s.nbps == 1, "%zu", s.nbps);
+	send_pkt(&s, sv[1], "z0,401000,1");
+	CHECK("z0 removes it", s.nbps == 0, "%zu", s.nbps);
+	r = send_pkt(&s, sv[1], "Z2,1000,4");
+	CHECK("Z2 on a target without watchpoints gets the empty reply",
+	      !strcmp(r, "") && s.nwatches == 0, "'%s'", r);
+	ops.can_watch = true;
+	r = send_pkt(&s, sv[1], "Z2,1001,4");
+	CHECK("an unaligned watchpoint is refused", r[0] == 'E' && s.nwatches == 0, "%s", r);
+	for (int i = 0; i < 4; i++) {
+		char pkt[32];
+
+		snprintf(pkt, sizeof(pkt), "Z%d,%x,8", 2 + i % 3, 0x1000 + 8 * i);
+		send_pkt(&s, sv[1], pkt);
+	}
+	r = send_pkt(&s, sv[1], "Z2,2000,8");
+	CHECK("a fifth watchpoint is refused", r[0] == 'E' && s.nwatches == 4, "%s, %zu", r,
+	      s.nwatches);
+	r = send_pkt(&s, sv[1], "Z9,1000,1");
+	CHECK("an unknown Z type gets the empty reply", !strcmp(r, ""), "'%s'", r);
+
+	r = send_pkt(&s, sv[1], "M8,2:abcd");
+	CHECK("M writes its bytes", !strcmp(r, "OK") && mem[8] == 0xab && mem[9] == 0xcd, "%s", r);
+	r = send_pkt(&s, sv[1], "M8,2:abc");
+	CHECK("M with too few digits is refused", r[0] == 'E', "%s", r);
+	r = send_pkt(&s, sv[1], "M100,1:00");
+	CHECK("M beyond the target's memory is an error", r[0] == 'E', "%s", r);
+	r = send_pkt(&s, sv[1], "P10=0010400000000000");
+	CHECK("P writes rip (register 16)", !strcmp(r, "OK") && last_reg == 16, "%s %lld", r,
+	      (long long)last_reg);
+	r = send_pkt(&s, sv[1], "P10=00");
+	CHECK("P with a value of the wrong size is refused", r[0] == 'E', "%s", r);
+
+	int bad = 0;
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig != 16 && srv_linux_signal(srv_gdb_signal(sig)) != sig)
+			bad = sig;
+	CHECK("Linux signals map to GDB's and back", bad == 0, "signal %d", bad);
+	CHECK("SIGSTKFLT has no GDB number", srv_gdb_signal(16) == 143, "%d", srv_gdb_signal(16));
+
+	ops.reg_set = NULL;
+	r = send_pkt(&s, sv[1], "M8,1:00");
+	CHECK("a read-only target refuses writes", r[0] == 'E', "%s", r);
+	rsp_conn_free(&s.conn);
+	close(sv[0]);
+	close(sv[1]);
+	return check_exit();
+}
