@@ -285,6 +285,19 @@ ssize_t hwt_collect_mem_write(struct hwt_collector *c, uint64_t addr,
  * then ended: threads and modules stay readable until close. */
 int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err);
 
+/* Stage a recording into a bundle being written (hwt_bundle_stage_begin
+ * gave staging): each thread's trace as threads/TID.SUFFIX, and with
+ * copy_modules the module files under modules/ (one gone since it was
+ * mapped keeps its path only). threads NULL: hwt_collect_threads(c).
+ * Sets b's type (by trace format; ETM is refused for now), cpu, pid,
+ * triple, threads and modules; the caller sets the stop and the core and
+ * commits, then frees with hwt_collect_stage_free. */
+int hwt_collect_stage(const char *staging, struct hwt_collector *c,
+		      const struct hwt_collect_thread *threads,
+		      size_t nthreads, bool copy_modules,
+		      struct hwt_bundle *b, struct hwt_err *err);
+void hwt_collect_stage_free(struct hwt_bundle *b);
+
 /* Kills a still-running process and frees everything. */
 void hwt_collect_close(struct hwt_collector *c);
 

@@ -55,23 +55,6 @@ static void print_usage(void)
 
 /* Bundles by trace format. CoreSight is decoded from OpenCSD snapshot
  * directories, which hwtrace cannot write yet. */
-static const struct {
-	const char *type, *suffix;
-} bundle_kinds[] = {
-	[HWT_COLLECT_FMT_SW] = { HWT_BUNDLE_TYPE_SW, "hwtsw" },
-	[HWT_COLLECT_FMT_PT] = { HWT_BUNDLE_TYPE_PT, "ipt" },
-	[HWT_COLLECT_FMT_BTS] = { HWT_BUNDLE_TYPE_BTS, "bts" },
-	[HWT_COLLECT_FMT_ETM] = { NULL, NULL },
-};
-
-static int etm_refused(struct hwt_err *err)
-{
-	return hwt_err_set(err, ENOTSUP, "recording CoreSight ETM trace into "
-			   "a bundle is not supported yet (hwtrace reads "
-			   "CoreSight only as OpenCSD snapshot directories); "
-			   "pick another --backend");
-}
-
 struct record_args {
 	const char *output;
 	struct hwt_collect_opts opts;
@@ -155,123 +138,6 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* Files to copy are named by their path on this system, minus the root. */
-static char *module_member(const char *system_path)
-{
-	char *rel;
-
-	while (*system_path == '/')
-		system_path++;
-	if (asprintf(&rel, "modules/%s", system_path) < 0)
-		return NULL;
-	return rel;
-}
-
-/* Every thread of a recording has its backend's one format. */
-static int bundle_type(struct hwt_collector *col, const char **type,
-		       const char **suffix, struct hwt_err *err)
-{
-	const struct hwt_collect_thread *threads;
-	size_t n = hwt_collect_threads(col, &threads);
-	enum hwt_collect_format f = n ? threads[0].format : HWT_COLLECT_FMT_SW;
-
-	if ((size_t)f >= sizeof(bundle_kinds) / sizeof(bundle_kinds[0]))
-		return hwt_err_set(err, EPROTO, "the backend delivered trace "
-				   "format %d, which hwtrace does not know",
-				   (int)f);
-	if (f == HWT_COLLECT_FMT_ETM)
-		return etm_refused(err);
-	*type = bundle_kinds[f].type;
-	*suffix = bundle_kinds[f].suffix;
-	return 0;
-}
-
-static int stage_threads(const char *staging, struct hwt_collector *col,
-			 const char *suffix, struct hwt_bundle *b,
-			 struct hwt_err *err)
-{
-	const struct hwt_collect_thread *threads;
-	size_t n = hwt_collect_threads(col, &threads);
-
-	b->threads = calloc(n ? n : 1, sizeof(*b->threads));
-	if (!b->threads)
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		const struct hwt_collect_thread *t = &threads[i];
-		struct hwt_bundle_thread *bt = &b->threads[b->nthreads];
-		int rc;
-
-		if (asprintf(&bt->trace_file, "threads/%d.%s", (int)t->tid,
-			     suffix) < 0)
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		b->nthreads++;
-		bt->tid = t->tid;
-		bt->trace_size = t->trace_size;
-		bt->lost_bytes = t->lost_bytes;
-		bt->lost_insns = t->lost_insns;
-		bt->insn_total = t->insn_total;
-		rc = hwt_bundle_stage_write(staging, bt->trace_file, t->trace,
-					    t->trace_size, err);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-static int stage_modules(const char *staging, struct hwt_collector *col,
-			 bool copy, struct hwt_bundle *b, struct hwt_err *err)
-{
-	const struct hwt_collect_module *mods;
-	size_t n = hwt_collect_modules(col, &mods);
-
-	b->modules = calloc(n ? n : 1, sizeof(*b->modules));
-	if (!b->modules)
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		struct hwt_bundle_module *m = &b->modules[b->nmodules];
-		bool dup = false;
-
-		m->system_path = strdup(mods[i].path);
-		m->uuid = mods[i].build_id ? strdup(mods[i].build_id) : NULL;
-		m->load_address = mods[i].load_address;
-		if (!m->system_path)
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		b->nmodules++;
-		/* The same file mapped twice (dlopen again) is copied once. */
-		for (size_t j = 0; j + 1 < b->nmodules; j++)
-			if (!strcmp(b->modules[j].system_path, m->system_path) &&
-			    b->modules[j].file) {
-				m->file = strdup(b->modules[j].file);
-				dup = true;
-			}
-		if (!copy || dup)
-			continue;
-		m->file = module_member(m->system_path);
-		if (!m->file)
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		if (hwt_bundle_stage_copy(staging, m->file, m->system_path, err)) {
-			/* Gone since it was mapped: keep the path only. */
-			free(m->file);
-			m->file = NULL;
-			hwt_err_clear(err);
-		}
-	}
-	return 0;
-}
-
-static void free_staged(struct hwt_bundle *b)
-{
-	for (size_t i = 0; i < b->nthreads; i++)
-		free(b->threads[i].trace_file);
-	for (size_t i = 0; i < b->nmodules; i++) {
-		free(b->modules[i].system_path);
-		free(b->modules[i].file);
-		free(b->modules[i].uuid);
-	}
-	free(b->threads);
-	free(b->modules);
-}
-
 static int exit_code(const struct hwt_collect_end *end)
 {
 	switch (end->reason) {
@@ -330,7 +196,6 @@ int cmd_record(int argc, char **argv)
 	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_SW };
 	struct hwt_err err = { 0 };
 	char *staging = NULL, *outdir = NULL;
-	const char *type = NULL, *suffix = NULL;
 	int rc, status = HWT_EXIT_ERROR;
 
 	if ((rc = parse_args(argc, argv, &a)))
@@ -339,9 +204,14 @@ int cmd_record(int argc, char **argv)
 		return cli_fail(&err);
 	/* Launch checked the hardware; a perf backend's program has not run
 	 * any of its code yet, and now never will. */
-	if (a.opts.backend && !strcmp(a.opts.backend, "perf-etm")) {
+	if (a.opts.backend && (!strcmp(a.opts.backend, "perf-etm") ||
+			       !strcmp(a.opts.backend, "etm"))) {
 		hwt_collect_close(col);
-		return cli_fail((etm_refused(&err), &err));
+		hwt_err_set(&err, ENOTSUP, "recording CoreSight ETM trace into "
+			    "a bundle is not supported yet (hwtrace reads "
+			    "CoreSight only as OpenCSD snapshot directories); "
+			    "pick another --backend");
+		return cli_fail(&err);
 	}
 	if (a.output)
 		outdir = strdup(a.output);
@@ -372,17 +242,11 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		b.core = "core";
 	}
-	if ((rc = bundle_type(col, &type, &suffix, &err)))
-		goto out;
-	b.type = (char *)type;
-	b.cpu = hwt_collect_cpu_info();
-	b.pid = hwt_collect_pid(col);
-	b.triple = "x86_64-unknown-linux-gnu";
 	b.stop_reason = end.reason;
 	b.stop_status = end.status;
 	b.stop_signal = end.signal;
-	if ((rc = stage_threads(staging, col, suffix, &b, &err)) ||
-	    (rc = stage_modules(staging, col, a.copy_modules, &b, &err)))
+	if ((rc = hwt_collect_stage(staging, col, NULL, 0, a.copy_modules,
+				    &b, &err)))
 		goto out;
 	if (end.reason == HWT_STOP_FAULT &&
 	    (rc = hwt_collect_finish(col, &end, &err)))
@@ -400,7 +264,7 @@ out:
 			hwt_bundle_stage_abort(staging);
 	}
 	hwt_collect_close(col);
-	free_staged(&b);
+	hwt_collect_stage_free(&b);
 	free(staging);
 	free(outdir);
 	return status;

@@ -1,0 +1,145 @@
+/* bundle.c - a recording's threads and modules into a bundle being
+ * written, for `hwtrace record` and hwt-server's qHwtSave alike. The
+ * bundle type follows the backend's trace format. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwt-collect.h"
+
+static const struct {
+	const char *type, *suffix;
+} kinds[] = {
+	[HWT_COLLECT_FMT_SW] = { HWT_BUNDLE_TYPE_SW, "hwtsw" },
+	[HWT_COLLECT_FMT_PT] = { HWT_BUNDLE_TYPE_PT, "ipt" },
+	[HWT_COLLECT_FMT_BTS] = { HWT_BUNDLE_TYPE_BTS, "bts" },
+	[HWT_COLLECT_FMT_ETM] = { NULL, NULL },
+};
+
+static int stage_threads(const char *staging,
+			 const struct hwt_collect_thread *t, size_t n,
+			 struct hwt_bundle *b, struct hwt_err *err)
+{
+	/* Every thread of a recording has its backend's one format. */
+	enum hwt_collect_format f = n ? t[0].format : HWT_COLLECT_FMT_SW;
+
+	if ((size_t)f >= sizeof(kinds) / sizeof(kinds[0]))
+		return hwt_err_set(err, EPROTO, "the backend delivered trace "
+				   "format %d, which hwtrace does not know",
+				   (int)f);
+	if (!kinds[f].type)
+		return hwt_err_set(err, ENOTSUP, "recording CoreSight ETM "
+				   "trace into a bundle is not supported yet "
+				   "(hwtrace reads CoreSight only as OpenCSD "
+				   "snapshot directories); pick another "
+				   "--backend");
+	b->type = (char *)kinds[f].type;
+	b->threads = calloc(n ? n : 1, sizeof(*b->threads));
+	if (!b->threads)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct hwt_bundle_thread *bt = &b->threads[b->nthreads];
+		int rc;
+
+		if (t[i].format != f)
+			return hwt_err_set(err, EPROTO, "thread %d's trace "
+					   "format differs from thread %d's",
+					   (int)t[i].tid, (int)t[0].tid);
+		if (asprintf(&bt->trace_file, "threads/%d.%s", (int)t[i].tid,
+			     kinds[f].suffix) < 0) {
+			bt->trace_file = NULL;
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		}
+		b->nthreads++;
+		bt->tid = t[i].tid;
+		bt->trace_size = t[i].trace_size;
+		bt->lost_bytes = t[i].lost_bytes;
+		bt->lost_insns = t[i].lost_insns;
+		bt->insn_total = t[i].insn_total;
+		rc = hwt_bundle_stage_write(staging, bt->trace_file, t[i].trace,
+					    t[i].trace_size, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Each file once, under modules/ by its system path minus the root; a
+ * file gone since it was mapped keeps its path only. */
+static int stage_modules(const char *staging,
+			 const struct hwt_collect_module *m, size_t n,
+			 bool copy, struct hwt_bundle *b, struct hwt_err *err)
+{
+	b->modules = calloc(n ? n : 1, sizeof(*b->modules));
+	if (!b->modules)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct hwt_bundle_module *bm = &b->modules[b->nmodules];
+		const char *rel = m[i].path;
+
+		bm->system_path = strdup(m[i].path);
+		bm->uuid = m[i].build_id ? strdup(m[i].build_id) : NULL;
+		bm->load_address = m[i].load_address;
+		if (!bm->system_path || (m[i].build_id && !bm->uuid))
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		b->nmodules++;
+		/* The same file mapped twice (dlopen again) is copied once. */
+		for (size_t j = 0; j + 1 < b->nmodules && !bm->file; j++)
+			if (!strcmp(b->modules[j].system_path, bm->system_path) &&
+			    b->modules[j].file &&
+			    !(bm->file = strdup(b->modules[j].file)))
+				return hwt_err_set(err, ENOMEM, "out of memory");
+		if (!copy || bm->file || rel[0] != '/')
+			continue;
+		while (*rel == '/')
+			rel++;
+		if (asprintf(&bm->file, "modules/%s", rel) < 0) {
+			bm->file = NULL;
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		}
+		if (hwt_bundle_stage_copy(staging, bm->file, bm->system_path,
+					  err)) {
+			free(bm->file);
+			bm->file = NULL;
+			hwt_err_clear(err);
+		}
+	}
+	return 0;
+}
+
+int hwt_collect_stage(const char *staging, struct hwt_collector *c,
+		      const struct hwt_collect_thread *threads,
+		      size_t nthreads, bool copy_modules,
+		      struct hwt_bundle *b, struct hwt_err *err)
+{
+	const struct hwt_collect_module *mods;
+	size_t nmods = hwt_collect_modules(c, &mods);
+	int rc;
+
+	if (!threads)
+		nthreads = hwt_collect_threads(c, &threads);
+	b->cpu = hwt_collect_cpu_info();
+	b->pid = hwt_collect_pid(c);
+	b->triple = "x86_64-unknown-linux-gnu";
+	rc = stage_threads(staging, threads, nthreads, b, err);
+	if (!rc)
+		rc = stage_modules(staging, mods, nmods, copy_modules, b, err);
+	return rc;
+}
+
+void hwt_collect_stage_free(struct hwt_bundle *b)
+{
+	for (size_t i = 0; i < b->nthreads; i++)
+		free(b->threads[i].trace_file);
+	for (size_t i = 0; i < b->nmodules; i++) {
+		free(b->modules[i].system_path);
+		free(b->modules[i].file);
+		free(b->modules[i].uuid);
+	}
+	free(b->threads);
+	free(b->modules);
+	b->threads = NULL;
+	b->modules = NULL;
+	b->nthreads = b->nmodules = 0;
+}
