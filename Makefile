@@ -87,6 +87,8 @@ deps:
 check: deps
 	$(MAKE) all
 	$(MAKE) SAN=1 binaries
+	@# The sanitizer build's tests trace the same (uninstrumented) programs.
+	ln -sfn ../build/programs build-san/programs
 	$(MAKE) fuzz
 	@python3 tests/run.py --build build --san-build build-san
 
