@@ -74,18 +74,18 @@ static void note_add(struct notes *b, const char *name, uint32_t type,
 	b->len += need;
 }
 
-static void add_prstatus(struct notes *b, const struct pt_collector *c,
+static void add_prstatus(struct notes *b, const struct hwt_core_desc *d,
 			 pid_t tid, const struct user_regs_struct *regs)
 {
 	struct elf_prstatus st;
-	pid_t pid = c->base.pid;
+	pid_t pid = d->pid;
 
 	memset(&st, 0, sizeof(st));
 	/* Like the kernel, every thread carries the signal that dumped. */
-	st.pr_info.si_signo = c->fault_siginfo.si_signo;
-	st.pr_info.si_code = c->fault_siginfo.si_code;
-	st.pr_info.si_errno = c->fault_siginfo.si_errno;
-	st.pr_cursig = (short)c->base.end.signal;
+	st.pr_info.si_signo = d->siginfo->si_signo;
+	st.pr_info.si_code = d->siginfo->si_code;
+	st.pr_info.si_errno = d->siginfo->si_errno;
+	st.pr_cursig = (short)d->signal;
 	st.pr_pid = tid;
 	st.pr_ppid = getpid();
 	st.pr_pgrp = getpgid(pid);
@@ -97,11 +97,10 @@ static void add_prstatus(struct notes *b, const struct pt_collector *c,
 	note_add(b, "CORE", NT_PRSTATUS, &st, sizeof(st));
 }
 
-static void add_prpsinfo(struct notes *b, const struct pt_collector *c)
+static void add_prpsinfo(struct notes *b, pid_t pid)
 {
 	struct elf_prpsinfo ps;
 	char path[64], *text;
-	pid_t pid = c->base.pid;
 	struct stat sb;
 	size_t len;
 
@@ -201,40 +200,38 @@ static void add_fp_notes(struct notes *b, pid_t tid, uint8_t *xstate)
 		note_add(b, "LINUX", NT_X86_XSTATE, xstate, iov.iov_len);
 }
 
-static int build_notes(struct pt_collector *c, const struct hwt_maps *maps,
-		       struct notes *b, struct hwt_err *err)
+static int build_notes(const struct hwt_core_desc *d,
+		       const struct hwt_maps *maps, struct notes *b,
+		       struct hwt_err *err)
 {
 	uint8_t *xstate = malloc(XSTATE_MAX);
-	struct pt_thread *f = c->fault_thread;
+	pid_t f = d->fault_tid;
 	struct user_regs_struct regs;
 
 	if (!xstate)
 		return hwt_err_set(err, ENOMEM, "out of memory for a core");
-	if (ptrace(PTRACE_GETREGS, f->tid, 0, &regs) < 0) {
+	if (ptrace(PTRACE_GETREGS, f, 0, &regs) < 0) {
 		free(xstate);
 		return hwt_err_set(err, errno,
 				   "cannot read the registers of thread %d: %s",
-				   (int)f->tid, strerror(errno));
+				   (int)f, strerror(errno));
 	}
 	/* The kernel's order: the dumping thread's status, the process
 	 * notes, its other register sets, then each other thread. */
-	add_prstatus(b, c, f->tid, &regs);
-	add_prpsinfo(b, c);
-	note_add(b, "CORE", NT_SIGINFO, &c->fault_siginfo,
-		 sizeof(c->fault_siginfo));
-	add_auxv(b, f->tid);
+	add_prstatus(b, d, f, &regs);
+	add_prpsinfo(b, d->pid);
+	note_add(b, "CORE", NT_SIGINFO, d->siginfo, sizeof(*d->siginfo));
+	add_auxv(b, f);
 	add_files(b, maps);
-	add_fp_notes(b, f->tid, xstate);
-	for (size_t i = 0; i < c->nthreads; i++) {
-		struct pt_thread *t = c->threads[i];
-
-		if (t == f || t->state == PT_GONE)
+	add_fp_notes(b, f, xstate);
+	for (size_t i = 0; i < d->ntids; i++) {
+		if (d->tids[i] == f)
 			continue;
 		/* A thread killed since it stopped has no registers. */
-		if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+		if (ptrace(PTRACE_GETREGS, d->tids[i], 0, &regs) < 0)
 			continue;
-		add_prstatus(b, c, t->tid, &regs);
-		add_fp_notes(b, t->tid, xstate);
+		add_prstatus(b, d, d->tids[i], &regs);
+		add_fp_notes(b, d->tids[i], xstate);
 	}
 	free(xstate);
 	if (b->nomem)
@@ -307,7 +304,7 @@ static int copy_memory(int memfd, int fd, uint64_t start, uint64_t end,
 	return 0;
 }
 
-static int write_core_file(struct pt_collector *c, int fd, int memfd,
+static int write_core_file(int fd, int memfd,
 			   const struct hwt_maps *maps,
 			   const struct notes *notes, struct hwt_err *err)
 {
@@ -382,11 +379,10 @@ out:
 	return rc;
 }
 
-int hwt_pt_write_core(struct hwt_collector *base, const char *path,
-		      struct hwt_err *err)
+int hwt_core_write(const struct hwt_core_desc *d, const char *path,
+		   struct hwt_err *err)
 {
-	struct pt_collector *c = pt_of(base);
-	pid_t tid = c->fault_thread->tid;
+	pid_t tid = d->fault_tid;
 	struct notes notes = {0};
 	struct hwt_maps maps;
 	char mempath[64];
@@ -401,7 +397,7 @@ int hwt_pt_write_core(struct hwt_collector *base, const char *path,
 				   "ELF core without extended numbering holds",
 				   maps.n);
 	}
-	if ((rc = build_notes(c, &maps, &notes, err)) < 0)
+	if ((rc = build_notes(d, &maps, &notes, err)) < 0)
 		goto out_maps;
 	snprintf(mempath, sizeof(mempath), "/proc/%d/mem", (int)tid);
 	memfd = open(mempath, O_RDONLY | O_CLOEXEC);
@@ -417,7 +413,7 @@ int hwt_pt_write_core(struct hwt_collector *base, const char *path,
 		close(memfd);
 		goto out_maps;
 	}
-	rc = write_core_file(c, fd, memfd, &maps, &notes, err);
+	rc = write_core_file(fd, memfd, &maps, &notes, err);
 	close(memfd);
 	if (close(fd) < 0 && rc == 0)
 		rc = hwt_err_set(err, errno, "writing core file %s: %s", path,
@@ -427,5 +423,27 @@ int hwt_pt_write_core(struct hwt_collector *base, const char *path,
 out_maps:
 	free(notes.p);
 	hwt_maps_free(&maps);
+	return rc;
+}
+
+int hwt_pt_write_core(struct hwt_collector *base, const char *path,
+		      struct hwt_err *err)
+{
+	struct pt_collector *c = pt_of(base);
+	pid_t *tids = calloc(c->nthreads ? c->nthreads : 1, sizeof(*tids));
+	struct hwt_core_desc d = {
+		.pid = c->base.pid, .fault_tid = c->fault_thread->tid,
+		.tids = tids, .siginfo = &c->fault_siginfo,
+		.signal = c->base.end.signal,
+	};
+	int rc;
+
+	if (!tids)
+		return hwt_err_set(err, ENOMEM, "out of memory for a core");
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i]->state != PT_GONE)
+			tids[d.ntids++] = c->threads[i]->tid;
+	rc = hwt_core_write(&d, path, err);
+	free(tids);
 	return rc;
 }

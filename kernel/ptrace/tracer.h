@@ -57,6 +57,9 @@ struct pt_thread {
 	int forward_signal;     /* sent so: deliver it when it reports */
 	unsigned dr_gen;        /* debug register setup it has */
 	bool dr_set;            /* some debug register enabled */
+	bool announce;          /* born during a resume that reports
+				 * births: queue THREAD_CREATED at its
+				 * first stop */
 	bool has_event;         /* event below not reported yet */
 	struct hwt_collect_event event;
 };
@@ -70,6 +73,7 @@ struct pt_live {
 	size_t nwatches;
 	int memfd;                      /* /proc/PID/mem for the watches */
 	enum hwt_resume_kind new_thread_kind;
+	bool report_created;            /* report_thread_created */
 	struct pt_thread *first;        /* whose event ends this resume */
 	/* An event was queued: the other threads are being stopped, and no
 	 * thread is resumed any more except to collect an interrupt. */
@@ -248,6 +252,9 @@ int hwt_pt_live_signal(struct pt_collector *c, struct pt_thread *t, int sig);
 int hwt_pt_live_thread_died(struct pt_collector *c, struct pt_thread *t,
 			    int status);
 int hwt_pt_live_interrupt_stop(struct pt_collector *c, struct pt_thread *t);
+/* A new thread's first stop in a resume that reports births: queue
+ * HWT_EVENT_THREAD_CREATED on it (it stays stopped there). */
+int hwt_pt_live_born(struct pt_collector *c, struct pt_thread *t);
 
 /* interrupt.c */
 struct pt_interrupt;
@@ -282,6 +289,18 @@ ssize_t hwt_pt_mem_write(struct hwt_collector *base, uint64_t addr,
 			 const void *buf, size_t len);
 
 /* coredump.c */
+/* A process to dump as an ELF core, every thread listed in a ptrace-stop
+ * of the caller (the module backend holds its faults that way too). */
+struct hwt_core_desc {
+	pid_t pid;
+	pid_t fault_tid;          /* its notes come first */
+	const pid_t *tids;        /* live threads; fault_tid may be among them */
+	size_t ntids;
+	const siginfo_t *siginfo; /* of the signal that dumps */
+	int signal;
+};
+int hwt_core_write(const struct hwt_core_desc *d, const char *path,
+		   struct hwt_err *err);
 int hwt_pt_write_core(struct hwt_collector *base, const char *path,
 		      struct hwt_err *err);
 
