@@ -57,8 +57,20 @@ K=$SRC/tests/kernel
 CFLAGS="-static -O2 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter"
 gcc $CFLAGS -I"$SRC/kernel/linux/uapi" -o "$R/tests/hwt-guest" "$K/hwt-guest.c" -lpthread ||
 	die "hwt-guest build failed"
+# The collector API's guest tool, libhwt-collect and libhwt-common built
+# in (the full CLI cannot be static: libipt has no static library).
+gcc $CFLAGS -std=c11 -D_GNU_SOURCE -I"$SRC/common" -I"$SRC/kernel" \
+	-o "$R/tests/hwt-collect-guest" "$K/hwt-collect-guest.c" \
+	"$SRC"/kernel/*.c "$SRC"/kernel/ptrace/*.c "$SRC"/kernel/perf/*.c \
+	"$SRC"/kernel/module/*.c "$SRC"/common/*.c \
+	-ljansson -lelf -lz -lpthread >"$B/collect-guest.log" 2>&1 ||
+	{ cat "$B/collect-guest.log"; die "hwt-collect-guest build failed"; }
 for p in sig fork exec threads; do
 	gcc $CFLAGS -o "$R/tests/$p" "$K/$p.c" -lpthread || die "$p build failed"
+done
+# Ordinary C: calls and returns through libc; a SIGSEGV two calls deep.
+for p in recursion crash; do
+	gcc $CFLAGS -o "$R/tests/$p" "$SRC/tests/programs/$p.c" || die "$p build failed"
 done
 gcc -static -nostdlib -DLOOP_N=5000 -o "$R/tests/loop" "$K/loop.S" || die "loop build failed"
 gcc -static -nostdlib -DLOOP_N=500000 -o "$R/tests/bigloop" "$K/loop.S" || die "bigloop build failed"

@@ -466,7 +466,7 @@ static int collect_threads(struct mod_collector *c, struct hwt_err *err)
 			.trace_size = t->trace.chunks.len,
 			.lost_insns = t->trace.lost_insns,
 			.insn_total = t->trace.insn_total,
-			.exited = t->gone,
+			.exited = t->gone || c->reaped,
 		};
 	}
 	return 0;
@@ -513,41 +513,26 @@ static int mod_run(struct hwt_collector *base, struct hwt_err *err)
 	return collect_threads(c, err);
 }
 
-/* The ptrace backend's core writer works on its own collector, reading
- * only the process id, the end, the fault's siginfo and the thread table
- * (tid, and whether each is gone). A process held at a fault by this
- * backend is in exactly the state that writer expects (every live thread
- * in a ptrace-stop of this tracer), so it is given a collector describing
- * it rather than a second writer. */
+/* A process held at a fault by this backend is in the state the core
+ * writer needs: every live thread in a ptrace-stop of this tracer. */
 static int mod_write_core(struct hwt_collector *base, const char *path,
 			  struct hwt_err *err)
 {
 	struct mod_collector *c = mod_of(base);
-	struct pt_collector *pc = calloc(1, sizeof(*pc));
-	struct pt_thread *ts = calloc(c->nthreads, sizeof(*ts));
-	struct pt_thread **tp = calloc(c->nthreads, sizeof(*tp));
+	pid_t *tids = calloc(c->nthreads ? c->nthreads : 1, sizeof(*tids));
+	struct hwt_core_desc d = {
+		.pid = c->base.pid, .fault_tid = c->fault->tid, .tids = tids,
+		.siginfo = &c->fault_siginfo, .signal = c->base.end.signal,
+	};
 	int rc;
 
-	if (!pc || !ts || !tp) {
-		rc = hwt_err_set(err, ENOMEM, "out of memory for a core");
-		goto out;
-	}
-	pc->base = c->base;
-	pc->fault_siginfo = c->fault_siginfo;
-	for (size_t i = 0; i < c->nthreads; i++) {
-		ts[i].tid = c->threads[i].tid;
-		ts[i].state = c->threads[i].gone ? PT_GONE : PT_STOPPED;
-		tp[i] = &ts[i];
-		if (&c->threads[i] == c->fault)
-			pc->fault_thread = &ts[i];
-	}
-	pc->threads = tp;
-	pc->nthreads = c->nthreads;
-	rc = hwt_pt_write_core(&pc->base, path, err);
-out:
-	free(tp);
-	free(ts);
-	free(pc);
+	if (!tids)
+		return hwt_err_set(err, ENOMEM, "out of memory for a core");
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (!c->threads[i].gone)
+			tids[d.ntids++] = c->threads[i].tid;
+	rc = hwt_core_write(&d, path, err);
+	free(tids);
 	return rc;
 }
 

@@ -1,0 +1,393 @@
+/*
+ * hwt-collect-guest: the module backend of libhwt-collect against the
+ * ptrace backend, through the public collector API, inside the guest
+ * (tests/kernel/init). Prints PASS/FAIL lines; exits 0 when all passed,
+ * 1 when one failed, 2 on a usage error.
+ *
+ *   compare NAME PROG [ARGS]   record PROG with each backend; the
+ *                              per-thread instruction addresses, the end
+ *                              and the modules must agree
+ *   fault NAME PROG [ARGS]     as compare for a program killed by a
+ *                              fatal signal: both stop at the same pc,
+ *                              the module backend writes a core, finish
+ *                              delivers the signal
+ *   nodev PROG                 without /dev/hwtrace the module backend
+ *                              refuses with a clear error
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hwt-collect.h"
+
+#define ASYNC_BIT (1ull << 63)   /* user addresses never have it */
+
+static int failures;
+
+static void pass(const char *name, const char *what)
+{
+	printf("PASS %s%s%s\n", name, what ? ": " : "", what ? what : "");
+}
+
+static void fail(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failures++;
+}
+
+/* One thread's history: addresses, ASYNC_BIT set on the first
+ * instruction of a signal handler. */
+struct seq {
+	pid_t tid;
+	uint64_t *pc;
+	size_t n, alloc;
+	bool matched;
+};
+
+struct run {
+	const char *backend;
+	struct hwt_collect_end end, finished;
+	struct seq *threads;
+	size_t nthreads;
+	bool has_prog;            /* modules list names the program */
+	bool core_ok;             /* fault: an ELF core was written */
+	char why[600];            /* a failure before the comparison */
+};
+
+static int push(struct seq *s, uint64_t v)
+{
+	if (s->n == s->alloc) {
+		size_t n = s->alloc ? s->alloc * 2 : 4096;
+		uint64_t *p = realloc(s->pc, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->pc = p;
+		s->alloc = n;
+	}
+	s->pc[s->n++] = v;
+	return 0;
+}
+
+/* Decode a thread's hwt-sw chunks into s. */
+static int decode(const struct hwt_collect_thread *t, struct seq *s,
+		  char *why, size_t whysz)
+{
+	size_t off = 0;
+
+	s->tid = t->tid;
+	if (t->format != HWT_COLLECT_FMT_SW) {
+		snprintf(why, whysz, "thread %d: format %d is not hwt-sw",
+			 (int)t->tid, (int)t->format);
+		return -1;
+	}
+	if (t->lost_insns) {
+		snprintf(why, whysz, "thread %d lost %llu instructions",
+			 (int)t->tid, (unsigned long long)t->lost_insns);
+		return -1;
+	}
+	while (off < t->trace_size) {
+		struct hwt_sw_chunk_hdr h;
+		struct hwt_sw_reader r;
+		struct hwt_err err = { 0 };
+		uint64_t count = 1;
+		bool async;
+		int rc;
+
+		if (hwt_sw_chunk_hdr_unpack(t->trace + off,
+					    t->trace_size - off, &h, &err) < 0 ||
+		    h.payload_size > t->trace_size - off - HWT_SW_CHUNK_HDR_SIZE) {
+			snprintf(why, whysz, "thread %d chunk at %zu: %s",
+				 (int)t->tid, off, err.msg[0] ? err.msg :
+				 "payload past the end");
+			return -1;
+		}
+		hwt_sw_reader_init(&r, t->trace + off + HWT_SW_CHUNK_HDR_SIZE,
+				   h.payload_size, h.first_pc);
+		if (push(s, h.first_pc) < 0)
+			return -1;
+		while ((rc = hwt_sw_reader_next(&r, &async, &err)) ==
+		       HWT_SW_NEXT) {
+			if (push(s, r.pc | (async ? ASYNC_BIT : 0)) < 0)
+				return -1;
+			count++;
+		}
+		if (rc < 0 || count != h.insn_count || r.pc != h.last_pc) {
+			snprintf(why, whysz, "thread %d chunk at %zu: %s "
+				 "(%llu of %u instructions, last 0x%llx)",
+				 (int)t->tid, off, rc < 0 ? err.msg : "bad chunk",
+				 (unsigned long long)count, h.insn_count,
+				 (unsigned long long)r.pc);
+			return -1;
+		}
+		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
+	}
+	return 0;
+}
+
+/* The program's stdin: two bytes (threads.c reads one per worker). */
+static void feed_stdin(void)
+{
+	int p[2];
+
+	if (pipe(p) < 0)
+		return;
+	if (write(p[1], "xy", 2) != 2)
+		perror("write");
+	close(p[1]);
+	dup2(p[0], 0);
+	close(p[0]);
+}
+
+static bool is_core(const char *path)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDONLY);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = read(fd, &eh, sizeof(eh)) == sizeof(eh) &&
+	     !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_type == ET_CORE &&
+	     eh.e_phnum > 1;
+	close(fd);
+	return ok;
+}
+
+/* Record argv with one backend into r; false with r->why on failure. */
+static bool record(const char *backend, char **argv, bool fault,
+		   struct run *r)
+{
+	struct hwt_collect_opts opts = { .sz = sizeof(opts),
+					 .backend = backend };
+	const struct hwt_collect_thread *th;
+	const struct hwt_collect_module *mods;
+	struct hwt_collector *c;
+	struct hwt_err err = { 0 };
+	char prog[PATH_MAX], core[64];
+	size_t n;
+	bool ok = false;
+
+	r->backend = backend;
+	if (!realpath(argv[0], prog)) {
+		snprintf(r->why, sizeof(r->why), "%s: %s", argv[0],
+			 strerror(errno));
+		return false;
+	}
+	feed_stdin();
+	if (hwt_collect_launch(&opts, argv, &c, &err) < 0) {
+		snprintf(r->why, sizeof(r->why), "launch: %s", err.msg);
+		return false;
+	}
+	if (hwt_collect_run(c, &r->end, &err) < 0) {
+		snprintf(r->why, sizeof(r->why), "run: %s", err.msg);
+		goto out;
+	}
+	n = hwt_collect_threads(c, &th);
+	if (!(r->threads = calloc(n ? n : 1, sizeof(*r->threads))))
+		goto out;
+	for (size_t i = 0; i < n; i++, r->nthreads++)
+		if (decode(&th[i], &r->threads[i], r->why,
+			   sizeof(r->why)) < 0)
+			goto out;
+	n = hwt_collect_modules(c, &mods);
+	for (size_t i = 0; i < n; i++)
+		r->has_prog |= strcmp(mods[i].path, prog) == 0;
+	if (fault && r->end.reason == HWT_STOP_FAULT) {
+		snprintf(core, sizeof(core), "/tmp/core.%s", backend);
+		if (hwt_collect_write_core(c, core, &err) < 0) {
+			snprintf(r->why, sizeof(r->why), "write_core: %s",
+				 err.msg);
+			goto out;
+		}
+		r->core_ok = is_core(core);
+		unlink(core);
+		if (hwt_collect_finish(c, &r->finished, &err) < 0) {
+			snprintf(r->why, sizeof(r->why), "finish: %s", err.msg);
+			goto out;
+		}
+	}
+	ok = true;
+out:
+	hwt_collect_close(c);
+	return ok;
+}
+
+static bool seq_equal(const struct seq *a, const struct seq *b)
+{
+	return a->n == b->n && !memcmp(a->pc, b->pc, a->n * sizeof(*a->pc));
+}
+
+/* Both backends record each thread from its first instruction (the
+ * program's entry after exec, a new thread's first instruction after
+ * clone), so no alignment is needed; a history that starts elsewhere is
+ * a difference. Threads are matched by history: tids differ between the
+ * two runs, and threads other than the first may appear in either order. */
+static void compare_threads(const char *name, struct run *p, struct run *m)
+{
+	char test[128];
+	size_t total = 0;
+
+	snprintf(test, sizeof(test), "collect_%s_history", name);
+	if (p->nthreads != m->nthreads || p->nthreads == 0) {
+		fail(test, "ptrace recorded %zu threads, module %zu",
+		     p->nthreads, m->nthreads);
+		return;
+	}
+	if (!seq_equal(&p->threads[0], &m->threads[0])) {
+		const struct seq *a = &p->threads[0], *b = &m->threads[0];
+		size_t i = 0;
+
+		while (i < a->n && i < b->n && a->pc[i] == b->pc[i])
+			i++;
+		fail(test, "first thread: ptrace %zu instructions, module %zu,"
+		     " first difference at %zu (0x%llx vs 0x%llx)", a->n,
+		     b->n, i, i < a->n ? (unsigned long long)a->pc[i] : 0ull,
+		     i < b->n ? (unsigned long long)b->pc[i] : 0ull);
+		return;
+	}
+	total += m->threads[0].n;
+	for (size_t i = 1; i < m->nthreads; i++) {
+		struct seq *b = &m->threads[i];
+		bool found = false;
+
+		for (size_t j = 1; j < p->nthreads && !found; j++)
+			if (!p->threads[j].matched &&
+			    seq_equal(&p->threads[j], b))
+				found = p->threads[j].matched = true;
+		if (!found) {
+			fail(test, "module thread %zu (tid %d, %zu "
+			     "instructions) matches no ptrace thread", i,
+			     (int)b->tid, b->n);
+			return;
+		}
+		total += b->n;
+	}
+	snprintf(test + strlen(test), sizeof(test) - strlen(test),
+		 ": %zu threads, %zu instructions", m->nthreads, total);
+	printf("PASS %s\n", test);
+}
+
+static bool end_equal(const struct hwt_collect_end *a,
+		      const struct hwt_collect_end *b, bool fault)
+{
+	return a->reason == b->reason && a->status == b->status &&
+	       a->signal == b->signal && (!fault || a->pc == b->pc);
+}
+
+static void free_run(struct run *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		free(r->threads[i].pc);
+	free(r->threads);
+}
+
+static int cmd_compare(char **argv, bool fault)
+{
+	const char *name = argv[0];
+	struct run p = { 0 }, m = { 0 };
+	char test[128];
+
+	if (!record("ptrace", argv + 1, fault, &p) ||
+	    !record("module", argv + 1, fault, &m)) {
+		snprintf(test, sizeof(test), "collect_%s", name);
+		fail(test, "%s backend: %s", m.backend ? "module" : "ptrace",
+		     m.backend ? m.why : p.why);
+		goto out;
+	}
+	compare_threads(name, &p, &m);
+	snprintf(test, sizeof(test), "collect_%s_end", name);
+	if (end_equal(&p.end, &m.end, fault) &&
+	    (!fault || p.end.reason == HWT_STOP_FAULT))
+		pass(test, NULL);
+	else
+		fail(test, "ptrace ended %d status %d signal %d pc 0x%llx, "
+		     "module %d status %d signal %d pc 0x%llx", p.end.reason,
+		     p.end.status, p.end.signal,
+		     (unsigned long long)p.end.pc, m.end.reason, m.end.status,
+		     m.end.signal, (unsigned long long)m.end.pc);
+	snprintf(test, sizeof(test), "collect_%s_modules", name);
+	if (p.has_prog && m.has_prog)
+		pass(test, NULL);
+	else
+		fail(test, "%s not among the modules (ptrace %s, module %s)",
+		     argv[1], p.has_prog ? "has it" : "lacks it",
+		     m.has_prog ? "has it" : "lacks it");
+	if (!fault)
+		goto out;
+	snprintf(test, sizeof(test), "collect_%s_core", name);
+	if (m.core_ok && p.core_ok)
+		pass(test, NULL);
+	else
+		fail(test, "no ELF core written (ptrace %s, module %s)",
+		     p.core_ok ? "ok" : "bad", m.core_ok ? "ok" : "bad");
+	snprintf(test, sizeof(test), "collect_%s_finish", name);
+	if (m.finished.reason == HWT_STOP_SIGNALED &&
+	    end_equal(&p.finished, &m.finished, false) &&
+	    m.finished.signal == m.end.signal)
+		pass(test, NULL);
+	else
+		fail(test, "after finish: ptrace %d signal %d, module %d "
+		     "signal %d", p.finished.reason, p.finished.signal,
+		     m.finished.reason, m.finished.signal);
+out:
+	free_run(&p);
+	free_run(&m);
+	return failures != 0;
+}
+
+static int cmd_nodev(char **argv)
+{
+	struct hwt_collect_opts opts = { .sz = sizeof(opts),
+					 .backend = "module" };
+	struct hwt_collector *c = NULL;
+	struct hwt_err err = { 0 };
+	int rc = hwt_collect_launch(&opts, argv, &c, &err);
+
+	if (rc == -ENODEV && strstr(err.msg, "/dev/hwtrace") &&
+	    strstr(err.msg, "hwtrace"))
+		pass("collect_module_absent", err.msg);
+	else
+		fail("collect_module_absent", "launch returned %d: \"%s\"", rc,
+		     err.msg);
+	if (rc == 0)
+		hwt_collect_close(c);
+	return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+	cpu_set_t one;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Tracer and tracee on one cpu, as hwt-guest does: under TCG a
+	 * ptrace stop across cpus costs an IPI each. */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	if (argc >= 4 && !strcmp(argv[1], "compare"))
+		return cmd_compare(argv + 2, false);
+	if (argc >= 4 && !strcmp(argv[1], "fault"))
+		return cmd_compare(argv + 2, true);
+	if (argc >= 3 && !strcmp(argv[1], "nodev"))
+		return cmd_nodev(argv + 2);
+	fprintf(stderr, "usage: hwt-collect-guest compare|fault NAME PROG "
+		"[ARGS] | nodev PROG\n");
+	return 2;
+}
