@@ -1,11 +1,17 @@
 // cmd_live.cpp - `hwt start`, `hwt stop`, `hwt status` on a live debug
-// session, and what navigation needs to drive hwt-server. hwt-server is
-// recognised by its qHwtStatus packet (docs/gdb-server.md); tracing is
-// started and stopped through LLDB's own trace commands, which speak the
-// documented jLLDBTraceSupported/Start/Stop packets to the stub.
+// session, the live history under hwt-server and what navigation needs to
+// drive hwt-server. hwt-server is recognised by its qHwtStatus packet
+// (docs/gdb-server.md); tracing is started and stopped through LLDB's own
+// trace commands, which speak the documented jLLDBTraceSupported/Start/
+// Stop packets to the stub. The live history comes as a bundle the server
+// writes (qHwtSave), so the plugin decodes it as any loaded trace and
+// needs no decoder of its own for the server's stream.
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "commands.h"
 
@@ -222,6 +228,54 @@ bool HwtServer(lldb::SBDebugger &dbg, std::string *status)
 		return false;
 	return SendPacket(dbg, "qHwtStatus", status) &&
 		!Field(*status, "mode").empty();
+}
+
+int LiveHistory(lldb::SBDebugger &dbg, Session *cur, Session **out,
+		std::string *why)
+{
+	lldb::SBTarget target = CurrentTarget(dbg);
+	std::string st, reply, hex;
+	const char *tmp = getenv("TMPDIR");
+	hwt_err err = {};
+
+	if (!HwtServer(dbg, &st) || Field(st, "mode") != "live")
+		return 0;
+	uint32_t stop = target.GetProcess().GetStopID();
+	if (cur && cur->Live() && cur->StopId() == stop) {
+		*out = cur;
+		return 1;
+	}
+	std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") +
+		"/hwt-lldb-XXXXXX";
+	if (!mkdtemp(&tmpl[0])) {
+		*why = "cannot make a temporary directory for the live history "
+			"in " + tmpl.substr(0, tmpl.rfind('/')) + ": " +
+			strerror(errno) + "; set TMPDIR to a writable directory";
+		return -1;
+	}
+	auto s = std::make_unique<Session>();
+	// Owned from here on: a failure below removes it with the session.
+	s->SetLive(tmpl, stop);
+	std::string dir = tmpl + "/trace";
+	for (unsigned char ch : dir) {
+		char b[3];
+
+		snprintf(b, sizeof(b), "%02x", ch);
+		hex += b;
+	}
+	if (!SendPacket(dbg, "qHwtSave:" + hex, &reply) || reply != "OK") {
+		*why = "hwt-server did not save the live history (qHwtSave): '" +
+			reply + "'";
+		return -1;
+	}
+	if (s->Open(dir.c_str(), &err)) {
+		*why = std::string("the live history hwt-server saved cannot be "
+				   "read: ") + err.msg;
+		return -1;
+	}
+	SetSession(target, std::move(s));
+	*out = FindSession(target);
+	return 1;
 }
 
 const std::vector<CommandDef> &LiveCommands()

@@ -235,10 +235,18 @@ bool Navigate(lldb::SBDebugger &dbg, const Command &cmd, const Args &args,
 		text = "hwt: stopped at a breakpoint\n";
 	text += ShowPosition(dbg, *s, (size_t)t, c);
 	std::string status, why;
-	if (HwtServer(dbg, &status) &&
-	    !DriveServer(dbg, *s, (size_t)t, c, from, &text, &why)) {
-		Output(result, text);
-		return Fail(result, cmd.name, why);
+	if (HwtServer(dbg, &status)) {
+		bool moved = DriveServer(dbg, *s, (size_t)t, c, from, &text,
+					 &why);
+
+		// The process stopped where the cursor is: a live history
+		// fetched before stays the one to move in.
+		if (s->Live())
+			s->SetStopId(CurrentTarget(dbg).GetProcess().GetStopID());
+		if (!moved) {
+			Output(result, text);
+			return Fail(result, cmd.name, why);
+		}
 	}
 	Output(result, text);
 	return true;

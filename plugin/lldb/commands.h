@@ -36,7 +36,14 @@ bool RunCommand(lldb::SBDebugger &dbg, const std::string &line,
 // Whether the current process is hwt-server (its qHwtStatus reply, the
 // "k=v;..." text, in *status); false for any other process or none.
 bool HwtServer(lldb::SBDebugger &dbg, std::string *status);
-// The session of the current target, or a "no bundle loaded" error.
+// Under a live hwt-server, the process's history at its current stop as
+// a session of the current target: cur when it is that stop's, else one
+// fetched with qHwtSave (which replaces cur). 1 with *out set, 0 when the
+// process is no live hwt-server, -1 with *why when fetching failed.
+int LiveHistory(lldb::SBDebugger &dbg, Session *cur, Session **out,
+		std::string *why);
+// The session of the current target: the trace `hwt load` opened, else
+// the live history under hwt-server, else a "no trace loaded" error.
 Session *RequireSession(lldb::SBDebugger &dbg, const Command &cmd,
 			lldb::SBCommandReturnObject &result);
 // Append text to the command's output as it is (no newline added).

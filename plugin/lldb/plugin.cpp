@@ -40,11 +40,25 @@ private:
 Session *RequireSession(lldb::SBDebugger &dbg, const Command &cmd,
 			lldb::SBCommandReturnObject &result)
 {
-	Session *s = FindSession(CurrentTarget(dbg));
+	Session *s = FindSession(CurrentTarget(dbg)), *live;
+	std::string why;
 
+	// A loaded trace stays what the commands show; a live history is
+	// fetched again once the process has stopped somewhere else.
+	if (!s || s->Live()) {
+		int rc = LiveHistory(dbg, s, &live, &why);
+
+		if (rc < 0) {
+			Fail(result, cmd.name, why);
+			return nullptr;
+		}
+		if (rc > 0)
+			return live;
+	}
 	if (!s)
 		Fail(result, cmd.name, "no trace loaded for this target; "
-		     "use 'hwt load DIR' first");
+		     "use 'hwt load DIR' first (or run the program under "
+		     "hwt-server and 'gdb-remote HOST:PORT')");
 	return s;
 }
 

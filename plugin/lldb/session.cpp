@@ -1,9 +1,22 @@
 // session.cpp - lifetime of the library handles behind `hwt load`.
 #include "session.h"
 
+#include <ftw.h>
+#include <stdio.h>
+
 #include <utility>
 
 namespace hwt_lldb {
+
+namespace {
+int RemoveEntry(const char *path, const struct stat *, int, struct FTW *)
+{
+	// Best effort: a temporary copy that cannot be removed is left in
+	// the temporary directory, nothing depends on it.
+	remove(path);
+	return 0;
+}
+} // namespace
 
 Session::~Session()
 {
@@ -13,6 +26,9 @@ Session::~Session()
 		hwt_history_free(h);
 	hwt_image_free(image_);
 	hwt_bundle_free(bundle_);
+	// After the handles: the image maps the module copies in it.
+	if (!tmpdir_.empty())
+		nftw(tmpdir_.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int Session::Open(const char *path, hwt_err *err)

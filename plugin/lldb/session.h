@@ -36,12 +36,29 @@ public:
 	// thread is first navigated; one cursor per thread keeps positions.
 	int Cursor(size_t i, hwt_cursor **out, hwt_err *err);
 
+	// A live history: the bundle hwt-server saved into tmpdir (which the
+	// session owns and removes) at the process's stop stop_id.
+	void SetLive(const std::string &tmpdir, uint32_t stop_id)
+	{
+		tmpdir_ = tmpdir;
+		live_ = true;
+		stop_id_ = stop_id;
+	}
+	bool Live() const { return live_; }
+	uint32_t StopId() const { return stop_id_; }
+	// The plugin moved the process itself (navigation under hwt-server):
+	// the history is still that of the process, at its new stop.
+	void SetStopId(uint32_t stop_id) { stop_id_ = stop_id; }
+
 private:
 	hwt_bundle *bundle_ = nullptr;
 	hwt_image *image_ = nullptr;
 	std::string path_;
 	std::vector<hwt_history *> histories_;
 	std::vector<hwt_cursor *> cursors_;
+	std::string tmpdir_;
+	bool live_ = false;
+	uint32_t stop_id_ = 0;
 };
 
 // The session of a target (nullptr when none is loaded), and replacing it.

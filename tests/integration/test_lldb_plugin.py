@@ -30,6 +30,17 @@
   6. server    under hwt-server (post-mortem, the same bundle): `hwt status`
                shows its qHwtStatus, `hwt reverse-step` twice moves the
                server's process (LLDB's own frame) to `s = s->next;`
+  7. live      demo_crash live under `hwt-server -- PROG` (ASLR off, as the
+               oracle): break at main, `hwt start`, break at `s = s->next;`,
+               continue; `hwt status` shows the live trace; `hwt
+               instructions -c 20 --tsv` (no `hwt load`: the plugin fetches
+               the server's history) equals the single-step oracle's 20
+               addresses ending at the stop pc (the oracle's first arrival
+               there); unknown options, a bad backend or size and a missing
+               bundle are one error line each and the live history still
+               answers; `hwt stop`; `hwt reverse-step` lands on the while
+               line before it, in the plugin's frame and in LLDB's own stop
+               (the server ran backwards to a one-shot breakpoint)
 
 lldb-22 or python3-lldb-22 missing is a FAIL naming the package
 (scripts/install-deps.sh installs them).
@@ -333,6 +344,124 @@ def check_server(lldb, plugin, build, bundle, prog, crash_line, prev_line,
                 proc.wait()
 
 
+def oracle_addrs(build, name):
+    """The single-step oracle's addresses of BUILD/programs/name from
+    main (test_oracle.py, cached in BUILD/oracle-cache)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import test_oracle
+    progs = {p.name: p for p in test_oracle.PROGRAMS}
+    programs = os.path.realpath(os.path.join(build, 'programs'))
+    cache = os.path.join(build, 'oracle-cache')
+    os.makedirs(cache, exist_ok=True)
+    runs, _, _ = test_oracle.run_oracle(progs[name], os.path.join(programs, name),
+                                        cache, programs)
+    return runs[0].addrs
+
+
+def live_server(server, prog, work):
+    """hwt-server running prog live with ASLR off (the oracle's layout),
+    its output in a regular file as the oracle's is; (proc, port)."""
+    out = open(os.path.join(work, 'live.out'), 'w')
+    log = open(os.path.join(work, 'live.log'), 'w+')
+    proc = subprocess.Popen(['setarch', '-R', server, '--listen',
+                             '127.0.0.1:0', '--', prog], stdout=out,
+                            stderr=log, stdin=subprocess.DEVNULL,
+                            cwd=os.path.dirname(prog))
+    out.close()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        log.seek(0)
+        m = re.search(r'listening on 127\.0\.0\.1:(\d+)', log.read())
+        if m:
+            log.close()
+            return proc, int(m.group(1))
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    log.close()
+    proc.kill()
+    proc.wait()
+    raise RuntimeError('live hwt-server did not start')
+
+
+def tsv_addrs(text):
+    return [int(f[2], 16) for f in (line.split('\t') for line in
+                                    text.splitlines()) if len(f) > 2]
+
+
+def check_live(lldb, plugin, build, work, crash_line, prev_line):
+    server = os.path.join(build, 'hwt-server')
+    prog = os.path.realpath(os.path.join(build, 'programs', 'demo_crash'))
+    oracle = oracle_addrs(build, 'demo_crash')
+    proc, port = live_server(server, prog, work)
+    dbg = Lldb(lldb, plugin)
+    try:
+        dbg.run(f'target create {prog}')
+        ok, out, err = dbg.run(f'gdb-remote 127.0.0.1:{port}')
+        report('live: gdb-remote to hwt-server -- PROG', ok, err.strip())
+        dbg.run('breakpoint set -n main -K false')
+        ok, out, err = dbg.run('process continue')
+        report('live: stop at main', ok, err.strip())
+        ok, out, err = dbg.run('hwt start')
+        report('live: hwt start', ok and 'intel-pt tracing started' in out,
+               err.strip() or out)
+        ok, out, err = dbg.run(f'breakpoint set -f demo_crash.c -l {prev_line}')
+        ok, out, err = dbg.run('process continue')
+        pc = dbg.dbg.GetSelectedTarget().GetProcess().GetSelectedThread() \
+            .GetFrameAtIndex(0).GetPC()
+        report(f'live: continue to the breakpoint at demo_crash.c:{prev_line}',
+               ok and 'stop reason = breakpoint 2.1' in out,
+               err.strip() or out[-300:])
+        ok, out, err = dbg.run('hwt status')
+        m = re.search(r'^thread \d+: (\d+) instructions recorded', out, re.M)
+        report('live: hwt status shows the live trace', ok and
+               out.startswith('hwt-server: live, format hwt-sw') and m and
+               int(m.group(1)) > 20, err.strip() or out)
+        ok, out, err = dbg.run('hwt instructions -c 20 --tsv')
+        got = tsv_addrs(out)
+        stop = oracle.index(pc, 1) if pc in oracle[1:] else -1
+        want = oracle[stop - 19:stop + 1] if stop >= 19 else []
+        report('live: hwt instructions -c 20 == the oracle\'s 20 addresses '
+               'up to the stop', ok and want and got == want,
+               f'{err.strip()} stop pc {pc:#x} at oracle index {stop}; got '
+               f'{[hex(a) for a in got]}, want {[hex(a) for a in want]}')
+        for name, cmd, msg in (
+                ('unknown option', 'hwt start --foo',
+                 "error: hwt start: unknown option '--foo'; usage: hwt start"),
+                ('bad backend', 'hwt start --backend bts',
+                 'error: hwt start: the stub serves intel-pt tracing, not'),
+                ('bad size', 'hwt start --size 4x',
+                 "error: hwt start: --size '4x' is not a size"),
+                ('missing bundle', f'hwt load {work}/nonexistent',
+                 f'error: hwt load: {work}/nonexistent')):
+            ok, out, err = dbg.run(cmd)
+            lines = err.strip().splitlines()
+            report(f'live errors: {name}', not ok and len(lines) == 1 and
+                   lines[0].startswith(msg), f'{err.strip()!r} {out[:200]!r}')
+            ok, out, err = dbg.run('hwt instructions -c 1 --tsv')
+            report(f'live errors: {name}: the live history still answers',
+                   ok and tsv_addrs(out) == [pc], err.strip() or out)
+        ok, out, err = dbg.run('hwt stop')
+        report('live: hwt stop', ok and 'tracing stopped' in out,
+               err.strip() or out)
+        ok, out, err = dbg.run('hwt reverse-step')
+        report(f'live: hwt reverse-step -> demo_crash.c:{crash_line}, the '
+               'server ran backwards there',
+               ok and frame(out) == ('lookup', 'demo_crash.c', crash_line)
+               and re.search(rf'stop reason = one-shot breakpoint.*\n'
+                             rf'\s+frame #0: .*demo_crash`lookup.* at '
+                             rf'demo_crash\.c:{crash_line}', out) is not None,
+               f'{err.strip()} {out[-500:]!r}')
+    finally:
+        dbg.run('process kill')
+        dbg.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', required=True)
@@ -380,6 +509,7 @@ def main():
         dbg.close()
         check_server(lldb, plugin, build, bundle, prog, crash_line,
                      prev_line, work)
+        check_live(lldb, plugin, build, work, crash_line, prev_line)
     except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
         report('setup', False, str(e))
     finally:

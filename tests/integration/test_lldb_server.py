@@ -16,17 +16,26 @@ Post-mortem, for BUILD/programs/demo_crash and crash, each recorded with
   2. calls    `thread trace dump function-calls`: the executable's own
               functions are the same set as in `hwtrace dump --calls --tsv`,
               and from main's first segment on the call tree is the same:
-              segment for segment the function, its nesting level relative
-              to main and its instruction range (LLDB's instruction ids
-              mapped to positions through the instruction dump). Compared
-              are the executable's segments (its functions and NAME@plt);
-              LLDB's systematic differences are normalised: it names a PLT
-              entry "symbol stub for: NAME", starts a segment of its own,
-              one level deeper and named "F + OFF [inlined] G", for code
-              inlined into F, and names the rest of F after a return or an
-              inlined block "F + OFF"; library code below a PLT stub is
-              nested one level deeper by LLDB (it counts the stub's jump as
-              a call), which the comparison leaves out with the library
+              segment for segment the function, its instruction range
+              (LLDB's instruction ids mapped to positions through the
+              instruction dump) and its nesting. Compared are the
+              executable's segments (its functions and NAME@plt), their
+              level counted in the executable's functions among the callers.
+              LLDB's TraceDumper tracks symbols, not the stack, and its
+              representation is normalised: "symbol stub for: NAME" is
+              NAME@plt; "F + OFF" (F after a return) and "F + OFF [inlined]
+              G" (code inlined into F, a segment one level deeper) are F;
+              ___lldb_unnamed_symbol_N (the PLT's resolver entry) is not
+              the executable's function. hwtrace's tree is nested the way
+              LLDB nests (lldb_view): a jump to another function (a PLT
+              stub's, a tail call) is a call one level deeper, a return to
+              the symbol that returns (recursion) goes on in the same
+              segment, any other return goes up to the nearest caller of
+              that symbol. Where a return finds no such caller (in ld.so's
+              lazy binding, in libc) LLDB starts a new root that holds the
+              tree so far as an untraced prefix, losing the callers above:
+              levels are compared within each such section, relative to
+              its first segment.
   3. save     `trace save DIR`, then a fresh lldb-22 `trace load
               DIR/trace.json` dumps the same instructions
   4. modules  the executable and its shared libraries are loaded at the
@@ -146,28 +155,21 @@ def dump_ids(text):
 
 
 def merge(segs):
-    """Adjacent segments of one function at one level as one."""
+    """Adjacent segments of one function at one level (and section) as one."""
     out = []
-    for name, level, first, last in segs:
-        if out and out[-1][:2] == (name, level) and out[-1][3] + 1 == first:
-            out[-1] = (name, level, out[-1][2], last)
+    for sg in segs:
+        if out and (out[-1][0], out[-1][1], out[-1][4:]) == \
+                (sg[0], sg[1], sg[4:]) and out[-1][3] + 1 == sg[2]:
+            out[-1] = (*out[-1][:3], sg[3], *sg[4:])
         else:
-            out.append((name, level, first, last))
+            out.append(sg)
     return out
 
 
 def from_main(segs):
-    """The segments from main's first on while main runs, levels relative
-    to main's."""
+    """The segments from main's first on."""
     start = next((i for i, sg in enumerate(segs) if sg[0] == 'main'), None)
-    if start is None:
-        return []
-    base, out = segs[start][1], []
-    for name, level, first, last in segs[start:]:
-        if level < base:
-            break
-        out.append((name, level - base, first, last))
-    return out
+    return [] if start is None else segs[start:]
 
 
 def lldb_name(name):
@@ -183,14 +185,15 @@ def lldb_name(name):
 
 def lldb_tree(text, ids, exe):
     """The executable's traced segments of a `dump function-calls` as
-    (function, level, first position, last position). The level counts
-    the executable's functions among the segment's traced callers: LLDB
-    re-roots its tree when a return finds no caller of that symbol (it
-    loses track in libc), and shows the callers it never saw traced as an
-    untraced prefix, which is not counted."""
+    (function, level, first position, last position, section). The level
+    counts the executable's functions among the segment's callers. When a
+    return finds no caller of that symbol (LLDB loses track in ld.so and
+    libc), LLDB makes a new root that holds the tree so far as an untraced
+    prefix: the callers above it are lost, so levels compare only within
+    a section, the segments below the same untraced prefixes."""
     pos = {i: p for p, i in enumerate(ids)}
     segs, chain = [], []
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines()):
         if line.startswith('[call tree #'):
             chain = []
             continue
@@ -201,17 +204,21 @@ def lldb_tree(text, ids, exe):
         traced = m.re is SEG_RE
         name = lldb_name(m.group(3)) if m.group(2) == exe else None
         inlined = ' [inlined] ' in m.group(3)
-        del chain[depth:]
-        level = sum(1 for c in chain if c) - 1
-        chain.append(bool(name) and traced and not inlined)
+        # A line at the depth of the last one at or above it goes on with
+        # that call (its next segment); below its parent, a new call.
+        del chain[depth + 1:]
+        if len(chain) <= depth:
+            chain.append((bool(name) and not inlined,
+                          None if traced else n))
         if not (traced and name):
             continue
         first, last = int(m.group(4)), int(m.group(5))
         if first not in pos or last not in pos:
             raise RuntimeError(f'segment [{first}, {last}] names an id the '
                                'instruction dump does not have')
-        segs.append((name, level + (0 if inlined else 1), pos[first],
-                     pos[last]))
+        level = sum(1 for own, _ in chain if own) - (0 if inlined else 1)
+        section = tuple(p for _, p in chain if p is not None)
+        segs.append((name, level, pos[first], pos[last], section))
     return from_main(merge(segs))
 
 
@@ -254,10 +261,32 @@ def hwtrace_tree(calls_tsv, own, offset, limit):
     return from_main(merge(segs))
 
 
-def compare_trees(name, got, want):
+def relative_levels(segs, sections):
+    """(function, level relative to its section's first segment, first,
+    last) with the sections LLDB's segments are in."""
+    out, base = [], 0
+    for i, (name, level, first, last, *_) in enumerate(segs):
+        if i == 0 or sections[i] != sections[i - 1]:
+            base = level
+        out.append((name, level - base, first, last))
+    return out
+
+
+def compare_trees(name, lldb_segs, hwt_segs):
+    """Same functions over the same instructions, same nesting within each
+    of LLDB's sections."""
+    sections = [sg[4] for sg in lldb_segs]
+    got = relative_levels(lldb_segs, sections)
+    # Functions and ranges first: levels compare only segment for segment.
+    if len(hwt_segs) != len(lldb_segs):
+        got = [(n, a, b) for n, _, a, b, *_ in lldb_segs]
+        want = [(n, a, b) for n, _, a, b, *_ in hwt_segs]
+    else:
+        want = relative_levels(hwt_segs, sections)
     if got and got == want:
         report(name, True)
-        print(f'  {len(got)} segments from main', flush=True)
+        print(f'  {len(got)} segments from main, {len(set(sections))} '
+              'section(s)', flush=True)
         return
     i = first_difference(got, want)
     report(name, False, f'{len(got)} segments, expected {len(want)}; first '
