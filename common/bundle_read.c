@@ -25,10 +25,19 @@ static int field_err(struct reader *rd, const char *field, const char *what)
 			   field, what);
 }
 
+/* A field's value; null counts as absent (LLDB's `trace save` writes
+ * "cpus": null and the like for what a trace does not have). */
+static json_t *field_value(json_t *obj, const char *field)
+{
+	json_t *v = json_object_get(obj, field);
+
+	return v && json_is_null(v) ? NULL : v;
+}
+
 static json_t *get(struct reader *rd, json_t *obj, const char *field,
 		   bool required, int *rc)
 {
-	json_t *v = json_object_get(obj, field);
+	json_t *v = field_value(obj, field);
 
 	if (!v && required)
 		*rc = field_err(rd, field, "is missing");
@@ -39,7 +48,7 @@ static json_t *get(struct reader *rd, json_t *obj, const char *field,
 static json_t *get_at(struct reader *rd, json_t *obj, const char *field,
 		      const char *path, bool required, int *rc)
 {
-	json_t *v = json_object_get(obj, field);
+	json_t *v = field_value(obj, field);
 
 	if (!v && required)
 		*rc = field_err(rd, path, "is missing");
@@ -479,7 +488,7 @@ static int check_pt_processes(struct reader *rd, json_t *procs)
 		if (!json_is_array(t))
 			return field_err(rd, path, "must be an array");
 		snprintf(path, sizeof(path), "processes[%zu].modules", i);
-		if ((t = json_object_get(p, "modules")) && !json_is_array(t))
+		if ((t = field_value(p, "modules")) && !json_is_array(t))
 			return field_err(rd, path, "must be an array");
 	}
 	if (json_array_size(procs) > 1)

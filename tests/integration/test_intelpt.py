@@ -187,6 +187,15 @@ def check_variants(hwtrace, corpus, tmp):
     rc, out, err = run(hwtrace, 'dump', '--insn', '--tsv', path)
     report('intelpt absolute paths and string loadAddress', rc == 0 and
            out == ref, f'exit {rc}: {err.strip()}')
+    # LLDB's own trace save writes null for what a trace lacks.
+    doc = base_doc(corpus)
+    doc['processes'][0]['threads'][0]['iptTrace'] = os.path.join(corpus, '3842849.trace')
+    doc['processes'][0]['modules'][0]['file'] = os.path.join(corpus, 'a.out')
+    doc.update(cpus=None, kernel=None, tscPerfZeroConversion=None)
+    path = write_bundle(os.path.join(tmp, 'nulls'), doc)
+    rc, out, err = run(hwtrace, 'dump', '--insn', '--tsv', path)
+    report('intelpt null fields (lldb trace save) read as absent',
+           rc == 0 and out == ref, f'exit {rc}: {err.strip()}')
     # Relative paths that leave the bundle directory.
     rel = os.path.relpath(corpus, os.path.join(tmp, 'rel'))
     doc = base_doc(corpus)
