@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "../ptrace/tracer.h"
+#include "../held.h"
 #include "module.h"
 
 #define TRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | \
@@ -46,7 +47,7 @@ struct mod_thread {
 struct mod_collector {
 	struct hwt_collector base;
 	int dev;                  /* the /dev/hwtrace session */
-	int go_fd, err_fd;
+	struct hwt_held held;     /* the program, until it runs */
 	bool reaped;
 	const char *prog;
 	uint32_t ring_size;
@@ -140,10 +141,7 @@ static void mod_close(struct hwt_collector *base)
 				break;
 		}
 	}
-	if (c->go_fd >= 0)
-		close(c->go_fd);
-	if (c->err_fd >= 0)
-		close(c->err_fd);
+	hwt_held_close(&c->held);
 	/* Closing the session detaches every thread. */
 	if (c->dev >= 0)
 		close(c->dev);
@@ -155,30 +153,11 @@ static void mod_close(struct hwt_collector *base)
 	free(c);
 }
 
-/* In the forked child: only async-signal-safe calls. */
-static void child(char *const argv[], int go_fd, int err_fd)
-{
-	sigset_t none;
-	char b;
-	int e;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	while (read(go_fd, &b, 1) < 0 && errno == EINTR)
-		;
-	close(go_fd);
-	execvp(argv[0], argv);
-	e = errno;
-	if (write(err_fd, &e, sizeof(e)) < 0)
-		e = 0;
-	_exit(127);
-}
-
 static int mod_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		      struct hwt_collector **out, struct hwt_err *err)
 {
 	struct mod_collector *c;
-	int go[2], errp[2], rc;
+	int rc;
 	pid_t pid;
 
 	if (opts->buffer_size > HWTRACE_RING_MAX)
@@ -189,7 +168,7 @@ static int mod_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	c->base.backend = &hwt_backend_module;
 	c->base.tracer_tid = gettid();
-	c->go_fd = c->err_fd = -1;
+	c->held.go_fd = c->held.err_fd = -1;
 	c->prog = argv[0];
 	c->ring_size = (uint32_t)(opts->buffer_size -
 				  opts->buffer_size % HWTRACE_BLOCK_SIZE);
@@ -199,30 +178,9 @@ static int mod_launch(const struct hwt_collect_opts *opts, char *const argv[],
 				 HWTRACE_DEVICE, strerror(errno));
 		goto fail;
 	}
-	if (pipe2(go, O_CLOEXEC) < 0) {
-		rc = hwt_err_set(err, errno, "pipe: %s", strerror(errno));
+	if ((rc = hwt_held_fork(argv, &c->held, err)) < 0)
 		goto fail;
-	}
-	if (pipe2(errp, O_CLOEXEC) < 0) {
-		rc = hwt_err_set(err, errno, "pipe: %s", strerror(errno));
-		close(go[0]);
-		close(go[1]);
-		goto fail;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(go[1]);
-		child(argv, go[0], errp[1]);
-	}
-	close(go[0]);
-	close(errp[1]);
-	c->go_fd = go[1];
-	c->err_fd = errp[0];
-	if (pid < 0) {
-		rc = hwt_err_set(err, errno, "cannot fork to run %s: %s",
-				 argv[0], strerror(errno));
-		goto fail;
-	}
+	pid = c->held.pid;
 	c->base.pid = pid;
 	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS) < 0) {
 		rc = hwt_err_set(err, errno, "cannot follow %s with ptrace: "
@@ -447,11 +405,10 @@ static int quiesce(struct mod_collector *c, struct hwt_err *err)
  * ring and describe the threads. */
 static int collect_threads(struct mod_collector *c, struct hwt_err *err)
 {
-	int rc, e = 0;
+	int rc;
 
-	if (read(c->err_fd, &e, sizeof(e)) == sizeof(e) && e)
-		return hwt_err_set(err, e, "cannot run %s: %s", c->prog,
-				   strerror(e));
+	if ((rc = hwt_held_exec_error(&c->held, c->prog, err)) < 0)
+		return rc;
 	if (!(c->out = calloc(c->nthreads ? c->nthreads : 1, sizeof(*c->out))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < c->nthreads; i++) {
@@ -477,8 +434,7 @@ static int mod_run(struct hwt_collector *base, struct hwt_err *err)
 	struct mod_collector *c = mod_of(base);
 	int rc;
 
-	close(c->go_fd);
-	c->go_fd = -1;
+	hwt_held_release(&c->held);
 	for (;;) {
 		int status;
 		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../held.h"
 #include "perf.h"
 
 struct perf_collector {
@@ -26,8 +27,7 @@ struct perf_collector {
 	struct hwt_perf_event ev;
 	bool snapshot;
 	bool reaped;
-	int go_fd;                /* write end: closing it starts the child */
-	int err_fd;               /* read end: errno of a failed execvp */
+	struct hwt_held held;     /* the program, until it runs */
 	int pidfd;
 	const char *prog;
 	struct hwt_perf_buf trace;
@@ -49,26 +49,6 @@ int hwt_perf_available(const struct hwt_perf_kind *k, struct hwt_err *err)
 	return hwt_pmu_open(NULL, k->pmu, k->what, &pmu, err);
 }
 
-/* In the forked child: only async-signal-safe calls. */
-static void child(char *const argv[], int go_fd, int err_fd)
-{
-	sigset_t none;
-	char b;
-	int e;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* EOF is the go; a byte would mean nothing else. */
-	while (read(go_fd, &b, 1) < 0 && errno == EINTR)
-		;
-	close(go_fd);
-	execvp(argv[0], argv);
-	e = errno;
-	if (write(err_fd, &e, sizeof(e)) < 0)
-		e = 0;   /* the parent sees exit 127 */
-	_exit(127);
-}
-
 static void kill_and_reap(struct perf_collector *c)
 {
 	int status;
@@ -87,10 +67,7 @@ void hwt_perf_close(struct hwt_collector *base)
 
 	/* Killed before the pipe closes: an unreleased child never execs. */
 	kill_and_reap(c);
-	if (c->go_fd >= 0)
-		close(c->go_fd);
-	if (c->err_fd >= 0)
-		close(c->err_fd);
+	hwt_held_close(&c->held);
 	if (c->pidfd >= 0)
 		close(c->pidfd);
 	hwt_perf_event_close(&c->ev);
@@ -106,7 +83,7 @@ int hwt_perf_launch(const struct hwt_perf_kind *k,
 	struct perf_collector *c;
 	struct hwt_perf_attr attr = { 0 };
 	struct hwt_pmu pmu;
-	int go[2], errp[2], rc;
+	int rc;
 	pid_t pid;
 
 	if (!(c = calloc(1, sizeof(*c))))
@@ -114,7 +91,7 @@ int hwt_perf_launch(const struct hwt_perf_kind *k,
 	c->base.backend = k->backend;
 	c->base.tracer_tid = gettid();
 	c->kind = k;
-	c->go_fd = c->err_fd = c->pidfd = -1;
+	c->held.go_fd = c->held.err_fd = c->pidfd = -1;
 	c->ev.fd = -1;
 	c->snapshot = opts->perf_snapshot;
 	c->prog = argv[0];
@@ -124,30 +101,9 @@ int hwt_perf_launch(const struct hwt_perf_kind *k,
 	    (rc = k->configure(&pmu, opts, &attr, err)) < 0)
 		goto fail;
 	attr.type = pmu.type;
-	if (pipe2(go, O_CLOEXEC) < 0) {
-		rc = hwt_err_set(err, errno, "pipe: %s", strerror(errno));
+	if ((rc = hwt_held_fork(argv, &c->held, err)) < 0)
 		goto fail;
-	}
-	if (pipe2(errp, O_CLOEXEC) < 0) {
-		rc = hwt_err_set(err, errno, "pipe: %s", strerror(errno));
-		close(go[0]);
-		close(go[1]);
-		goto fail;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(go[1]);
-		child(argv, go[0], errp[1]);
-	}
-	close(go[0]);
-	close(errp[1]);
-	c->go_fd = go[1];
-	c->err_fd = errp[0];
-	if (pid < 0) {
-		rc = hwt_err_set(err, errno, "cannot fork to run %s: %s",
-				 argv[0], strerror(errno));
-		goto fail;
-	}
+	pid = c->held.pid;
 	c->base.pid = pid;
 	if ((rc = hwt_perf_event_open(&attr, pid, k->what, &c->ev, err)) < 0 ||
 	    (k->setup && (rc = k->setup(&c->ev, opts, err)) < 0) ||
@@ -197,9 +153,8 @@ static int wait_end(struct perf_collector *c, struct hwt_err *err)
 					   c->prog, strerror(errno));
 	c->reaped = true;
 	c->base.state = HWT_COLLECTOR_ENDED;
-	if (read(c->err_fd, &e, sizeof(e)) == sizeof(e) && e)
-		return hwt_err_set(err, e, "cannot run %s: %s", c->prog,
-				   strerror(e));
+	if ((e = hwt_held_exec_error(&c->held, c->prog, err)) < 0)
+		return e;
 	if (WIFEXITED(status)) {
 		c->base.end.reason = HWT_STOP_EXITED;
 		c->base.end.status = WEXITSTATUS(status);
@@ -216,8 +171,7 @@ int hwt_perf_run(struct hwt_collector *base, struct hwt_err *err)
 	struct pollfd fds[2];
 	int rc;
 
-	close(c->go_fd);
-	c->go_fd = -1;
+	hwt_held_release(&c->held);
 	fds[0] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
 	fds[1] = (struct pollfd){ .fd = c->ev.fd, .events = POLLIN };
 	for (;;) {
