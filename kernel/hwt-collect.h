@@ -168,7 +168,8 @@ struct hwt_cpu_info hwt_collect_cpu_info(void);
  * BREAKPOINT is dropped when its address is no longer a breakpoint, a
  * queued STEPPED when the thread is not stepped again: its instruction
  * is in the history either way). Signals and thread exits are always
- * reported. A thread stopped while blocked in a system call has the
+ * reported, and so are thread births when asked for (a queued one is
+ * returned even if the thread stays stopped). A thread stopped while blocked in a system call has the
  * syscall instruction as the last entry of its history: the call is
  * restarted when the thread goes on. */
 
@@ -229,6 +230,10 @@ struct hwt_resume_opts {
 	 * blocked in a system call (which is then restarted); -1: none.
 	 * Nothing is read: drain it before the next resume. */
 	int interrupt_fd;
+	/* Report a thread born during a resume as HWT_EVENT_THREAD_CREATED
+	 * at its first instruction (GDB's QThreadEvents); false: it only
+	 * shows up in hwt_collect_live_tids. */
+	bool report_thread_created;
 };
 
 enum hwt_event_kind {
@@ -240,6 +245,9 @@ enum hwt_event_kind {
 				   * it */
 	HWT_EVENT_INTERRUPTED,     /* interrupt_fd became readable */
 	HWT_EVENT_THREAD_EXITED,   /* tid exited (status); others remain */
+	HWT_EVENT_THREAD_CREATED,  /* tid was born (report_thread_created):
+				   * stopped before its first instruction,
+				   * pc */
 	HWT_EVENT_EXITED,          /* process exited with status */
 	HWT_EVENT_KILLED,          /* process killed by signal */
 };

@@ -182,6 +182,12 @@ int hwt_pt_live_thread_died(struct pt_collector *c, struct pt_thread *t,
 	return PT_LIVE_EVENT;
 }
 
+int hwt_pt_live_born(struct pt_collector *c, struct pt_thread *t)
+{
+	t->announce = false;
+	return queue_event(c, t, HWT_EVENT_THREAD_CREATED, 0, 0);
+}
+
 int hwt_pt_live_interrupt_stop(struct pt_collector *c, struct pt_thread *t)
 {
 	bool trap = false;
@@ -189,9 +195,13 @@ int hwt_pt_live_interrupt_stop(struct pt_collector *c, struct pt_thread *t)
 
 	t->interrupt_pending = false;
 	t->state = PT_STOPPED;
-	/* An attached thread's history starts here. */
-	if (!t->ring.started && hwt_pt_read_pc(t->tid, &pc) == 0)
+	/* An attached thread's history starts here, and so does that of a
+	 * thread born meanwhile whose first stop is this one. */
+	if (!t->ring.started && hwt_pt_read_pc(t->tid, &pc) == 0) {
 		hwt_ring_start(&t->ring, pc);
+		if (t->announce)
+			return hwt_pt_live_born(c, t);
+	}
 	/* A step that completed before the interrupt: collect its trap now
 	 * (it reports without executing anything more). */
 	if (hwt_proc_sig_pending(t->tid, SIGTRAP, &trap, NULL) == 0 && trap &&
@@ -263,7 +273,8 @@ static bool event_due(struct pt_thread *t, const struct pt_live *l)
 
 	if (!t->has_event)
 		return false;
-	if (t->event.kind == HWT_EVENT_THREAD_EXITED)
+	if (t->event.kind == HWT_EVENT_THREAD_EXITED ||
+	    t->event.kind == HWT_EVENT_THREAD_CREATED)
 		return true;
 	if (t->kind == HWT_RESUME_STOP)
 		return false;
@@ -490,6 +501,7 @@ int hwt_pt_resume(struct hwt_collector *base,
 		return rc;
 	l.new_thread_kind = dflt == HWT_RESUME_CONT ? HWT_RESUME_CONT
 						    : HWT_RESUME_STOP;
+	l.report_created = opts->report_thread_created;
 	if ((rc = prepare(c, &l, opts, err)) < 0)
 		goto out;
 	/* Events queued by earlier resumes come first; nothing runs. */

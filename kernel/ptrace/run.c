@@ -318,8 +318,11 @@ static int on_event(struct pt_collector *c, struct pt_thread *t, int event,
 			return hwt_pt_live_interrupt_stop(c, t);
 		/* A new thread's first stop starts its history; the first pc
 		 * is the instruction after the clone syscall. */
-		if (!t->ring.started && hwt_pt_read_pc(t->tid, &pc) == 0)
+		if (!t->ring.started && hwt_pt_read_pc(t->tid, &pc) == 0) {
 			hwt_ring_start(&t->ring, pc);
+			if (c->live && t->announce)
+				return hwt_pt_live_born(c, t);
+		}
 		if (is_stop_signal(sig)) {
 			/* Group-stop: stay stopped until SIGCONT. */
 			ptrace(PTRACE_LISTEN, t->tid, 0, 0);

@@ -119,8 +119,10 @@ int hwt_pt_thread_add(struct pt_collector *c, pid_t tid,
 	t->state = PT_RUNNING;
 	/* Live control: a thread born during a resume gets the action for
 	 * threads no action names. */
-	if (c->live)
+	if (c->live) {
 		t->kind = c->live->new_thread_kind;
+		t->announce = c->live->report_created;
+	}
 	c->threads[c->nthreads] = t;
 	index_insert(c, c->nthreads);
 	c->nthreads++;

@@ -14,7 +14,7 @@
  * instruction then; a crashed process's or a newly seen thread's whole
  * recorded life) and ends at the thread's current stop; the BTS buffer
  * size GDB configured keeps only that many bytes of records, newest
- * first, like a ring.
+ * first, like a ring; the PT size, the newest items whose stream fits.
  *
  * The read annexes: "all" is the whole document; once GDB has it, "new"
  * and "delta" are empty until the thread moves (srv_invalidate after every
@@ -179,9 +179,45 @@ static struct hwt_cpu_info pt_cpu(const struct server *s)
 	return cpu;
 }
 
-static int build_pt_doc(struct server *s, struct hwt_history *h,
-			uint64_t first, char **out, size_t *outlen,
-			struct hwt_err *err)
+/* The PT stream of items first..last; with limit (bytes, 0: none) a longer
+ * one is cut to the newest items whose stream fits, as a wrapped PT buffer
+ * keeps only its newest part. The stream shrinks as its start moves
+ * forward, so the start is found by bisection; the last item is the stop
+ * pc, so at least the one instruction before it goes out. */
+static int encode_pt(struct server *s, struct hwt_history *h, uint64_t first,
+		     size_t limit, const struct hwt_pt_encode_opts *opts,
+		     uint8_t **pt, size_t *ptsize, struct hwt_err *err)
+{
+	uint64_t last = hwt_history_count(h), lo, hi;
+	int rc = hwt_pt_encode(h, s->img, first, last, opts, pt, ptsize, err);
+
+	if (rc || !limit || *ptsize <= limit || last < 2 || first >= last - 1)
+		return rc;
+	/* Invariant: lo's stream is too long; hi's fits or hi = last - 1. */
+	lo = first;
+	hi = last - 1;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		uint8_t *p = NULL;
+		size_t n = 0;
+
+		rc = hwt_pt_encode(h, s->img, mid, last, opts, &p, &n, err);
+		if (rc)
+			return rc;
+		free(p);
+		if (n <= limit)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	free(*pt);
+	*pt = NULL;
+	return hwt_pt_encode(h, s->img, hi, last, opts, pt, ptsize, err);
+}
+
+static int build_pt_doc(struct server *s, struct srv_thread *t,
+			struct hwt_history *h, uint64_t first, char **out,
+			size_t *outlen, struct hwt_err *err)
 {
 	static const char hex[] = "0123456789abcdef";
 	struct hwt_pt_encode_opts opts = { .cpu = pt_cpu(s) };
@@ -190,8 +226,9 @@ static int build_pt_doc(struct server *s, struct hwt_history *h,
 	char *doc;
 	int rc;
 
-	rc = hwt_pt_encode(h, s->img, first, hwt_history_count(h), &opts, &pt,
-			   &ptsize, err);
+	/* The configured buffer bounds a trace GDB started, as for BTS. */
+	rc = encode_pt(s, h, first, t->whole_life ? 0 : s->pt_size, &opts,
+		       &pt, &ptsize, err);
 	if (rc)
 		return rc;
 	/* Markup under 256 bytes, two hex digits per byte. */
@@ -248,7 +285,7 @@ static int build_doc(struct server *s, struct srv_thread *t,
 	if (!h)
 		return -err->code;
 	first = first_item(s, t, h);
-	rc = t->btrace_pt ? build_pt_doc(s, h, first, &doc, &len, err)
+	rc = t->btrace_pt ? build_pt_doc(s, t, h, first, &doc, &len, err)
 			  : build_bts_doc(s, t, h, first, &doc, &len, err);
 	if (rc)
 		return rc;
@@ -352,8 +389,8 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc)
 		if (hwt_parse_u64(pkt + 21, &n) || n == 0 || n > UINT32_MAX)
 			*rc = rsp_send_str(&s->conn, "E.Bad PT buffer size.");
 		else {
-			/* Only reported back: the encoded stream is as
-			 * long as the history it carries. */
+			/* Bounds the stream served from the next enable
+			 * on (encode_pt). */
 			s->pt_size = n;
 			*rc = rsp_send_str(&s->conn, "OK");
 		}

@@ -95,7 +95,7 @@ static const char SUPPORTED[] =
 	"Qbtrace:bts+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:bts:size+;"
 	"Qbtrace-conf:pt:size+;"
 	"qXfer:btrace:read+;qXfer:btrace-conf:read+;"
-	"ReverseStep+;ReverseContinue+";
+	"ReverseStep+;ReverseContinue+;QThreadEvents+";
 
 bool srv_thread_by_id(struct server *s, const char *id, size_t *idx)
 {
@@ -150,10 +150,10 @@ static size_t reg_hex(struct server *s, size_t ti, int regno, char *out)
 
 static int handle_g(struct server *s)
 {
-	char buf[2 * TDESC_NREGS * TDESC_MAX_REG_SIZE + 1];
+	char buf[2 * TDESC_AVX_NREGS * TDESC_MAX_REG_SIZE + 1];
 	size_t len = 0;
 
-	for (int r = 0; r < TDESC_NREGS; r++)
+	for (int r = 0; r < srv_nregs(s); r++)
 		len += reg_hex(s, s->gthread, r, buf + len);
 	buf[len] = '\0';
 	return rsp_send_str(&s->conn, buf);
@@ -165,7 +165,8 @@ static int handle_p(struct server *s, const char *arg)
 	uint64_t regno;
 	size_t len;
 
-	if (!srv_parse_hex(arg, '\0', &regno, NULL) || regno >= TDESC_NREGS)
+	if (!srv_parse_hex(arg, '\0', &regno, NULL) ||
+	    regno >= (uint64_t)srv_nregs(s))
 		return rsp_send_str(&s->conn, "E.No such register.");
 	len = reg_hex(s, s->gthread, (int)regno, buf);
 	buf[len] = '\0';
@@ -254,6 +255,7 @@ static int handle_xfer(struct server *s, const char *pkt)
 		"siginfo",
 	};
 	const char *obj = pkt + 6, *colon = strchr(obj, ':'), *annex, *args;
+	const char *tdesc;
 	const uint8_t *si;
 	uint64_t off, len;
 	size_t olen;
@@ -278,8 +280,9 @@ static int handle_xfer(struct server *s, const char *pkt)
 	case XO_FEATURES:
 		if ((size_t)(args - annex) != 10 || strncmp(annex, "target.xml", 10))
 			return rsp_send_str(&s->conn, "E.Unknown feature document.");
-		return srv_xfer_reply(s, tdesc_amd64_linux_xml,
-				      strlen(tdesc_amd64_linux_xml), off, len);
+		tdesc = s->avx ? tdesc_amd64_avx_linux_xml
+			       : tdesc_amd64_linux_xml;
+		return srv_xfer_reply(s, tdesc, strlen(tdesc), off, len);
 	case XO_AUXV:
 		return xfer_auxv(s, off, len);
 	case XO_EXEC:
@@ -366,6 +369,12 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 		snprintf(reply, sizeof(reply), "QC%llx",
 			 (unsigned long long)s->threads[s->stop_thread].tid);
 		return rsp_send_str(&s->conn, reply);
+	}
+	/* Thread births and deaths as stop replies (target_live.c). */
+	if (strcmp(p, "QThreadEvents:1") == 0 ||
+	    strcmp(p, "QThreadEvents:0") == 0) {
+		s->thread_events = p[14] == '1';
+		return rsp_send_str(&s->conn, "OK");
 	}
 	if (strncmp(p, "qAttached", 9) == 0)
 		return rsp_send_str(&s->conn, s->attached ? "1" : "0");

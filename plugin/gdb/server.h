@@ -40,11 +40,21 @@ uint64_t core_thread_pc(const struct core_thread *t);
 
 /* ---- tdesc.c: x86-64 GNU/Linux target description ------------------- */
 
-#define TDESC_NREGS 60
+#define TDESC_NREGS 60            /* without AVX */
+#define TDESC_YMM0H_REGNUM 60     /* with AVX: ymm0h-ymm15h follow */
+#define TDESC_AVX_NREGS 76
 #define TDESC_PC_REGNUM 16
 #define TDESC_MAX_REG_SIZE 16
 
 extern const char tdesc_amd64_linux_xml[];
+extern const char tdesc_amd64_avx_linux_xml[];
+/* XSAVE (NT_X86_XSTATE) bytes holding ymm0h-ymm15h: XCR0 must enable AVX
+ * (false otherwise, or when len is short). */
+bool tdesc_xstate_has_avx(const uint8_t *xs, size_t len);
+/* ymm(i)h from an XSAVE area, zeros when its state is the initial one. */
+void tdesc_ymmh_value(const uint8_t *xs, int i, uint8_t *out);
+/* Store ymm(i)h into an XSAVE area, marking the AVX state as in use. */
+void tdesc_ymmh_store(uint8_t *xs, int i, const uint8_t *val);
 /* Size of register regno in bytes, 0 if there is no such register. */
 size_t tdesc_reg_size(int regno);
 /* Value of regno from a core thread's register notes, in GDB's layout
@@ -163,12 +173,22 @@ struct server {
 	bool attached;                    /* qAttached: not started by us */
 	uint64_t bts_size;                /* Qbtrace-conf:bts:size */
 	uint64_t pt_size;                 /* Qbtrace-conf:pt:size */
+	bool avx;                         /* live, XCR0 enables AVX: the
+					   * description with ymm0h-15h */
+	bool thread_events;               /* QThreadEvents:1: report thread
+					   * creation and exit */
 	char *exec_path;                  /* the executable's system path */
 	char *libs_xml;                   /* qXfer:libraries-svr4 document */
 	size_t libs_len;
 	char warning[600];                /* non-fatal problem opening */
 	struct rsp_conn conn;
 };
+
+/* Registers in the description GDB got. */
+static inline int srv_nregs(const struct server *s)
+{
+	return s->avx ? TDESC_AVX_NREGS : TDESC_NREGS;
+}
 
 /* ---- signals.c: Linux and GDB signal numbers --------------------------- */
 

@@ -245,6 +245,14 @@ static void stop_reply(struct server *s, const struct hwt_collect_event *ev,
 	case HWT_EVENT_KILLED:
 		snprintf(reply, cap, "X%02x", srv_gdb_signal(ev->signal));
 		break;
+	case HWT_EVENT_THREAD_CREATED:
+		/* Asked for with QThreadEvents: the new thread stands at its
+		 * first instruction until GDB resumes it. */
+		snprintf(reply, cap, "T05create:;thread:%llx;", tid);
+		break;
+	case HWT_EVENT_THREAD_EXITED:
+		snprintf(reply, cap, "w%02x;%llx", ev->status & 0xff, tid);
+		break;
 	default:
 		snprintf(reply, cap, "T05thread:%llx;", tid);
 		break;
@@ -284,6 +292,7 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 	o.nwatches = s->nwatches;
 	/* GDB's ^C arrives as a byte on the connection while we wait. */
 	o.interrupt_fd = s->conn.fd;
+	o.report_thread_created = s->thread_events;
 	for (;;) {
 		size_t keep = 0;
 
@@ -293,10 +302,10 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 			snprintf(reply, cap, "E.%s", err.msg);
 			return rc;
 		}
-		if (ev.kind != HWT_EVENT_THREAD_EXITED)
+		if (ev.kind != HWT_EVENT_THREAD_EXITED || s->thread_events)
 			break;
-		/* GDB is not told of thread exits one by one (no
-		 * QThreadEvents): the others go on as they were asked to. */
+		/* Without QThreadEvents GDB is not told of thread exits one
+		 * by one: the others go on as they were asked to. */
 		for (size_t i = 0; i < n; i++)
 			if (ra[i].tid != ev.tid)
 				ra[keep++] = ra[i];
@@ -313,7 +322,13 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 		return -err.code;
 	}
 	stop_reply(s, &ev, reply, cap);
-	snprintf(l->last_reply, sizeof(l->last_reply), "%s", reply);
+	/* '?' asks why the process is stopped: not a gone thread's exit. */
+	if (ev.kind == HWT_EVENT_THREAD_EXITED && s->nthreads)
+		snprintf(l->last_reply, sizeof(l->last_reply),
+			 "T05thread:%llx;",
+			 (unsigned long long)s->threads[s->stop_thread].tid);
+	else
+		snprintf(l->last_reply, sizeof(l->last_reply), "%s", reply);
 	return 0;
 }
 
@@ -345,11 +360,42 @@ static int load_regs(struct server *s, struct srv_thread *t,
 	return 0;
 }
 
+/* The thread's XSAVE area (NT_X86_XSTATE): the ymm upper halves. Read
+ * afresh each time: the kernel's copy is the truth after any write. The
+ * area is at most a few kB (AMX tiles make it 11 kB). */
+static uint8_t xstate[16u << 10];
+
+static int load_xstate(struct server *s, const struct srv_thread *t,
+		       size_t *len, struct hwt_err *err)
+{
+	int rc;
+
+	*len = sizeof(xstate);
+	rc = hwt_collect_regset(s->live->c, (pid_t)t->tid, NT_X86_XSTATE,
+				xstate, len, false, err);
+	if (rc)
+		return rc;
+	if (!tdesc_xstate_has_avx(xstate, *len))
+		return hwt_err_set(err, EIO, "thread %lld: its XSAVE area "
+				   "(%zu bytes) has no AVX state",
+				   (long long)t->tid, *len);
+	return 0;
+}
+
 static bool live_reg_get(struct server *s, size_t ti, int regno, uint8_t *out)
 {
 	struct srv_thread *t = &s->threads[ti];
+	size_t len;
 
-	return !s->live->gone && load_regs(s, t, NULL) == 0 &&
+	if (s->live->gone)
+		return false;
+	if (regno >= TDESC_YMM0H_REGNUM) {
+		if (!s->avx || load_xstate(s, t, &len, NULL))
+			return false;
+		tdesc_ymmh_value(xstate, regno - TDESC_YMM0H_REGNUM, out);
+		return true;
+	}
+	return load_regs(s, t, NULL) == 0 &&
 	       tdesc_reg_value(&t->regs, regno, out);
 }
 
@@ -357,10 +403,25 @@ static int live_reg_set(struct server *s, size_t ti, int regno,
 			const uint8_t *val, struct hwt_err *err)
 {
 	struct srv_thread *t = &s->threads[ti];
-	bool general = regno < 24 || regno >= 57;
+	bool general = regno < 24 || (regno >= 57 && regno < TDESC_NREGS);
 	size_t len = general ? CORE_GREGS_SIZE : CORE_FXSAVE_SIZE;
-	int rc = load_regs(s, t, err);
+	int rc;
 
+	if (regno >= TDESC_YMM0H_REGNUM) {
+		if (!s->avx)
+			return hwt_err_set(err, EINVAL, "register %d cannot be "
+					   "written", regno);
+		rc = load_xstate(s, t, &len, err);
+		if (rc)
+			return rc;
+		tdesc_ymmh_store(xstate, regno - TDESC_YMM0H_REGNUM, val);
+		rc = hwt_collect_regset(s->live->c, (pid_t)t->tid,
+					NT_X86_XSTATE, xstate, &len, true, err);
+		/* The x87/SSE part came along: reread it next time. */
+		t->regs_ok = false;
+		return rc;
+	}
+	rc = load_regs(s, t, err);
 	if (rc)
 		return rc;
 	if (!tdesc_reg_store(&t->regs, regno, val))
@@ -572,6 +633,12 @@ int live_open(struct server *s, const struct live_opts *lo,
 	rc = refresh(s, l->pid, err);
 	if (rc)
 		return rc;
+	/* GDB gets the ymm registers when the process has AVX state. */
+	if (s->nthreads) {
+		size_t len;
+
+		s->avx = load_xstate(s, &s->threads[0], &len, NULL) == 0;
+	}
 	/* Launched: stopped at its first instruction, as after exec's
 	 * SIGTRAP; attached: stopped where it was. */
 	snprintf(l->last_reply, sizeof(l->last_reply), "T%02xthread:%llx;",

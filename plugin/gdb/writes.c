@@ -50,7 +50,8 @@ static int write_reg(struct server *s, const char *arg)
 	const char *hex;
 	size_t size;
 
-	if (!srv_parse_hex(arg, '=', &regno, &hex) || regno >= TDESC_NREGS)
+	if (!srv_parse_hex(arg, '=', &regno, &hex) ||
+	    regno >= (uint64_t)srv_nregs(s))
 		return rsp_send_str(&s->conn, "E.Malformed P packet: P REG=VALUE.");
 	size = tdesc_reg_size((int)regno);
 	if (strlen(hex) != 2 * size || !unhex(hex, val, size))
@@ -66,7 +67,7 @@ static int write_all_regs(struct server *s, const char *hex)
 	struct hwt_err err = { 0 };
 	size_t off = 0, total = strlen(hex);
 
-	for (int r = 0; r < TDESC_NREGS; r++) {
+	for (int r = 0; r < srv_nregs(s); r++) {
 		uint8_t val[TDESC_MAX_REG_SIZE];
 		size_t size = tdesc_reg_size(r);
 

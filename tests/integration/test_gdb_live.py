@@ -4,12 +4,15 @@ hwt-server launched (`hwt-server --listen ... -- PROG`) and records.
 
 What must hold, per oracle program (tests/integration/oracle_gdb.py, cached
 by test_oracle.py): after `break main`, `continue`, `record btrace bts`
-(and, for a subset, `record btrace pt`), `break exit`, `continue`, GDB's
-instruction history is the oracle's addresses from main up to the stop, the
-stop pc is the oracle's next address, `info record` counts them, and the
-function-call history names the program's functions in the oracle's order.
-threads4: every worker thread, stopped at the worker's `ret`, has the
-oracle's worker sequence. A BTS buffer size keeps only the newest records.
+(and, in a separate run, `record btrace pt`), `break exit`, `continue`,
+GDB's instruction history is the oracle's addresses from main up to the
+stop, the stop pc is the oracle's next address, `info record` counts them,
+and the function-call history names the program's functions in the
+oracle's order. threads4, in both formats: every worker thread, stopped at
+the worker's `ret`, has an oracle worker's sequence and calls, counted by
+`info record`. A BTS or PT buffer size keeps only the newest part.
+QThreadEvents: a `create` stop per thread born, a `w` per thread gone.
+AVX: ymm registers GDB writes read back from the live process.
 Reverse: reverse-step/next/finish/continue and `record goto begin` land on
 the lines GDB's own `record full` lands on; bs (reverse-stepi without a
 record target) goes to the previous oracle address. Robustness: a GDB
@@ -26,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -33,10 +37,11 @@ sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 import test_oracle  # noqa: E402  (oracle cache and program list)
 from hwt_testlib import report, exit_status  # noqa: E402
 
-BTS_PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch', 'longjmp',
-             'signal', 'crash', 'pie_lib', 'dlopen', 'demo_crash']
-# Intel PT costs an encode and libipt inside GDB: a representative subset.
-PT_PROGS = ['loops', 'recursion', 'pie_lib', 'signal']
+PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch', 'longjmp',
+         'signal', 'crash', 'pie_lib', 'dlopen', 'demo_crash']
+# GDB sessions of different programs run two at a time: each one mostly
+# waits on the other process (GDB on the server, the server on GDB).
+PARALLEL = 2
 
 
 class Server:
@@ -135,6 +140,7 @@ gdb.execute("continue")
 gdb.execute("set record instruction-history-size unlimited")
 gdb.execute("set record function-call-history-size unlimited")
 gdb.execute("set record btrace bts buffer-size " + BTS_SIZE)
+gdb.execute("set record btrace pt buffer-size " + PT_SIZE)
 gdb.execute("record btrace " + FORMAT)
 gdb.execute("break *" + END)
 gdb.execute("continue")
@@ -170,7 +176,8 @@ def own_calls(names, own):
     return seq
 
 
-def check_history(server_exe, programs, tmp, prog, fmt, bts_size='unlimited'):
+def check_history(server_exe, programs, tmp, prog, fmt, bts_size='unlimited',
+                  pt_size='unlimited'):
     name = f'{fmt} {prog}'
     path = os.path.realpath(os.path.join(programs, prog))
     try:
@@ -178,7 +185,7 @@ def check_history(server_exe, programs, tmp, prog, fmt, bts_size='unlimited'):
     except Exception as e:  # the oracle could not run: that is a failure
         report(name, False, f'oracle: {e}')
         return None
-    srv = Server(server_exe, ['--', path], tmp, f'{fmt}-{prog}', programs)
+    srv = Server(server_exe, ['--', path], tmp, f'{fmt}-{prog}-{bts_size}-{pt_size}', programs)
     try:
         if not srv.address:
             report(name, False, f'server did not start: {srv.log()}')
@@ -186,8 +193,10 @@ def check_history(server_exe, programs, tmp, prog, fmt, bts_size='unlimited'):
         # The oracle's end: exit's entry; dlopen's library is unmapped by
         # then, so GDB could not disassemble its part of the history.
         end = 'dlclose' if prog == 'dlopen' else run.meta.get('end_address', {}).get('address', 'exit')
-        script = f'FORMAT = {fmt!r}\nBTS_SIZE = {bts_size!r}\nEND = {end!r}\n' + HISTORY_SCRIPT
-        out, d = gdb(path, srv.address, script, tmp, f'{fmt}-{prog}')
+        script = (f'FORMAT = {fmt!r}\nBTS_SIZE = {bts_size!r}\nPT_SIZE = {pt_size!r}\n'
+                  f'END = {end!r}\n' + HISTORY_SCRIPT)
+        tag = f'{fmt}-{prog}-{bts_size}-{pt_size}'
+        out, d = gdb(path, srv.address, script, tmp, tag)
     finally:
         srv.wait(10)
         srv.stop()
@@ -204,9 +213,14 @@ def compare_insns(run, d, full=True):
         return 'GDB has no instruction history'
     if full and g[0] != o[0]:
         return f'GDB starts at {g[0]:#x}, the oracle at {o[0]:#x}'
-    k = o.index(g[0]) if g[0] in o else None
-    if k is None:
-        return f'GDB starts at {g[0]:#x}, which the oracle never executes'
+    if full:
+        k = 0
+    else:
+        # The newest part: it ends where the oracle first reaches the stop
+        # (the end breakpoint's first hit); its start may repeat earlier.
+        if d['pc'] not in o or o.index(d['pc']) < len(g):
+            return f'stopped at {d["pc"]:#x}, which the oracle does not reach after {len(g)}'
+        k = o.index(d['pc']) - len(g)
     if k + len(g) >= len(o):
         return f'GDB has {len(g)} instructions from oracle item {k}, the oracle {len(o)}'
     for i, (a, b) in enumerate(zip(g, o[k:])):
@@ -218,8 +232,9 @@ def compare_insns(run, d, full=True):
 
 
 def history_suite(server_exe, programs, tmp, progs, fmt):
-    for prog in progs:
-        r = check_history(server_exe, programs, tmp, prog, fmt)
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        runs = list(pool.map(lambda p: check_history(server_exe, programs, tmp, p, fmt), progs))
+    for prog, r in zip(progs, runs):
         if not r:
             continue
         run, d = r
@@ -237,17 +252,27 @@ def history_suite(server_exe, programs, tmp, progs, fmt):
                f'GDB {got[:12]}..., oracle {want[:12]}...')
 
 
-def bts_buffer(server_exe, programs, tmp):
-    """A 4 KB BTS buffer holds 170 records: GDB gets the newest part."""
-    r = check_history(server_exe, programs, tmp, 'qsort', 'bts', bts_size='4096')
-    if not r:
-        return
-    run, d = r
-    why = compare_insns(run, d, full=False)
-    if why is None and d['insns'][0] == run.addrs[0]:
-        why = 'the whole history came back'
-    report('bts buffer-size 4096: the newest part of the history only', why is None,
-           f'{why}; {len(d["insns"])} instructions of {len(run.addrs)}')
+def buffer_sizes(server_exe, programs, tmp):
+    """A 4 KB BTS buffer holds 170 records, a 1 KB PT buffer a part of
+    qsort's 3 KB stream: GDB gets the newest part, `info record` counts it,
+    and it ends where the oracle's history does."""
+    sizes = [('bts', '4096', 'unlimited'), ('pt', 'unlimited', '1024')]
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        runs = list(pool.map(lambda a: check_history(server_exe, programs, tmp, 'qsort', *a),
+                             sizes))
+    for (fmt, bts, pt), r in zip(sizes, runs):
+        if not r:
+            continue
+        run, d = r
+        why = compare_insns(run, d, full=False)
+        if why is None and d['insns'][0] == run.addrs[0]:
+            why = 'the whole history came back'
+        m = re.search(r'Recorded (\d+) instructions', d['info'])
+        if why is None and not (m and int(m.group(1)) == len(d['insns'])):
+            why = f'info record: {d["info"].strip()!r}, history {len(d["insns"])}'
+        report(f'{fmt} buffer-size {bts if fmt == "bts" else pt}: the newest part of the '
+               'history only', why is None,
+               f'{why}; {len(d["insns"])} instructions of {len(run.addrs)}')
 
 
 THREADS_SCRIPT = r'''
@@ -255,8 +280,10 @@ import gdb, json
 gdb.execute("break main")
 gdb.execute("continue")
 gdb.execute("set record instruction-history-size unlimited")
+gdb.execute("set record function-call-history-size unlimited")
 gdb.execute("set record btrace bts buffer-size unlimited")
-gdb.execute("record btrace bts")
+gdb.execute("set record btrace pt buffer-size unlimited")
+gdb.execute("record btrace " + FORMAT)
 start = int(gdb.parse_and_eval("(long)&worker"))
 dis = gdb.selected_inferior().architecture().disassemble(start, count=400)
 ret = [x["addr"] for x in dis if x["asm"].startswith("ret")][0]
@@ -267,8 +294,12 @@ for _ in range(12):
     if int(gdb.parse_and_eval("$pc")) != ret:
         break
     th = gdb.selected_thread()
-    h = [i.pc for i in gdb.current_recording().instruction_history if hasattr(i, "pc")]
-    got[str(th.ptid[1])] = h + [ret]
+    r = gdb.current_recording()
+    h = [i.pc for i in r.instruction_history if hasattr(i, "pc")]
+    calls = [s.symbol.name if s.symbol else None for s in r.function_call_history]
+    info = gdb.execute("info record", to_string=True)
+    got[str(th.ptid[1])] = {"insns": h + [ret], "calls": calls, "info": info,
+                            "format": r.format}
     if len(got) == 4:
         break
 json.dump({"worker": start, "threads": got}, open(OUT, "w"))
@@ -276,29 +307,147 @@ gdb.execute("kill")
 '''
 
 
-def threads_suite(server_exe, programs, tmp):
+def threads_run(server_exe, programs, tmp, fmt):
     path = os.path.realpath(os.path.join(programs, 'threads4'))
-    runs = oracle_of('threads4', programs)
-    srv = Server(server_exe, ['--', path], tmp, 'threads4', programs)
+    srv = Server(server_exe, ['--', path], tmp, f'threads4-{fmt}', programs)
     try:
-        out, d = gdb(path, srv.address, THREADS_SCRIPT, tmp, 'threads4')
+        return gdb(path, srv.address, f'FORMAT = {fmt!r}\n' + THREADS_SCRIPT, tmp,
+                   f'threads4-{fmt}')
     finally:
         srv.wait(10)
         srv.stop()
-    if not d:
-        report('threads4: every worker thread stops at the worker\'s ret', False, out[-1500:])
-        return
-    report('threads4: GDB sees all 4 worker threads', len(d['threads']) == 4,
-           f'{len(d["threads"])} seen')
-    # The oracle's thread sequences run from worker's entry through its ret
-    # to the return address; GDB's end at the ret.
-    want = [r.addrs[:-1] for r in runs]
-    matched = 0
-    for h in d['threads'].values():
-        if d['worker'] in h and h[h.index(d['worker']):] in want:
-            matched += 1
-    report('threads4: each worker\'s history equals an oracle thread from worker', matched == 4,
-           f'{matched} of {len(d["threads"])} match')
+
+
+def threads_suite(server_exe, programs, tmp, fmts):
+    runs = oracle_of('threads4', programs)
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        results = list(pool.map(lambda f: threads_run(server_exe, programs, tmp, f), fmts))
+    for fmt, (out, d) in zip(fmts, results):
+        name = f'{fmt} threads4'
+        if not d:
+            report(f'{name}: every worker thread stops at the worker\'s ret', False, out[-1500:])
+            continue
+        ths = d['threads'].values()
+        report(f'{name}: GDB sees all 4 worker threads', len(d['threads']) == 4,
+               f'{len(d["threads"])} seen')
+        report(f'{name}: the recording is in the format asked for',
+               all(t['format'] == fmt for t in ths), str([t['format'] for t in ths]))
+        # The oracle's thread sequences run from worker's entry through its
+        # ret to the return address; GDB's end at the ret.
+        want = [r.addrs[:-1] for r in runs]
+        matched, counted, called = 0, 0, 0
+        for t in ths:
+            h = t['insns']
+            if d['worker'] in h and h[h.index(d['worker']):] in want:
+                matched += 1
+                r = runs[want.index(h[h.index(d['worker']):])]
+                own = test_oracle.funcs_seen(r)
+                k = r.addrs.index(d['worker'])
+                wanted = own_calls([r.name(pc) for pc in r.addrs[k:-1]], own)
+                got = own_calls(t['calls'], own)
+                called += got[-len(wanted):] == wanted if wanted else 0
+            m = re.search(r'Recorded (\d+) instructions', t['info'])
+            counted += bool(m) and int(m.group(1)) == len(h) - 1
+        report(f'{name}: each worker\'s instruction-history equals an oracle thread from '
+               'worker', matched == 4, f'{matched} of {len(d["threads"])} match')
+        report(f'{name}: each worker\'s function-call-history follows its oracle thread',
+               called == 4, f'{called} of {len(d["threads"])} match')
+        report(f'{name}: info record counts each worker\'s history', counted == 4,
+               f'{counted} of {len(d["threads"])} match')
+
+
+# QThreadEvents: GDB 13 asks for thread events only in non-stop mode, so
+# the script asks with `maint packet`. With events on, GDB adds the first
+# worker ("[New Thread ...]") when the server reports its creation and
+# resumes, before the worker stops at `worker`; with them off, only at that
+# stop. The remote log and GDB's messages go to one file, in order. GDB
+# 13's all-stop mode cannot parse the `w` thread-exit reply, so the events
+# are off again before the worker ends; all four creations and exits are
+# tested below over RSP.
+EVENTS_SCRIPT = r'''
+import gdb, json
+gdb.execute("set print thread-events on")
+gdb.execute("break main")
+gdb.execute("continue")
+gdb.execute("maint packet QThreadEvents:" + EVENTS)
+gdb.execute("break worker")
+for c in ("file " + LOG, "overwrite on", "redirect on", "debugredirect on", "enabled on"):
+    gdb.execute("set logging " + c)
+gdb.execute("set debug remote 1")
+gdb.execute("continue")
+gdb.execute("set debug remote 0")
+gdb.execute("set logging enabled off")
+tid = gdb.selected_thread().ptid[1]
+gdb.execute("maint packet QThreadEvents:0")
+gdb.execute("delete")
+gdb.execute("continue")
+json.dump({"tid": tid}, open(OUT, "w"))
+'''
+
+
+def events_suite(server_exe, programs, tmp):
+    path = os.path.realpath(os.path.join(programs, 'threads4'))
+    for on in ('1', '0'):
+        log = os.path.join(tmp, f'events{on}.log')
+        srv = Server(server_exe, ['--', path], tmp, f'events{on}', programs)
+        try:
+            out, d = gdb(path, srv.address, f'EVENTS = {on!r}\nLOG = {log!r}\n' + EVENTS_SCRIPT,
+                         tmp, f'events{on}', timeout=60)
+        finally:
+            srv.wait(10)
+            srv.stop()
+        text = open(log, errors='replace').read() if os.path.exists(log) else ''
+        ok, why = False, out[-800:]
+        if d:
+            tid = d['tid']
+            lines = text.splitlines()
+            def first(pred, start=0):
+                return next((i for i in range(start, len(lines)) if pred(lines[i])), None)
+            new = first(lambda x: f'[New Thread {tid}]' in x)
+            stop = first(lambda x: f'Packet received: T05thread:{tid:x};' in x)
+            created = first(lambda x: f'Packet received: T05create:;thread:{tid:x};' in x)
+            if on == '1':
+                resumed = first(lambda x: 'Sending packet: $vCont' in x, (new or 0) + 1)
+                ok = None not in (created, new, resumed, stop) and created < new < resumed < stop
+            else:
+                ok = created is None and None not in (new, stop) and stop < new
+            why = f'tid {tid}: create at line {created}, [New Thread] at {new}, stop at {stop}'
+        report(f'QThreadEvents:{on}: GDB adds the first worker '
+               + ('at its creation, before it runs' if on == '1' else 'only when it stops'),
+               ok, why)
+
+    # Over RSP: with events on, 4 `create` stops and 4 `w` exits of the same
+    # threads, then the process exit; with them off, only the exit.
+    for on in ('1', '0'):
+        srv = Server(server_exe, ['--', path], tmp, f'rsp-events{on}', programs)
+        replies = []
+        try:
+            s = connect(srv.address)
+            ask(s, 'qSupported:swbreak+')
+            p, _ = ask(s, f'QThreadEvents:{on}')
+            replies.append(p.decode())
+            for _ in range(20):
+                p, _ = ask(s, 'vCont;c')
+                replies.append(p.decode())
+                if p[:1] in (b'W', b'X', b'E'):
+                    break
+            ask(s, 'vKill;1')
+            s.close()
+        except (OSError, EOFError) as e:
+            replies.append(f'{e}: {srv.log()}')
+        finally:
+            srv.wait(10)
+            srv.stop()
+        created = [m.group(1) for r in replies for m in [re.match(r'T05create:;thread:([0-9a-f]+);$', r)] if m]
+        exited = [m.group(1) for r in replies for m in [re.match(r'w00;([0-9a-f]+)$', r)] if m]
+        if on == '1':
+            ok = (replies[0] == 'OK' and len(created) == 4 and sorted(created) == sorted(exited)
+                  and replies[-1] == 'W00' and len(replies) == 10)
+            report('QThreadEvents:1 over RSP: 4 create stops, 4 w exits of those threads, W00',
+                   ok, str(replies))
+        else:
+            report('QThreadEvents:0 over RSP: only the process exit',
+                   replies == ['OK', 'W00'], str(replies))
 
 
 # Reverse commands, the (function, line) after each; the same list from
@@ -453,6 +602,44 @@ def watch_suite(server_exe, programs, tmp):
            f'line {line}: {r[-400:]}')
 
 
+AVX_SCRIPT = r'''
+import gdb, json
+gdb.execute("break main")
+gdb.execute("continue")
+before = str(gdb.parse_and_eval("$ymm0.v8_int32"))
+gdb.execute("set $ymm0.v8_int32 = {1, 2, 3, 4, 5, 6, 7, 8}")
+gdb.execute("set $ymm15.v8_int32 = {-1, -2, -3, -4, -5, -6, -7, -8}")
+gdb.execute("stepi")
+gdb.execute("maint flush register-cache")
+info = gdb.execute("info registers ymm0", to_string=True)
+json.dump({"before": before, "info": info,
+           "ymm0": [int(x) for x in gdb.parse_and_eval("$ymm0.v8_int32").format_string(
+               repeat_threshold=0)[1:-1].split(",")],
+           "ymm15": [int(x) for x in gdb.parse_and_eval("$ymm15.v8_int32").format_string(
+               repeat_threshold=0)[1:-1].split(",")]}, open(OUT, "w"))
+gdb.execute("kill")
+'''
+
+
+def avx_suite(server_exe, programs, tmp):
+    name = 'avx: ymm0/ymm15 written by GDB read back live after a stepi'
+    with open('/proc/cpuinfo') as f:
+        if ' avx' not in f.read():
+            print(f'SKIP {name}: the cpu has no AVX')
+            return
+    path = os.path.realpath(os.path.join(programs, 'loops'))
+    srv = Server(server_exe, ['--', path], tmp, 'avx', programs)
+    try:
+        out, d = gdb(path, srv.address, AVX_SCRIPT, tmp, 'avx', timeout=60)
+    finally:
+        srv.wait(10)
+        srv.stop()
+    report(name, bool(d) and d['ymm0'] == [1, 2, 3, 4, 5, 6, 7, 8] and
+           d['ymm15'] == [-1, -2, -3, -4, -5, -6, -7, -8] and 'v8_int32' in d['info'] and
+           'v8_int32 = {0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8}' in d['info'],
+           f'{d}; {out[-800:]}')
+
+
 # ---- robustness -----------------------------------------------------------
 
 def frame(payload):
@@ -562,7 +749,7 @@ def robustness(server_exe, programs, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', required=True)
-    ap.add_argument('--only', help='comma-separated parts: bts,pt,threads,reverse,watch,save,robust')
+    ap.add_argument('--only', help='comma-separated parts: bts,pt,threads,events,reverse,avx,watch,save,robust')
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     server_exe = os.path.join(build, 'hwt-server')
@@ -576,14 +763,19 @@ def main():
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='hwt-live-') as tmp:
         if not only or 'bts' in only:
-            history_suite(server_exe, programs, tmp, BTS_PROGS, 'bts')
-            bts_buffer(server_exe, programs, tmp)
+            history_suite(server_exe, programs, tmp, PROGS, 'bts')
         if not only or 'pt' in only:
-            history_suite(server_exe, programs, tmp, PT_PROGS, 'pt')
+            history_suite(server_exe, programs, tmp, PROGS, 'pt')
+        if not only or 'bts' in only or 'pt' in only:
+            buffer_sizes(server_exe, programs, tmp)
         if not only or 'threads' in only:
-            threads_suite(server_exe, programs, tmp)
+            threads_suite(server_exe, programs, tmp, ['bts', 'pt'])
+        if not only or 'events' in only:
+            events_suite(server_exe, programs, tmp)
         if not only or 'reverse' in only:
             reverse_suite(server_exe, programs, tmp)
+        if not only or 'avx' in only:
+            avx_suite(server_exe, programs, tmp)
         if not only or 'watch' in only:
             watch_suite(server_exe, programs, tmp)
         if not only or 'save' in only:

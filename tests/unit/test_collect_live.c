@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,6 +547,80 @@ static void test_threads(void)
 	hwt_collect_close(c);
 }
 
+/* Run threads4 from main to its end, continuing all threads; count the
+ * THREAD_CREATED events and those that came as the new thread stood at
+ * its first instruction (its history that one pc, the event's). With
+ * sz of a caller older than report_thread_created the flag is ignored. */
+static void run_births(size_t sz, size_t *created, size_t *at_birth,
+		       size_t *exits, struct hwt_collect_event *ev,
+		       int *rc, struct hwt_err *err)
+{
+	char path[PATH_MAX + 16];
+	struct hwt_collector *c = launch("threads4", err);
+	struct hwt_resume_action a = { .tid = 0, .kind = HWT_RESUME_CONT };
+	struct hwt_resume_opts o = {
+		.sz = sz, .actions = &a, .nactions = 1, .interrupt_fd = -1,
+		.report_thread_created = true,
+	};
+	uint64_t bp;
+	pid_t tids[16];
+
+	*created = *at_birth = *exits = 0;
+	*rc = -1;
+	snprintf(path, sizeof(path), "%s/threads4", progdir);
+	bp = symbol(path, "main");
+	if (!c || !bp) {
+		hwt_collect_close(c);
+		return;
+	}
+	*rc = resume1(c, HWT_RESUME_STEP, 0, NULL, 0, ev, err);
+	bp += module_base(c, "/threads4");
+	*rc = resume1(c, HWT_RESUME_CONT, 0, &bp, 1, ev, err);
+	do {
+		*rc = hwt_collect_resume(c, &o, ev, err);
+		if (*rc == 0 && ev->kind == HWT_EVENT_THREAD_CREATED) {
+			struct history h = history_of(c, ev->tid);
+			size_t n = hwt_collect_live_tids(c, tids, 16);
+			bool listed = false;
+
+			for (size_t i = 0; i < n && i < 16; i++)
+				listed |= tids[i] == ev->tid;
+			(*created)++;
+			*at_birth += listed && ev->tid != hwt_collect_pid(c) &&
+				     h.n == 1 && ev->pc && h.pc[0] == ev->pc;
+			history_free(&h);
+		}
+		*exits += *rc == 0 && ev->kind == HWT_EVENT_THREAD_EXITED;
+	} while (*rc == 0 && ev->kind != HWT_EVENT_EXITED &&
+		 ev->kind != HWT_EVENT_KILLED && *created + *exits < 100);
+	hwt_collect_close(c);
+}
+
+static void test_thread_created(void)
+{
+	struct hwt_collect_event ev = {0};
+	struct hwt_err err = {0};
+	size_t created, at_birth, exits;
+	int rc;
+
+	run_births(sizeof(struct hwt_resume_opts), &created, &at_birth,
+		   &exits, &ev, &rc, &err);
+	CHECK("live: report_thread_created gives one THREAD_CREATED per "
+	      "worker, stopped at its first instruction",
+	      rc == 0 && created == 4 && at_birth == 4 && exits == 4 &&
+	      ev.kind == HWT_EVENT_EXITED,
+	      "rc %d: %zu created (%zu at birth), %zu exits, last kind %d: %s",
+	      rc, created, at_birth, exits, ev.kind, err.msg);
+	run_births(offsetof(struct hwt_resume_opts, report_thread_created),
+		   &created, &at_birth, &exits, &ev, &rc, &err);
+	CHECK("live: a caller whose sz ends before report_thread_created "
+	      "gets no THREAD_CREATED",
+	      rc == 0 && created == 0 && exits == 4 &&
+	      ev.kind == HWT_EVENT_EXITED,
+	      "rc %d: %zu created, %zu exits, last kind %d: %s", rc, created,
+	      exits, ev.kind, err.msg);
+}
+
 /* ---- compiled subjects: a sleeper and a spinner ----------------------- */
 
 static const char subject_src[] =
@@ -748,6 +823,7 @@ int main(int argc, char **argv)
 		test_watch_regs_memory();
 		test_signals();
 		test_threads();
+		test_thread_created();
 	} else {
 		printf("SKIP collect live programs: %s is not built (make "
 		       "programs)\n", exe);

@@ -150,6 +150,40 @@ int main(void)
 	r = send_pkt(&s, sv[1], "P10=00");
 	CHECK("P with a value of the wrong size is refused", r[0] == 'E', "%s", r);
 
+	/* ymm0h-ymm15h (60-75) exist only in the AVX description. */
+	last_reg = -1;
+	r = send_pkt(&s, sv[1], "P3c=000102030405060708090a0b0c0d0e0f");
+	CHECK("P of ymm0h is refused without AVX", r[0] == 'E' && last_reg == -1, "%s", r);
+	s.avx = true;
+	r = send_pkt(&s, sv[1], "P4b=000102030405060708090a0b0c0d0e0f");
+	CHECK("P writes ymm15h (register 75) with AVX", !strcmp(r, "OK") && last_reg == 75,
+	      "%s %lld", r, (long long)last_reg);
+	r = send_pkt(&s, sv[1], "P4c=000102030405060708090a0b0c0d0e0f");
+	CHECK("register 76 does not exist", r[0] == 'E', "%s", r);
+	s.avx = false;
+
+	/* The XSAVE layout: XCR0 at 464, XSTATE_BV at 512, ymm upper
+	 * halves from 576. */
+	static uint8_t xs[1024];
+	uint8_t v[16], want[16];
+	xs[464] = 7;
+	CHECK("an XSAVE area whose XCR0 enables AVX has ymm registers",
+	      tdesc_xstate_has_avx(xs, sizeof(xs)) && !tdesc_xstate_has_avx(xs, 700),
+	      "short areas must not count");
+	xs[464] = 3;
+	CHECK("XCR0 without AVX has none", !tdesc_xstate_has_avx(xs, sizeof(xs)), "xcr0 3");
+	memset(xs + 576 + 16, 0x55, 16);
+	tdesc_ymmh_value(xs, 1, v);
+	memset(want, 0, sizeof(want));
+	CHECK("ymm1h in the initial state (XSTATE_BV bit 2 clear) reads zero",
+	      !memcmp(v, want, 16), "stale bytes served");
+	memset(want, 0xa5, sizeof(want));
+	tdesc_ymmh_store(xs, 3, want);
+	tdesc_ymmh_value(xs, 3, v);
+	CHECK("storing ymm3h marks the AVX state in use and reads back",
+	      (xs[512] & 4) && !memcmp(v, want, 16) && xs[576 + 16] == 0,
+	      "bv %#x", xs[512]);
+
 	int bad = 0;
 	for (int sig = 1; sig <= 64; sig++)
 		if (sig != 16 && srv_linux_signal(srv_gdb_signal(sig)) != sig)
