@@ -28,3 +28,19 @@ def run_tool(binary, *args, timeout=300):
 def sanitizer_report(err):
     return ('AddressSanitizer' in err or 'runtime error:' in err or
             'LeakSanitizer' in err)
+
+
+def dump_items(hwtrace, path, gap=None):
+    """{tid: [address, ...]} from `hwtrace dump --insn --tsv PATH`, a gap
+    item as GAP."""
+    rc, out, err = run_tool(hwtrace, 'dump', '--insn', '--tsv', path,
+                            timeout=600)
+    if rc != 0:
+        raise RuntimeError(f'hwtrace dump --insn {path}: exit {rc}: '
+                           f'{err.strip()}')
+    items = {}
+    for line in out.splitlines():
+        f = line.split('\t')
+        items.setdefault(f[0], []).append(gap if f[2] == 'gap'
+                                          else int(f[2], 16))
+    return items

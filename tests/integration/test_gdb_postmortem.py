@@ -22,13 +22,9 @@ import sys
 import tempfile
 import time
 
-RESULTS = []
+from hwt_testlib import RESULTS, report
+
 PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'plugin', 'gdb', 'hwtrace.py')
-
-
-def report(name, ok, why=''):
-    RESULTS.append(ok)
-    print(f'PASS {name}' if ok else f'FAIL {name}: {why}', flush=True)
 
 
 def run(cmd, timeout=120, **kw):

@@ -36,7 +36,8 @@ import subprocess
 import sys
 import tempfile
 
-from hwt_testlib import exit_status, report, run_tool, sanitizer_report
+from hwt_testlib import (dump_items, exit_status, report, run_tool,
+                         sanitizer_report)
 
 LLDB = 'lldb-22'
 LLDB_TIMEOUT = 600
@@ -49,20 +50,6 @@ THREAD_RE = re.compile(r'^thread #(\d+): tid = (\d+)')
 # of its own in LLDB 22.
 KNOWN_EVENTS = ('trace synchronization point', 'software disabled tracing',
                 'software enabled tracing')
-
-
-def source_items(hwtrace, path):
-    """{tid: [int address or 'gap', ...]} from dump --insn --tsv."""
-    rc, out, err = run_tool(hwtrace, 'dump', '--insn', '--tsv', path,
-                            timeout=600)
-    if rc != 0:
-        raise RuntimeError(f'hwtrace dump --insn {path}: exit {rc}: {err.strip()}')
-    items = {}
-    for line in out.splitlines():
-        f = line.split('\t')
-        items.setdefault(f[0], []).append(
-            'gap' if f[2] == 'gap' else int(f[2], 16))
-    return items
 
 
 def lldb(out_dir, commands):
@@ -202,7 +189,7 @@ def check_calls(name, hwtrace, bundle, out_dir, prog, nthreads):
 
 def check_round_trip(name, hwtrace, src, out_dir):
     try:
-        back = source_items(hwtrace, out_dir)
+        back = dump_items(hwtrace, out_dir, gap='gap')
     except RuntimeError as e:
         report(f'{name} round trip', False, str(e))
         return
@@ -237,7 +224,7 @@ def check_program(hwtrace, exporter, build, tmp, prog_name):
     try:
         export(exporter, bundle, out_dir)
         report(f'{prog_name} export', True)
-        src = source_items(hwtrace, bundle)
+        src = dump_items(hwtrace, bundle, gap='gap')
         check_insns(prog_name, src, lldb_insns(out_dir, len(src)))
         check_calls(prog_name, hwtrace, bundle, out_dir, prog, len(src))
         check_round_trip(prog_name, hwtrace, src, out_dir)
@@ -268,7 +255,7 @@ def check_gap(hwtrace, exporter, tmp):
         f.write(b'\xff')
     try:
         export(exporter, bundle, out_dir)
-        src = source_items(hwtrace, bundle)
+        src = dump_items(hwtrace, bundle, gap='gap')
         gaps = sum(v.count('gap') for v in src.values())
         if not gaps:
             report('gap source', False, 'the damaged copy has no gap')
@@ -288,7 +275,7 @@ def check_corpus(hwtrace, exporter, repo, tmp):
     out_dir = os.path.join(tmp, 'corpus.lldb')
     try:
         export(exporter, corpus, out_dir)
-        src = source_items(hwtrace, corpus)
+        src = dump_items(hwtrace, corpus, gap='gap')
         check_insns('corpus', src, lldb_insns(out_dir, len(src)))
         check_round_trip('corpus', hwtrace, src, out_dir)
     except (RuntimeError, subprocess.TimeoutExpired) as e:

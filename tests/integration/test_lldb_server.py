@@ -70,7 +70,7 @@ import subprocess
 import sys
 import tempfile
 
-from hwt_testlib import exit_status, report, run_tool
+from hwt_testlib import dump_items, exit_status, report, run_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LLDB = 'lldb-22'
@@ -320,19 +320,6 @@ def compare_trees(name, lldb_segs, hwt_segs):
            f'hwtrace {want[i] if i < len(want) else "end"}')
 
 
-def bundle_items(hwtrace, bundle):
-    rc, out, err = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle,
-                            timeout=600)
-    if rc != 0:
-        raise RuntimeError(f'hwtrace dump --insn: exit {rc}: {err.strip()}')
-    items = {}
-    for line in out.splitlines():
-        f = line.split('\t')
-        items.setdefault(f[0], []).append(None if f[2] == 'gap'
-                                          else int(f[2], 16))
-    return items
-
-
 def record(hwtrace, prog, bundle):
     rc, _, err = run_tool(hwtrace, 'record', '-o', bundle, '--', prog,
                           timeout=600)
@@ -394,7 +381,7 @@ def check_postmortem(build, server, tmp, name):
     bundle = os.path.join(tmp, name + '.bundle')
     saved = os.path.join(tmp, name + '.saved')
     record(hwtrace, prog, bundle)
-    items = bundle_items(hwtrace, bundle)
+    items = dump_items(hwtrace, bundle)
     if len(items) != 1:
         report(f'{name} post-mortem threads', False,
                f'{len(items)} threads recorded, the test expects one')
@@ -468,7 +455,7 @@ def check_reverse(build, server, tmp):
     prog = os.path.join(build, 'programs', 'hits3')
     bundle = os.path.join(tmp, 'hits3.bundle')
     record(hwtrace, prog, bundle)
-    hist = next(iter(bundle_items(hwtrace, bundle).values()))
+    hist = next(iter(dump_items(hwtrace, bundle).values()))
     srv = Server(server, ['--bundle', bundle])
     try:
         out = lldb(connect(prog, srv.port) + [
@@ -681,7 +668,7 @@ def check_live(build, server, tmp, name):
     # The server's history ends at the stop pc, LLDB's trace just before
     # it: LLDB's position k is item N - L + k for N items, L instructions.
     hwtrace = os.path.join(build, 'hwtrace')
-    hist = next(iter(bundle_items(hwtrace, history).values()))
+    hist = next(iter(dump_items(hwtrace, history).values()))
     offset = len(hist) - len(got)
     if hist[offset - 1:-1] != got:
         report(f'{name} live server history ends with the LLDB trace', False,
@@ -706,7 +693,7 @@ def check_live(build, server, tmp, name):
         report(f'{name} live trace save + trace load', False, str(e))
     # Bundles both ways: what lldb-22 saved, hwtrace reads.
     try:
-        saved_items = list(bundle_items(hwtrace, saved).values())
+        saved_items = list(dump_items(hwtrace, saved).values())
         compare(f'{name} hwtrace dump of lldb trace save = lldb',
                 saved_items[0] if len(saved_items) == 1 else [], got)
     except RuntimeError as e:

@@ -11,12 +11,8 @@ import sys
 import tempfile
 import time
 
-RESULTS = []
+from hwt_testlib import RESULTS, report
 
-
-def report(name, ok, why=''):
-    RESULTS.append(ok)
-    print(f'PASS {name}' if ok else f'FAIL {name}: {why}', flush=True)
 
 
 def run(cmd, timeout=300, **kw):
