@@ -45,6 +45,8 @@ struct hwt_ring {
 	bool full;		/* signal mode: no room, instructions are lost */
 	bool signalled;		/* signal mode: the full signal was sent */
 	bool wrapped;		/* wrap mode: blocks were dropped */
+	bool branch;		/* new blocks get HWTRACE_BLK_BRANCH */
+	u64 branch_seq;		/* first block so marked */
 	u64 insns;		/* instructions seen since attach/clear */
 	u64 lost;		/* of those, the ones not kept */
 };
@@ -53,6 +55,7 @@ struct hwt_ring {
 #define HWT_ADD_ASYNC	0x1	/* the transfer to this pc was asynchronous */
 #define HWT_ADD_EXEC	0x2	/* this pc is a new program's entry point */
 #define HWT_ADD_SCHED	0x4	/* the thread was scheduled since the last add */
+#define HWT_ADD_TRAP	0x8	/* recorded by a debug trap (block-step probe) */
 
 /* Result of hwt_ring_add(): whether the full signal must be sent now. */
 #define HWT_ADD_SIGNAL	1
@@ -64,6 +67,8 @@ int hwt_ring_add(struct hwt_ring *r, u64 pc, unsigned int flags, bool wrap,
 		 u64 ts, u32 cpu);
 void hwt_ring_close(struct hwt_ring *r);
 bool hwt_ring_copy_block(struct hwt_ring *r, u64 seq, void *dst);
+void hwt_ring_branch(struct hwt_ring *r, bool on);
+void hwt_ring_unmark_branch(struct hwt_ring *r);
 
 /* Thread (hwt_thread.c). */
 struct hwt_session;
@@ -95,13 +100,33 @@ struct hwt_thread {
 	struct hwtrace_config cfg;
 	unsigned long last_switches;	/* nvcsw + nivcsw at the last record */
 	u32 last_cpu;
+	u64 last_pc;			/* the last recorded address */
+	u8 bs_mode;			/* HWT_BS_* */
+	u8 bs_probes;			/* probe traps seen */
+	u8 bs_seq;			/* ... at the next address (steps) */
+	unsigned long bs_switches;	/* nvcsw + nivcsw when TIF_BLOCKSTEP
+					 * was last set */
 };
+
+/* Block-step (hwt_blockstep.c); t->lock held. */
+#define HWT_BS_OFF	0	/* not requested */
+#define HWT_BS_PROBING	1
+#define HWT_BS_BLOCK	2	/* BTF honoured */
+#define HWT_BS_FALLBACK	3	/* BTF not honoured: single-step */
+
+void hwt_bs_config(struct hwt_thread *t);
+void hwt_bs_arm(struct hwt_thread *t);
+void hwt_bs_trap(struct hwt_thread *t, u64 pc);
+u32 hwt_bs_state(const struct hwt_thread *t);
 
 extern spinlock_t hwt_hash_lock;
 
 struct hwt_thread *hwt_thread_lookup_rcu(struct task_struct *task);
 int hwt_thread_attach(struct hwt_session *s, pid_t tid, u32 slot,
 		      struct hwt_thread **out);
+int hwt_thread_attach_task(struct hwt_session *s, struct task_struct *task,
+			   pid_t tid, u32 slot, const struct hwtrace_config *cfg,
+			   struct hwt_thread **out);
 void hwt_thread_detach(struct hwt_thread *t);
 int hwt_thread_set_enabled(struct hwt_thread *t, bool on);
 void hwt_thread_put(struct hwt_thread *t);
@@ -124,15 +149,31 @@ void hwt_image_exit(void);
 int hwt_tp_register(const char *name, void *probe);
 void hwt_tp_unregister(const char *name, void *probe);
 
-/* Session (hwt_session.c): one per open file. */
+/*
+ * Session (hwt_session.c): one per open file. Refcounted: the file holds
+ * one reference, a child waiting to be followed (hwt_follow.c) another.
+ */
 struct hwt_session {
+	struct kref ref;
 	struct mutex lock;
 	struct list_head threads;
 	u32 next_slot;
+	u32 nthreads;
+	bool closed;			/* the file was released */
+	struct pid_namespace *pid_ns;	/* of the opener: tids are in it */
 };
 
 struct hwt_session *hwt_session_new(void);
 void hwt_session_release(struct hwt_session *s);
+void hwt_session_put(struct hwt_session *s);
+int hwt_session_adopt(struct hwt_session *s, struct task_struct *task,
+		      const struct hwtrace_config *cfg,
+		      struct hwt_thread **out);
+void hwt_session_tids(struct hwt_session *s, u32 *tids, u32 count,
+		      u32 *total);
+
+/* Follow-fork (hwt_follow.c): attach a recorded thread's new child. */
+void hwt_follow_fork(struct hwt_thread *parent, struct task_struct *child);
 struct hwt_thread *hwt_session_find(struct hwt_session *s, pid_t tid);
 struct hwt_thread *hwt_session_find_slot(struct hwt_session *s, u32 slot);
 int hwt_session_attach(struct hwt_session *s, pid_t tid);

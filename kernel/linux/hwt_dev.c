@@ -105,6 +105,7 @@ static int hwt_config(struct hwt_session *s, struct hwtrace_config *c)
 	t->cfg.ring_size = t->ring.size;
 	t->cfg.flags = c->flags;
 	t->cfg.signal = c->signal;
+	hwt_bs_config(t);
 	spin_unlock_irqrestore(&t->lock, flags);
 	hwt_ring_free(&fresh);
 	err = 0;
@@ -129,6 +130,7 @@ static void hwt_fill_status(struct hwt_thread *t, struct hwtrace_status *st)
 		st->state |= HWTRACE_ST_FULL;
 	if (t->ring.wrapped)
 		st->state |= HWTRACE_ST_WRAPPED;
+	st->state |= hwt_bs_state(t);
 	st->insns = t->ring.insns;
 	st->lost = t->ring.lost;
 	st->head = t->ring.head;
@@ -199,6 +201,37 @@ static int hwt_clear(struct hwt_thread *t)
 	return 0;
 }
 
+/* HWTRACE_IOC_THREADS: the tids are gathered under the lock, copied after. */
+static int hwt_threads(struct hwt_session *s, struct hwtrace_threads *th)
+{
+	u32 n, *tids;
+	int err = 0;
+
+	if (th->reserved)
+		return -EINVAL;
+	for (;;) {
+		mutex_lock(&s->lock);
+		n = min(th->count, s->nthreads);
+		mutex_unlock(&s->lock);
+		tids = kvcalloc(max(n, 1u), sizeof(*tids), GFP_KERNEL);
+		if (!tids)
+			return -ENOMEM;
+		mutex_lock(&s->lock);
+		/* Followed children may have joined meanwhile: retry. */
+		if (n == min(th->count, s->nthreads))
+			break;
+		mutex_unlock(&s->lock);
+		kvfree(tids);
+	}
+	hwt_session_tids(s, tids, n, &th->total);
+	mutex_unlock(&s->lock);
+	if (n && copy_to_user(u64_to_user_ptr(th->tids), tids,
+			      n * sizeof(*tids)))
+		err = -EFAULT;
+	kvfree(tids);
+	return err;
+}
+
 static long hwt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct hwt_session *s = file->private_data;
@@ -209,6 +242,7 @@ static long hwt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		struct hwtrace_status st;
 		struct hwtrace_get g;
 		struct hwtrace_drain d;
+		struct hwtrace_threads th;
 	} u;
 	struct hwt_thread *t;
 	size_t size = _IOC_SIZE(cmd);
@@ -222,13 +256,14 @@ static long hwt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case HWTRACE_IOC_STATUS: case HWTRACE_IOC_SIZE:
 	case HWTRACE_IOC_GET: case HWTRACE_IOC_DRAIN:
 	case HWTRACE_IOC_CLEAR: case HWTRACE_IOC_DETACH:
+	case HWTRACE_IOC_THREADS:
 		break;
 	default:
 		return -ENOTTY;
 	}
 	if (copy_from_user(&u, uarg, size))
 		return -EFAULT;
-	/* Every argument struct starts with sz, then tid. */
+	/* Every argument struct starts with sz (then tid, but THREADS). */
 	if (u.a.sz != size)
 		return -EINVAL;
 
@@ -245,6 +280,11 @@ static long hwt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return err;
 	case HWTRACE_IOC_CONFIG:
 		return hwt_config(s, &u.c);
+	case HWTRACE_IOC_THREADS:
+		err = hwt_threads(s, &u.th);
+		if (!err && copy_to_user(uarg, &u.th, size))
+			err = -EFAULT;
+		return err;
 	}
 
 	t = hwt_get_thread(s, u.a.tid);

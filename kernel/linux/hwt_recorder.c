@@ -21,7 +21,9 @@
  *    TF again; sigreturn restores the saved flags and with them TF;
  *  - fork/clone copy TF into the child: sched_process_fork clears it in
  *    the child before it first runs, so children are not recorded and
- *    never see a stray trap;
+ *    never see a stray trap, unless the parent records with
+ *    HWTRACE_CFG_FOLLOW: then hwt_follow.c makes the child join the
+ *    session and arm itself before its first instruction;
  *  - exec resets the flags: hwt_image.c marks the thread, and sys_exit of
  *    execve starts a block at the new entry point and sets TF again;
  *  - exit: sched_process_exit lets a detached thread leave the hash even
@@ -52,6 +54,9 @@ bool hwt_arm_current(struct hwt_thread *t)
 	 */
 	clear_thread_flag(TIF_FORCED_TF);
 	WRITE_ONCE(t->armed, true);
+	spin_lock(&t->lock);
+	hwt_bs_arm(t);
+	spin_unlock(&t->lock);
 	return true;
 }
 
@@ -78,6 +83,9 @@ int hwt_record(struct hwt_thread *t, u64 pc, unsigned int flags)
 			flags |= HWT_ADD_SCHED;
 		}
 	}
+	if (flags & HWT_ADD_TRAP)
+		hwt_bs_trap(t, pc);
+	t->last_pc = pc;
 	if (hwt_ring_add(&t->ring, pc, flags,
 			 t->cfg.flags & HWTRACE_CFG_WRAP, ts, cpu) ==
 	    HWT_ADD_SIGNAL)
@@ -110,7 +118,7 @@ static int hwt_die_notify(struct notifier_block *nb, unsigned long val,
 		 * DISABLE or DETACH at worst lets this one instruction in;
 		 * the ring is freed only after an RCU grace period.
 		 */
-		sig = hwt_record(t, regs->ip, 0);
+		sig = hwt_record(t, regs->ip, HWT_ADD_TRAP);
 	} else {
 		spin_lock(&hwt_hash_lock);
 		if (!t->armed) {
@@ -212,6 +220,9 @@ static void hwt_fork(void *data, struct task_struct *parent,
 	/* The child has not run yet: its saved registers are stable. */
 	if (t && t->armed)
 		task_pt_regs(child)->flags &= ~X86_EFLAGS_TF;
+	/* Followed, it arms itself on its way to user mode. */
+	if (t)
+		hwt_follow_fork(t, child);
 	rcu_read_unlock();
 }
 

@@ -54,6 +54,7 @@ void hwt_ring_reset(struct hwt_ring *r)
 	r->full = false;
 	r->signalled = false;
 	r->wrapped = false;
+	r->branch_seq = 0;
 	r->insns = 0;
 	r->lost = 0;
 }
@@ -61,6 +62,29 @@ void hwt_ring_reset(struct hwt_ring *r)
 void hwt_ring_close(struct hwt_ring *r)
 {
 	r->open = false;
+}
+
+/* Mark the blocks opened from now on HWTRACE_BLK_BRANCH, or stop. */
+void hwt_ring_branch(struct hwt_ring *r, bool on)
+{
+	if (on == r->branch)
+		return;
+	r->open = false;	/* a block is marked or not as a whole */
+	r->branch = on;
+	r->branch_seq = r->head;
+}
+
+/*
+ * Block-step fell back: the marked blocks the ring holds hold single
+ * steps only; unmark them, and the open block goes on unmarked.
+ */
+void hwt_ring_unmark_branch(struct hwt_ring *r)
+{
+	u64 seq;
+
+	for (seq = max(r->tail, r->branch_seq); seq < r->head; seq++)
+		hwt_block(r, seq)->flags &= ~HWTRACE_BLK_BRANCH;
+	r->branch = false;
 }
 
 /* Open block r->head at @pc; false when there is no room (signal mode). */
@@ -90,6 +114,8 @@ static bool hwt_open_block(struct hwt_ring *r, u64 pc, unsigned int flags,
 		b->flags |= HWTRACE_BLK_EXEC;
 	if (flags & HWT_ADD_ASYNC)
 		b->flags |= HWTRACE_BLK_ASYNC;
+	if (r->branch)
+		b->flags |= HWTRACE_BLK_BRANCH;
 	r->head++;
 	r->open = true;
 	return true;

@@ -4,6 +4,7 @@
  * context): the threads it attached, each with a slot number that names
  * its ring for mmap. Closing the file detaches every thread.
  */
+#include <linux/pid_namespace.h>
 #include <linux/slab.h>
 #include "hwt.h"
 
@@ -16,9 +17,24 @@ struct hwt_session *hwt_session_new(void)
 
 	if (!s)
 		return NULL;
+	kref_init(&s->ref);
 	mutex_init(&s->lock);
 	INIT_LIST_HEAD(&s->threads);
+	s->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	return s;
+}
+
+static void hwt_session_free(struct kref *ref)
+{
+	struct hwt_session *s = container_of(ref, struct hwt_session, ref);
+
+	put_pid_ns(s->pid_ns);
+	kfree(s);
+}
+
+void hwt_session_put(struct hwt_session *s)
+{
+	kref_put(&s->ref, hwt_session_free);
 }
 
 /* Caller holds s->lock. */
@@ -57,8 +73,53 @@ int hwt_session_attach(struct hwt_session *s, pid_t tid)
 	if (err)
 		return err;
 	s->next_slot++;
+	s->nthreads++;
 	list_add_tail(&t->snode, &s->threads);
 	return 0;
+}
+
+/*
+ * Caller holds s->lock. Attach @task, a followed child (current), with
+ * @cfg; the tid is the child's in the opener's pid namespace.
+ */
+int hwt_session_adopt(struct hwt_session *s, struct task_struct *task,
+		      const struct hwtrace_config *cfg,
+		      struct hwt_thread **out)
+{
+	pid_t tid = task_pid_nr_ns(task, s->pid_ns);
+	struct hwt_thread *t;
+	int err;
+
+	if (s->closed || tid <= 0)
+		return -ESRCH;
+	if (hwt_session_find(s, tid))
+		return -EBUSY;
+	if (s->next_slot >= HWT_MAX_SLOTS)
+		return -ENOSPC;
+	get_task_struct(task);
+	err = hwt_thread_attach_task(s, task, tid, s->next_slot, cfg, &t);
+	if (err)
+		return err;
+	s->next_slot++;
+	s->nthreads++;
+	list_add_tail(&t->snode, &s->threads);
+	*out = t;
+	return 0;
+}
+
+/* Caller holds s->lock. The first @count tids into @tids; all counted. */
+void hwt_session_tids(struct hwt_session *s, u32 *tids, u32 count,
+		      u32 *total)
+{
+	struct hwt_thread *t;
+	u32 n = 0;
+
+	list_for_each_entry(t, &s->threads, snode) {
+		if (n < count)
+			tids[n] = t->tid;
+		n++;
+	}
+	*total = n;
 }
 
 /* Caller holds s->lock. */
@@ -69,6 +130,7 @@ int hwt_session_detach(struct hwt_session *s, pid_t tid)
 	if (!t)
 		return -ESRCH;
 	list_del(&t->snode);
+	s->nthreads--;
 	hwt_thread_detach(t);
 	return 0;
 }
@@ -78,10 +140,12 @@ void hwt_session_release(struct hwt_session *s)
 	struct hwt_thread *t, *n;
 
 	mutex_lock(&s->lock);
+	s->closed = true;	/* children still to be followed are not */
 	list_for_each_entry_safe(t, n, &s->threads, snode) {
 		list_del(&t->snode);
 		hwt_thread_detach(t);
 	}
+	s->nthreads = 0;
 	mutex_unlock(&s->lock);
-	kfree(s);
+	hwt_session_put(s);
 }

@@ -182,28 +182,19 @@ static int hwt_may_attach(struct task_struct *task)
 }
 
 /*
- * Attach @tid to @s. A thread detached but still hashed (its trap flag
- * not yet cleared) is adopted; one owned by a session gives -EBUSY.
+ * Attach @task (referenced; the reference passes to the thread, or is
+ * dropped on failure) as @tid to @s with @cfg's ring size and flags (NULL:
+ * the defaults). A thread detached but still hashed (its trap flag not
+ * yet cleared) is adopted; one owned by a session gives -EBUSY.
  */
-int hwt_thread_attach(struct hwt_session *s, pid_t tid, u32 slot,
-		      struct hwt_thread **out)
+int hwt_thread_attach_task(struct hwt_session *s, struct task_struct *task,
+			   pid_t tid, u32 slot, const struct hwtrace_config *cfg,
+			   struct hwt_thread **out)
 {
 	struct hwt_thread *t, *old;
-	struct task_struct *task;
-	struct pid *pid;
 	unsigned long flags;
 	int err;
 
-	if (tid <= 0)
-		return -EINVAL;
-	pid = find_get_pid(tid);
-	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
-	put_pid(pid);
-	if (!task)
-		return -ESRCH;
-	err = hwt_may_attach(task);
-	if (err)
-		goto out_task;
 	if (task->flags & (PF_KTHREAD | PF_EXITING)) {
 		err = -ESRCH;
 		goto out_task;
@@ -212,19 +203,21 @@ int hwt_thread_attach(struct hwt_session *s, pid_t tid, u32 slot,
 	err = -ENOMEM;
 	if (!t)
 		goto out_task;
-	err = hwt_ring_alloc(&t->ring, HWTRACE_RING_DEFAULT);
+	t->cfg.sz = sizeof(t->cfg);
+	t->cfg.tid = tid;
+	t->cfg.ring_size = cfg ? cfg->ring_size : HWTRACE_RING_DEFAULT;
+	t->cfg.flags = cfg ? cfg->flags : HWTRACE_CFG_WRAP;
+	t->cfg.signal = cfg ? cfg->signal : 0;
+	err = hwt_ring_alloc(&t->ring, t->cfg.ring_size);
 	if (err)
 		goto out_free;
+	hwt_bs_config(t);	/* not visible yet: no lock needed */
 	kref_init(&t->ref);
 	spin_lock_init(&t->lock);
 	INIT_LIST_HEAD(&t->snode);
 	t->task = task;
 	t->tid = tid;
 	t->slot = slot;
-	t->cfg.sz = sizeof(t->cfg);
-	t->cfg.tid = tid;
-	t->cfg.ring_size = HWTRACE_RING_DEFAULT;
-	t->cfg.flags = HWTRACE_CFG_WRAP;
 
 	spin_lock_irqsave(&hwt_hash_lock, flags);
 	old = hwt_thread_lookup_rcu(task);
@@ -260,6 +253,29 @@ out_free:
 out_task:
 	put_task_struct(task);
 	return err;
+}
+
+/* Attach @tid (in the caller's pid namespace) to @s, with the defaults. */
+int hwt_thread_attach(struct hwt_session *s, pid_t tid, u32 slot,
+		      struct hwt_thread **out)
+{
+	struct task_struct *task;
+	struct pid *pid;
+	int err;
+
+	if (tid <= 0)
+		return -EINVAL;
+	pid = find_get_pid(tid);
+	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+	put_pid(pid);
+	if (!task)
+		return -ESRCH;
+	err = hwt_may_attach(task);
+	if (err) {
+		put_task_struct(task);
+		return err;
+	}
+	return hwt_thread_attach_task(s, task, tid, slot, NULL, out);
 }
 
 /* Caller holds the session lock and has unlinked @t; drops its reference. */

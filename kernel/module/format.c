@@ -6,7 +6,10 @@
  * adds a 13-byte scheduling record (HWTRACE_REC_SCHED), which hwt-sw has
  * no use for and which is dropped here. Every block is checked whole
  * (records walked, count and last pc compared) before its chunk is
- * written, so a corrupt block costs only its own instructions. */
+ * written, so a corrupt block costs only its own instructions. A block
+ * of branch records (HWTRACE_BLK_BRANCH, block-step) is refused the same
+ * way: it lists branch targets only, and expanding them needs the
+ * program image. */
 #include <errno.h>
 #include <string.h>
 
@@ -131,6 +134,12 @@ int hwt_mod_convert(const uint8_t *buf, size_t len, bool from_exec,
 					"%llu goes back", b,
 					(unsigned long long)h.seq,
 					(unsigned long long)h.first_insn);
+		else if (h.flags & HWTRACE_BLK_BRANCH)
+			n = hwt_err_set(&why, EOPNOTSUPP, "module block %zu: "
+					"branch records (block-step): expanding "
+					"them needs the program image, which "
+					"is not supported; record without "
+					"HWTRACE_CFG_BLOCKSTEP", b);
 		else
 			n = walk(&h, blk + HDR_SIZE,
 				 chunk + HWT_SW_CHUNK_HDR_SIZE, b, &why);

@@ -16,6 +16,18 @@
  *   mmap PROG                 the mapped ring equals what DRAIN returns
  *   sched PROG                scheduling timestamp records appear, in order
  *   threads PROG              two threads of PROG (threads.c) recorded at once
+ *   follow OUT PROG           record PROG (fork.c) with HWTRACE_CFG_FOLLOW:
+ *                             its child joins the session; write the
+ *                             child's PCs to OUT; without the flag the
+ *                             session holds PROG alone
+ *   oracle_child OUT PROG     a ptrace single-stepper's history of PROG's
+ *                             forked child from its first instruction
+ *   follow_threads PROG       record PROG (threads.c) from its exec with
+ *                             HWTRACE_CFG_FOLLOW: both threads it clones
+ *                             join the session, each loop counted exactly
+ *   blockstep OUT PROG        record PROG with HWTRACE_CFG_BLOCKSTEP: the
+ *                             module falls back to single-step (BTF is not
+ *                             honoured here); write the PCs to OUT
  *   bench BIG SMALL           recording rate, module vs ptrace stepper
  */
 #define _GNU_SOURCE
@@ -122,6 +134,7 @@ struct decoded {
 	unsigned async;
 	unsigned gaps;
 	unsigned bad;
+	unsigned branch;	/* blocks marked HWTRACE_BLK_BRANCH */
 	unsigned sched;		/* scheduling records */
 	unsigned sched_backwards;	/* ... whose time went backwards */
 	uint64_t last_ts;
@@ -153,6 +166,11 @@ static void decode(const uint8_t *buf, size_t len, struct decoded *d)
 			d->pcs.n = 0;
 		}
 		d->async += !!(b->flags & HWTRACE_BLK_ASYNC);
+		/* Branch records would need the image to expand. */
+		if (b->flags & HWTRACE_BLK_BRANCH) {
+			d->branch++;
+			d->bad++;
+		}
 		pcs_add(&d->pcs, pc);
 		while (p < end) {
 			uint8_t tag = *p++;
@@ -429,13 +447,21 @@ static int cmd_sessions(int argc, char **argv)
 	int e6 = ioctl(f1, HWTRACE_IOC_ENABLE, &small) ? errno : 0;
 	int e7;
 
+	struct hwtrace_threads th = { .sz = sizeof(th), .reserved = 1 };
+	int e8, e9;
+
 	bad.ring_size = 0;
 	bad.flags = HWTRACE_CFG_WRAP | HWTRACE_CFG_SIGNAL;
 	e7 = ioctl(f1, HWTRACE_IOC_CONFIG, &bad) ? errno : 0;
+	/* The first flag the module does not know. */
+	bad.flags = HWTRACE_CFG_WRAP | (HWTRACE_CFG_FLAGS + 1);
+	e8 = ioctl(f1, HWTRACE_IOC_CONFIG, &bad) ? errno : 0;
+	e9 = ioctl(f1, HWTRACE_IOC_THREADS, &th) ? errno : 0;
 	result("two_sessions_one_owner", !e1 && e2 == -EBUSY && !e3 &&
 	       e4 == -ESRCH, "a thread was owned by two sessions");
 	result("ioctl_args_validated", e5 == EINVAL && e6 == EINVAL &&
-	       e7 == EINVAL, "a bad size or flag was accepted");
+	       e7 == EINVAL && e8 == EINVAL && e9 == EINVAL,
+	       "a bad size, flag or reserved field was accepted");
 	close(f1);
 	/* Closing the first session frees its thread for another one. */
 	result("close_releases_thread", tid_cmd(f2, HWTRACE_IOC_ATTACH, a) == 0,
@@ -791,6 +817,249 @@ static int cmd_threads(int argc, char **argv)
 	return 0;
 }
 
+/* The session's tids (HWTRACE_IOC_THREADS); returns the total or -errno. */
+static int list_tids(int fd, uint32_t *tids, uint32_t count)
+{
+	struct hwtrace_threads th = {
+		.sz = sizeof(th), .count = count, .tids = (uintptr_t)tids,
+	};
+
+	return ioctl(fd, HWTRACE_IOC_THREADS, &th) ? -errno : (int)th.total;
+}
+
+/*
+ * Record PROG, which forks once, with or without HWTRACE_CFG_FOLLOW.
+ * Returns PROG's wait status or -1; the session's tids go to @tids (up to
+ * 4), their number to @n; @child and @cst: the child's history and status.
+ */
+static int record_fork(char **argv, uint32_t flags, uint32_t *tids, int *n,
+		       struct decoded *child, struct hwtrace_status *cst)
+{
+	int fd = hwt_open(), wst = -1, err;
+	uint8_t *buf = NULL;
+	size_t len;
+	pid_t pid;
+
+	*n = 0;
+	memset(child, 0, sizeof(*child));
+	memset(cst, 0, sizeof(*cst));
+	if (fd < 0)
+		return -1;
+	pid = spawn_stopped(argv, 0);
+	if (pid < 0)
+		return -1;
+	err = tid_cmd(fd, HWTRACE_IOC_ATTACH, pid);
+	if (!err)
+		err = config(fd, pid, 4u << 20, flags, 0);
+	if (!err)
+		err = tid_cmd(fd, HWTRACE_IOC_ENABLE, pid);
+	kill(pid, SIGCONT);
+	if (waitpid(pid, &wst, 0) != pid)
+		wst = -1;
+	if (!err) {
+		*n = list_tids(fd, tids, 4);
+		err = *n < 0 ? *n : 0;
+	}
+	/* The child is the one that is not PROG. */
+	if (!err && *n == 2 && tids[0] == (uint32_t)pid) {
+		err = status(fd, tids[1], cst);
+		if (!err)
+			err = drain_all(fd, tids[1], &buf, &len);
+		if (!err)
+			decode(buf, len, child);
+	}
+	if (err)
+		fprintf(stderr, "record_fork: %s\n", strerror(-err));
+	free(buf);
+	close(fd);
+	return err ? -1 : wst;
+}
+
+static int cmd_follow(int argc, char **argv)
+{
+	struct hwtrace_status st;
+	struct decoded d;
+	uint32_t tids[4];
+	char why[200];
+	int wst, n;
+
+	wst = record_fork(argv + 1, HWTRACE_CFG_WRAP | HWTRACE_CFG_FOLLOW,
+			  tids, &n, &d, &st);
+	snprintf(why, sizeof(why), "exit %#x, %d threads in the session, "
+		 "child: %zu instructions, bad %u, gaps %u, lost %llu, "
+		 "state %#x", wst, n, d.pcs.n, d.bad, d.gaps,
+		 (unsigned long long)st.lost, st.state);
+	result("follow_fork_child_recorded", wst == 0 && n == 2 &&
+	       d.pcs.n > 10 && !d.bad && !d.gaps && !st.lost &&
+	       !d.execs && (st.state & HWTRACE_ST_EXITED) &&
+	       (st.config.flags & HWTRACE_CFG_FOLLOW), why);
+	if (write_pcs(argv[0], &d.pcs))
+		return 1;
+
+	wst = record_fork(argv + 1, HWTRACE_CFG_WRAP, tids, &n, &d, &st);
+	snprintf(why, sizeof(why), "exit %#x, %d threads in the session",
+		 wst, n);
+	result("no_follow_child_not_attached", wst == 0 && n == 1, why);
+	return 0;
+}
+
+/*
+ * threads.c recorded from its exec with HWTRACE_CFG_FOLLOW: its two
+ * clone(CLONE_THREAD) threads join the session by themselves, and each
+ * history holds its own loop instruction exactly as often as it ran.
+ */
+static int cmd_follow_threads(int argc, char **argv)
+{
+	int in[2], out[2], fd = hwt_open(), wst = -1, n = 0, i, ok = 1;
+	unsigned hits[2] = { 0, 0 }, k = 0;
+	char line[128] = "", why[200];
+	unsigned long addr = 0;
+	uint32_t tids[4];
+	pid_t pid;
+	FILE *f;
+
+	if (fd < 0 || pipe(in) || pipe(out))
+		return result("follow_threads", 0, "setup failed"), 0;
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		kill(getpid(), SIGSTOP);
+		execl(argv[0], argv[0], (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	if (pid < 0 || waitpid(pid, &wst, WUNTRACED) != pid ||
+	    tid_cmd(fd, HWTRACE_IOC_ATTACH, pid) ||
+	    config(fd, pid, 4u << 20, HWTRACE_CFG_WRAP | HWTRACE_CFG_FOLLOW,
+		   0) || tid_cmd(fd, HWTRACE_IOC_ENABLE, pid))
+		ok = 0;
+	/* Each thread reads one byte before its loop. */
+	if (write(in[1], "gg", 2) != 2)
+		ok = 0;
+	close(in[1]);
+	kill(pid, SIGCONT);
+	f = fdopen(out[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "%*d %*d %lx", &addr) != 1)
+		ok = 0;
+	if (waitpid(pid, &wst, 0) != pid)
+		ok = 0;
+	n = list_tids(fd, tids, 4);
+	for (i = 0; ok && i < n && i < 4; i++) {
+		struct hwtrace_status st;
+		struct decoded d = { 0 };
+		uint8_t *buf = NULL;
+		size_t len, j;
+		unsigned h = 0;
+
+		if (tids[i] == (uint32_t)pid)
+			continue;
+		if (k == 2 || status(fd, tids[i], &st) ||
+		    drain_all(fd, tids[i], &buf, &len)) {
+			ok = 0;
+			break;
+		}
+		decode(buf, len, &d);
+		for (j = 0; j < d.pcs.n; j++)
+			h += d.pcs.v[j] == addr;
+		if (d.bad || d.gaps || st.lost ||
+		    !(st.state & HWTRACE_ST_EXITED))
+			ok = 0;
+		hits[k++] = h;
+		free(buf);
+	}
+	snprintf(why, sizeof(why), "exit %#x, %d threads in the session, "
+		 "loop counts %u and %u (want 3000 and 5000 in some order), "
+		 "line '%s'", wst, n, hits[0], hits[1], line);
+	result("follow_threads_recorded", ok && wst == 0 && n == 3 &&
+	       k == 2 && hits[0] + hits[1] == 8000 &&
+	       (hits[0] == 3000 || hits[0] == 5000), why);
+	if (f)
+		fclose(f);
+	close(fd);
+	return 0;
+}
+
+/* The ptrace single-stepper's history of PROG's first forked child. */
+static int cmd_oracle_child(int argc, char **argv)
+{
+	pid_t pid = spawn_stopped(argv + 1, 1), child;
+	struct user_regs_struct regs;
+	unsigned long msg;
+	struct pcs p = { 0 };
+	int st, sig = 0;
+
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st) ||
+	    ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACEFORK))
+		return 1;
+	/* Run PROG to its fork, then let it go: only the child is stepped. */
+	do {
+		if (ptrace(PTRACE_CONT, pid, 0, sig) ||
+		    waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+			return 1;
+		sig = WSTOPSIG(st) == SIGTRAP ? 0 : WSTOPSIG(st);
+	} while (st >> 8 != (SIGTRAP | (PTRACE_EVENT_FORK << 8)));
+	if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) ||
+	    ptrace(PTRACE_DETACH, pid, 0, 0))
+		return 1;
+	child = (pid_t)msg;
+	/* The child starts stopped (SIGSTOP), before its first instruction. */
+	if (waitpid(child, &st, __WALL) != child || !WIFSTOPPED(st))
+		return 1;
+	ptrace(PTRACE_GETREGS, child, 0, &regs);
+	pcs_add(&p, regs.rip);
+	sig = 0;
+	for (;;) {
+		if (ptrace(PTRACE_SINGLESTEP, child, 0, sig) ||
+		    waitpid(child, &st, __WALL) != child)
+			return 1;
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			break;
+		sig = 0;
+		if (WSTOPSIG(st) == SIGTRAP) {
+			ptrace(PTRACE_GETREGS, child, 0, &regs);
+			pcs_add(&p, regs.rip);
+		} else {
+			sig = WSTOPSIG(st);	/* deliver it on the next step */
+		}
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return 1;
+	printf("stepped %zu child instructions, exit status %d\n", p.n, st);
+	return write_pcs(argv[0], &p) ? 1 : 0;
+}
+
+/*
+ * Block-step requested where the hardware does not honour BTF (qemu):
+ * STATUS reports the fallback, and the history (compared by the init
+ * script with a plain recording) is exact, no block marked as branch
+ * records.
+ */
+static int cmd_blockstep(int argc, char **argv)
+{
+	struct rec_opts o = {
+		.ring_size = HWTRACE_RING_MAX,
+		.flags = HWTRACE_CFG_WRAP | HWTRACE_CFG_BLOCKSTEP,
+	};
+	struct hwtrace_status st;
+	struct decoded d;
+	char why[200];
+	int wst = record(argv + 1, &o, &d, &st);
+
+	snprintf(why, sizeof(why), "exit %#x, state %#x, %zu instructions, "
+		 "branch blocks %u, bad %u, gaps %u", wst, st.state, d.pcs.n,
+		 d.branch, d.bad, d.gaps);
+	result("blockstep_fallback_reported", wst == 0 &&
+	       (st.state & (HWTRACE_ST_BS_PROBING | HWTRACE_ST_BS_BLOCK |
+			    HWTRACE_ST_BS_FALLBACK)) == HWTRACE_ST_BS_FALLBACK &&
+	       (st.config.flags & HWTRACE_CFG_BLOCKSTEP), why);
+	result("blockstep_fallback_blocks_exact", wst == 0 && !d.bad &&
+	       !d.gaps && !d.branch && d.pcs.n > 0, why);
+	return write_pcs(argv[0], &d.pcs) ? 1 : 0;
+}
+
 static int cmd_full(int argc, char **argv)
 {
 	char *args[] = { argv[0], NULL };
@@ -871,6 +1140,10 @@ int main(int argc, char **argv)
 		{ "churn", 2, cmd_churn }, { "full", 1, cmd_full },
 		{ "bench", 2, cmd_bench }, { "mmap", 1, cmd_mmap },
 		{ "sched", 1, cmd_sched }, { "threads", 1, cmd_threads },
+		{ "follow", 2, cmd_follow },
+		{ "oracle_child", 2, cmd_oracle_child },
+		{ "blockstep", 2, cmd_blockstep },
+		{ "follow_threads", 1, cmd_follow_threads },
 	};
 	size_t i;
 
@@ -891,6 +1164,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], cmds[i].name) && argc - 2 >= cmds[i].args)
 			return cmds[i].fn(argc - 2, argv + 2) || failures;
 	fprintf(stderr, "usage: hwt-guest record|oracle|count|perm|sessions|"
-		"debug|churn|full|bench ARGS\n");
+		"debug|churn|full|bench|mmap|sched|threads|follow|"
+		"follow_threads|oracle_child|blockstep ARGS\n");
 	return 2;
 }

@@ -272,6 +272,14 @@ static void seq_back(struct blk *b)
 	memcpy(b->p, &b->h, sizeof(b->h));
 }
 
+/* Branch records (block-step) need the image to expand: refused. */
+static void branch_blk(struct blk *b)
+{
+	blk_end(b);
+	b->h.flags |= HWTRACE_BLK_BRANCH;
+	memcpy(b->p, &b->h, sizeof(b->h));
+}
+
 static void test_gaps(void)
 {
 	uint8_t *buf = calloc(3, BS);
@@ -314,6 +322,7 @@ int main(void)
 	expect_skipped("cut jump skipped", cut_jump, "jump record cut");
 	expect_skipped("cut sched record skipped", cut_sched, "sched record cut");
 	expect_skipped("sequence going back skipped", seq_back, "goes back");
+	expect_skipped("branch block refused", branch_blk, "block-step");
 	test_gaps();
 	return check_exit();
 }

@@ -57,7 +57,13 @@ struct hwtrace_attach {
 #define HWTRACE_CFG_SCHED_TS	0x4u	/* record a timestamp record when the
 					 * thread was scheduled since its last
 					 * instruction */
-#define HWTRACE_CFG_FLAGS	0x7u	/* all known flags */
+#define HWTRACE_CFG_FOLLOW	0x8u	/* fork/clone children of the thread
+					 * join the session, recorded from
+					 * their first instruction */
+#define HWTRACE_CFG_BLOCKSTEP	0x10u	/* ask for block-step (DEBUGCTL.BTF),
+					 * falling back to single-step where
+					 * the hardware does not honour it */
+#define HWTRACE_CFG_FLAGS	0x1fu	/* all known flags */
 
 /*
  * struct hwtrace_config - HWTRACE_IOC_CONFIG: configure an attached thread.
@@ -66,7 +72,8 @@ struct hwtrace_attach {
  * @ring_size: ring bytes, a multiple of HWTRACE_BLOCK_SIZE within
  *	[HWTRACE_RING_MIN, HWTRACE_RING_MAX]; 0 keeps the current size.
  * @flags: exactly one of HWTRACE_CFG_WRAP and HWTRACE_CFG_SIGNAL, plus
- *	optionally HWTRACE_CFG_SCHED_TS.
+ *	optionally HWTRACE_CFG_SCHED_TS, HWTRACE_CFG_FOLLOW and
+ *	HWTRACE_CFG_BLOCKSTEP.
  * @signal: with HWTRACE_CFG_SIGNAL the signal (1..64, not SIGKILL or
  *	SIGSTOP) sent to the thread once when the ring fills; instructions
  *	executed while the ring is full are counted in @lost of the status
@@ -74,6 +81,31 @@ struct hwtrace_attach {
  * @reserved: 0.
  *
  * Changing the ring size discards the recorded data. -EBUSY while enabled.
+ *
+ * HWTRACE_CFG_FOLLOW: a child the thread creates with fork, vfork or clone
+ * (a new process or a new thread) while the thread is recording is
+ * attached to the same session, with the thread's configuration (this flag
+ * included, so grandchildren follow too), enabled, and records from its
+ * first user instruction (the one after the system call). No permission
+ * check: the child has the credentials of a thread the session may
+ * record. The child's tid (in the pid namespace of the process that
+ * opened the session) is listed by HWTRACE_IOC_THREADS; a child whose tid
+ * is not visible there, or for which memory runs out, is not followed and
+ * runs untraced. Without the flag children always run untraced.
+ *
+ * HWTRACE_CFG_BLOCKSTEP: the module sets TIF_BLOCKSTEP on the thread, so
+ * that the kernel's context switch programs DEBUGCTL.BTF for it (the
+ * module never writes the MSR), and probes whether the hardware honours
+ * it: a trap taken while BTF was programmed (the thread was switched in
+ * since TIF_BLOCKSTEP was set) at the address right after the previous
+ * one (1..15 bytes on) is a single-step, which BTF would have suppressed.
+ * Two such traps: the thread falls back to single-step for good
+ * (HWTRACE_ST_BS_FALLBACK) and its blocks are exact. Sixteen probe traps
+ * without: the hardware honours BTF (HWTRACE_ST_BS_BLOCK). While probing
+ * (HWTRACE_ST_BS_PROBING) and after a BTF verdict, blocks are marked
+ * HWTRACE_BLK_BRANCH; on fallback the marks are removed from the blocks
+ * the ring still holds (blocks drained while probing keep theirs).
+ * Reconfiguring restarts the probe.
  */
 struct hwtrace_config {
 	__u32 sz;
@@ -89,6 +121,10 @@ struct hwtrace_config {
 #define HWTRACE_ST_EXITED	0x2u	/* the thread has exited; data is kept */
 #define HWTRACE_ST_FULL		0x4u	/* signal mode: the ring is full */
 #define HWTRACE_ST_WRAPPED	0x8u	/* wrap mode: blocks were dropped */
+/* With HWTRACE_CFG_BLOCKSTEP exactly one of these three: */
+#define HWTRACE_ST_BS_PROBING	0x10u	/* not known yet whether BTF works */
+#define HWTRACE_ST_BS_BLOCK	0x20u	/* BTF honoured: branch blocks */
+#define HWTRACE_ST_BS_FALLBACK	0x40u	/* BTF not honoured: single-step */
 
 /*
  * struct hwtrace_status - HWTRACE_IOC_STATUS (and HWTRACE_IOC_SIZE, which
@@ -166,6 +202,24 @@ struct hwtrace_drain {
 	__u64 blocks;
 };
 
+/*
+ * struct hwtrace_threads - HWTRACE_IOC_THREADS: the session's threads
+ * (attached ones and followed children, detached ones not), in attach
+ * order.
+ * @sz: sizeof(struct hwtrace_threads).
+ * @count: in: capacity of @tids in entries (may be 0).
+ * @tids: in: user address of a __u32 array of @count entries.
+ * @total: out: threads in the session; min(@count, @total) are stored.
+ * @reserved: 0.
+ */
+struct hwtrace_threads {
+	__u32 sz;
+	__u32 count;
+	__u64 tids;
+	__u32 total;
+	__u32 reserved;
+};
+
 #define HWTRACE_IOC_MAGIC	0xB7
 #define HWTRACE_IOC_ATTACH	_IOW(HWTRACE_IOC_MAGIC, 1, struct hwtrace_attach)
 #define HWTRACE_IOC_CONFIG	_IOW(HWTRACE_IOC_MAGIC, 2, struct hwtrace_config)
@@ -177,6 +231,7 @@ struct hwtrace_drain {
 #define HWTRACE_IOC_DRAIN	_IOWR(HWTRACE_IOC_MAGIC, 8, struct hwtrace_drain)
 #define HWTRACE_IOC_CLEAR	_IOW(HWTRACE_IOC_MAGIC, 9, struct hwtrace_attach)
 #define HWTRACE_IOC_DETACH	_IOW(HWTRACE_IOC_MAGIC, 10, struct hwtrace_attach)
+#define HWTRACE_IOC_THREADS	_IOWR(HWTRACE_IOC_MAGIC, 11, struct hwtrace_threads)
 
 /*
  * Block format. Every block starts with this header and decodes on its
@@ -196,6 +251,12 @@ struct hwtrace_drain {
 #define HWTRACE_BLK_EXEC	0x1u	/* @first_pc is a new program's entry (exec) */
 #define HWTRACE_BLK_ASYNC	0x2u	/* @first_pc was reached asynchronously
 					 * (a signal handler was entered) */
+#define HWTRACE_BLK_BRANCH	0x4u	/* block-step: a record may be the
+					 * target of a taken branch with the
+					 * instructions since the previous
+					 * record left out (see
+					 * HWTRACE_CFG_BLOCKSTEP); expanding
+					 * them needs the program image */
 
 struct hwtrace_block {
 	__u32 magic;
