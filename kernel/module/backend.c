@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../ptrace/tracer.h"
+#include "../proc.h"
 #include "../held.h"
 #include "module.h"
 

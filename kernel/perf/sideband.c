@@ -7,9 +7,7 @@
 #include <string.h>
 
 #include "perf.h"
-/* The /proc/PID/maps parser (hwt_maps_read) lives with the ptrace
- * backend, its first user. */
-#include "../ptrace/tracer.h"
+#include "../proc.h"
 
 #define DELETED_SUFFIX " (deleted)"
 

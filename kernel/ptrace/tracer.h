@@ -8,9 +8,8 @@
  * debugreg.c read/access watchpoints in x86 debug registers
  * access.c   registers and memory of stopped threads
  * threads.c  the table of traced threads and their rings
- * maps.c     /proc/PID/maps and the executable-module sideband
- * procfs.c   bounded reads of /proc files, signal dispositions
- * coredump.c ELF core of a faulted process
+ * maps.c     the executable-module sideband from /proc/PID/maps
+ * core.c     write_core through the shared core writer (../proc.h)
  * backend.c  the ops table tying these to collect.c
  */
 #ifndef HWT_PTRACE_TRACER_H
@@ -29,6 +28,7 @@
 #include <sys/types.h>
 
 #include "../backend.h"
+#include "../proc.h"
 #include "ring.h"
 
 enum pt_thread_state {
@@ -193,20 +193,6 @@ size_t hwt_pt_threads_get(struct hwt_collector *base,
 void hwt_pt_threads_free(struct pt_collector *c);
 
 /* maps.c */
-struct hwt_map {
-	uint64_t start, end, offset, inode;
-	bool readable, writable, executable;
-	const char *path;         /* NULL when anonymous; "[stack]" etc. */
-};
-
-struct hwt_maps {
-	struct hwt_map *v;
-	size_t n;
-	char *text;               /* the file; paths point into it */
-};
-
-int hwt_maps_read(pid_t tid, struct hwt_maps *maps, struct hwt_err *err);
-void hwt_maps_free(struct hwt_maps *maps);
 /* Add the executable file mappings of tid's process to the module union.
  * Fails only for lack of memory; an unreadable maps file (the thread is
  * gone) changes nothing. */
@@ -215,25 +201,6 @@ int hwt_pt_modules_refresh(struct pt_collector *c, pid_t tid,
 size_t hwt_pt_modules_get(struct hwt_collector *base,
 			  const struct hwt_collect_module **modules);
 void hwt_pt_modules_free(struct pt_collector *c);
-
-/* procfs.c */
-/* Read a /proc file (their sizes are not known up front) refusing more
- * than max bytes; NUL-terminated. Caller frees *text. */
-int hwt_proc_read(const char *path, size_t max, char **text, size_t *len,
-		  struct hwt_err *err);
-
-enum hwt_sig_action {
-	HWT_SIG_CAUGHT,          /* a handler runs */
-	HWT_SIG_IGNORED,         /* explicitly, or by default */
-	HWT_SIG_STOPS,           /* default action stops the process */
-	HWT_SIG_KILLS,           /* default action terminates (maybe core) */
-};
-/* What delivering sig to tid would do now. */
-int hwt_proc_sig_action(pid_t tid, int sig, enum hwt_sig_action *action,
-			struct hwt_err *err);
-/* Whether sig is pending for thread tid itself (SigPnd). */
-int hwt_proc_sig_pending(pid_t tid, int sig, bool *pending,
-			 struct hwt_err *err);
 
 /* live.c */
 int hwt_pt_resume(struct hwt_collector *base,
@@ -288,19 +255,7 @@ ssize_t hwt_pt_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
 ssize_t hwt_pt_mem_write(struct hwt_collector *base, uint64_t addr,
 			 const void *buf, size_t len);
 
-/* coredump.c */
-/* A process to dump as an ELF core, every thread listed in a ptrace-stop
- * of the caller (the module backend holds its faults that way too). */
-struct hwt_core_desc {
-	pid_t pid;
-	pid_t fault_tid;          /* its notes come first */
-	const pid_t *tids;        /* live threads; fault_tid may be among them */
-	size_t ntids;
-	const siginfo_t *siginfo; /* of the signal that dumps */
-	int signal;
-};
-int hwt_core_write(const struct hwt_core_desc *d, const char *path,
-		   struct hwt_err *err);
+/* core.c */
 int hwt_pt_write_core(struct hwt_collector *base, const char *path,
 		      struct hwt_err *err);
 

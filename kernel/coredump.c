@@ -18,7 +18,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
-#include "tracer.h"
+#include "proc.h"
 
 #define PAGE 4096u
 #define COPY_CHUNK (1u << 20)
@@ -423,27 +423,5 @@ int hwt_core_write(const struct hwt_core_desc *d, const char *path,
 out_maps:
 	free(notes.p);
 	hwt_maps_free(&maps);
-	return rc;
-}
-
-int hwt_pt_write_core(struct hwt_collector *base, const char *path,
-		      struct hwt_err *err)
-{
-	struct pt_collector *c = pt_of(base);
-	pid_t *tids = calloc(c->nthreads ? c->nthreads : 1, sizeof(*tids));
-	struct hwt_core_desc d = {
-		.pid = c->base.pid, .fault_tid = c->fault_thread->tid,
-		.tids = tids, .siginfo = &c->fault_siginfo,
-		.signal = c->base.end.signal,
-	};
-	int rc;
-
-	if (!tids)
-		return hwt_err_set(err, ENOMEM, "out of memory for a core");
-	for (size_t i = 0; i < c->nthreads; i++)
-		if (c->threads[i]->state != PT_GONE)
-			tids[d.ntids++] = c->threads[i]->tid;
-	rc = hwt_core_write(&d, path, err);
-	free(tids);
 	return rc;
 }

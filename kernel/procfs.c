@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tracer.h"
+#include "proc.h"
 
 /* Longest /proc/PID/status we accept: it is about 1.5 KiB. */
 #define STATUS_MAX (64u << 10)
