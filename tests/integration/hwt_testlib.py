@@ -2,7 +2,9 @@
 tests/run.py counts, and running an hwtrace tool with sanitizer options so
 that a memory error or undefined behaviour fails the case."""
 import os
+import re
 import subprocess
+import time
 
 RESULTS = []
 
@@ -44,3 +46,40 @@ def dump_items(hwtrace, path, gap=None):
         items.setdefault(f[0], []).append(gap if f[2] == 'gap'
                                           else int(f[2], 16))
     return items
+
+
+class ServerProcess:
+    """An hwt-server started with ARGV, its stderr in TMP/NAME.stderr, and
+    the address it says it listens on (a unix socket's path without
+    'unix:'); None when it never says so within 30 s."""
+
+    def __init__(self, argv, tmp, name, stdout=subprocess.DEVNULL, cwd=None):
+        self.err_path = os.path.join(tmp, f'{name}.stderr')
+        self.err = open(self.err_path, 'w')
+        self.proc = subprocess.Popen(argv, stdout=stdout, stderr=self.err,
+                                     cwd=cwd)
+        self.address = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            m = re.search(r'listening on (\S+)', self.log())
+            if m:
+                a = m.group(1)
+                self.address = a[5:] if a.startswith('unix:') else a
+                break
+            time.sleep(0.02)
+
+    def log(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def wait(self, timeout=10):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.err.close()

@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 import test_oracle  # noqa: E402  (oracle cache and program list)
-from hwt_testlib import report, exit_status  # noqa: E402
+from hwt_testlib import ServerProcess, exit_status, report  # noqa: E402
 
 PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch', 'longjmp',
          'signal', 'crash', 'pie_lib', 'dlopen', 'demo_crash']
@@ -44,44 +44,21 @@ PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch', 'longjmp'
 PARALLEL = 2
 
 
-class Server:
+class Server(ServerProcess):
     """hwt-server launching ARGV (or attaching), listening on a free port."""
 
     def __init__(self, exe, tail, tmp, name, cwd):
-        self.err_path = os.path.join(tmp, f'{name}.stderr')
-        self.err = open(self.err_path, 'w')
         # The program's output goes to a file, as in the oracle's run (libc
         # sizes stdout's buffer by what stdout is: a different path).
         self.out = open(os.path.join(tmp, f'{name}.stdout'), 'w')
         # No address randomisation and an empty environment, as the
         # oracle's and `hwtrace record`'s runs: the same code addresses.
-        self.proc = subprocess.Popen(['env', '-i', 'PATH=/usr/bin:/bin', 'setarch', '-R', exe,
-                                      '--listen', '127.0.0.1:0'] + tail,
-                                     stdout=self.out, stderr=self.err, cwd=cwd)
-        self.address = None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            m = re.search(r'listening on (\S+)', self.log())
-            if m:
-                self.address = m.group(1)
-                break
-            time.sleep(0.02)
-
-    def log(self):
-        with open(self.err_path) as f:
-            return f.read()
-
-    def wait(self, timeout=10):
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
+        super().__init__(['env', '-i', 'PATH=/usr/bin:/bin', 'setarch', '-R',
+                          exe, '--listen', '127.0.0.1:0'] + tail, tmp, name,
+                         stdout=self.out, cwd=cwd)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.err.close()
+        super().stop()
         self.out.close()
 
 

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from hwt_testlib import RESULTS, report
+from hwt_testlib import RESULTS, ServerProcess, report
 
 PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'plugin', 'gdb', 'hwtrace.py')
 
@@ -32,39 +32,11 @@ def run(cmd, timeout=120, **kw):
                           timeout=timeout, **kw)
 
 
-class Server:
+class Server(ServerProcess):
     """hwt-server on SPEC; the address GDB uses once it says where it listens."""
 
     def __init__(self, exe, bundle, spec, tmp, name):
-        self.err_path = os.path.join(tmp, f'{name}.stderr')
-        self.err = open(self.err_path, 'w')
-        self.proc = subprocess.Popen([exe, '--listen', spec, '--bundle', bundle],
-                                     stdout=subprocess.DEVNULL, stderr=self.err)
-        self.address = None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            m = re.search(r'listening on (\S+)', self.log())
-            if m:
-                a = m.group(1)
-                self.address = a[5:] if a.startswith('unix:') else a
-                break
-            time.sleep(0.05)
-
-    def log(self):
-        with open(self.err_path) as f:
-            return f.read()
-
-    def wait(self, timeout=10):
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.err.close()
+        super().__init__([exe, '--listen', spec, '--bundle', bundle], tmp, name)
 
 
 # Registers `info all-registers` does not list for a core with XSAVE state.
