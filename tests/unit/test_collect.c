@@ -13,66 +13,17 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "collect_util.h"
 #include "hwt-collect.h"
 
 /* ---- helpers --------------------------------------------------------- */
 
-struct history {
-	uint64_t *pc;
-	bool *async;
-	size_t n, asyncs;
-	bool ok;
-	char why[600];
-};
-
-static void history_free(struct history *h)
-{
-	free(h->pc);
-	free(h->async);
-}
-
-/* Decode a thread's chunks back to its instruction addresses. */
+/* history_decode, and the check that what was decoded and what was lost
+ * add up to what the collector counted. */
 static struct history decode(const struct hwt_collect_thread *t)
 {
-	struct history h = { .ok = true };
-	struct hwt_err err = {0};
-	size_t off = 0, cap = 4096;
+	struct history h = history_decode(t);
 
-	h.pc = malloc(cap * sizeof(*h.pc));
-	h.async = malloc(cap * sizeof(*h.async));
-	while (off < t->trace_size && h.ok) {
-		struct hwt_sw_chunk_hdr hdr;
-		struct hwt_sw_reader r;
-		bool async = false;
-		int rc;
-
-		if (hwt_sw_chunk_hdr_unpack(t->trace + off, t->trace_size - off,
-					    &hdr, &err) < 0) {
-			snprintf(h.why, sizeof(h.why), "%s", err.msg);
-			h.ok = false;
-			break;
-		}
-		hwt_sw_reader_init(&r, t->trace + off + HWT_SW_CHUNK_HDR_SIZE,
-				   hdr.payload_size, hdr.first_pc);
-		do {
-			if (h.n == cap) {
-				cap *= 2;
-				h.pc = realloc(h.pc, cap * sizeof(*h.pc));
-				h.async = realloc(h.async,
-						  cap * sizeof(*h.async));
-			}
-			h.pc[h.n] = r.pc;
-			h.async[h.n] = async;
-			h.asyncs += async;
-			h.n++;
-			rc = hwt_sw_reader_next(&r, &async, &err);
-		} while (rc == HWT_SW_NEXT);
-		if (rc < 0) {
-			snprintf(h.why, sizeof(h.why), "%s", err.msg);
-			h.ok = false;
-		}
-		off += HWT_SW_CHUNK_HDR_SIZE + hdr.payload_size;
-	}
 	if (h.ok && h.n + t->lost_insns != t->insn_total) {
 		snprintf(h.why, sizeof(h.why),
 			 "decoded %zu + lost %llu != total %llu", h.n,
@@ -428,39 +379,7 @@ static const char threads_src[] =
 	"  if (argc > 1 && !strcmp(argv[1], \"trap\")) __asm__ volatile(\"int3\");\n"
 	"  return handled == SIGUSR1 ? 5 : 1; }\n";
 
-static char subject[64];
-
-static bool build_subject(void)
-{
-	char dir[] = "/tmp/hwt-test-collect-XXXXXX", cmd[512], src[128];
-	FILE *f;
-
-	if (!mkdtemp(dir))
-		return false;
-	snprintf(src, sizeof(src), "%s/threads.c", dir);
-	snprintf(subject, sizeof(subject), "%s/threads", dir);
-	f = fopen(src, "w");
-	if (!f)
-		return false;
-	fputs(threads_src, f);
-	fclose(f);
-	/* Static: its startup is a few ten thousand instructions. */
-	snprintf(cmd, sizeof(cmd),
-		 "cc -static -O1 -pthread -o %s %s >/dev/null 2>&1", subject,
-		 src);
-	return system(cmd) == 0;
-}
-
-static void remove_subject(void)
-{
-	char path[128];
-
-	unlink(subject);
-	snprintf(path, sizeof(path), "%s.c", subject);
-	unlink(path);
-	*strrchr(subject, '/') = '\0';
-	rmdir(subject);
-}
+static char subject[512];
 
 static void test_threads(void)
 {
@@ -584,11 +503,13 @@ int main(void)
 	test_fatal_signal_and_core();
 	test_caught_signal();
 	test_close_kills();
-	if (build_subject()) {
+	/* Static: its startup is a few ten thousand instructions. */
+	if (subject_build(threads_src, "threads", "-pthread", subject,
+			  sizeof(subject))) {
 		test_threads();
 		test_fault_in_thread();
 		test_int3();
-		remove_subject();
+		subject_remove(subject);
 	} else {
 		printf("SKIP collect threads: no C compiler with static "
 		       "libc to build the subject\n");

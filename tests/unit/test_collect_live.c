@@ -22,62 +22,12 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "collect_util.h"
 #include "hwt-collect.h"
 
 static char progdir[PATH_MAX - 64];
 
 /* ---- helpers --------------------------------------------------------- */
-
-struct history {
-	uint64_t *pc;
-	bool *async;
-	size_t n;
-	bool ok;
-};
-
-static struct history decode(const struct hwt_collect_thread *t)
-{
-	struct history h = { .ok = true };
-	struct hwt_err err = {0};
-	size_t off = 0, cap = 4096;
-
-	h.pc = malloc(cap * sizeof(*h.pc));
-	h.async = malloc(cap * sizeof(*h.async));
-	while (off < t->trace_size && h.ok) {
-		struct hwt_sw_chunk_hdr hdr;
-		struct hwt_sw_reader r;
-		bool async = false;
-		int rc;
-
-		if (hwt_sw_chunk_hdr_unpack(t->trace + off, t->trace_size - off,
-					    &hdr, &err) < 0) {
-			h.ok = false;
-			break;
-		}
-		hwt_sw_reader_init(&r, t->trace + off + HWT_SW_CHUNK_HDR_SIZE,
-				   hdr.payload_size, hdr.first_pc);
-		do {
-			if (h.n == cap) {
-				cap *= 2;
-				h.pc = realloc(h.pc, cap * sizeof(*h.pc));
-				h.async = realloc(h.async,
-						  cap * sizeof(*h.async));
-			}
-			h.pc[h.n] = r.pc;
-			h.async[h.n++] = async;
-			rc = hwt_sw_reader_next(&r, &async, &err);
-		} while (rc == HWT_SW_NEXT);
-		h.ok = rc >= 0;
-		off += HWT_SW_CHUNK_HDR_SIZE + hdr.payload_size;
-	}
-	return h;
-}
-
-static void history_free(struct history *h)
-{
-	free(h->pc);
-	free(h->async);
-}
 
 /* The history of thread tid now (snapshot). */
 static struct history history_of(struct hwt_collector *c, pid_t tid)
@@ -88,7 +38,7 @@ static struct history history_of(struct hwt_collector *c, pid_t tid)
 
 	for (size_t i = 0; i < n; i++)
 		if (t[i].tid == tid)
-			return decode(&t[i]);
+			return history_decode(&t[i]);
 	return none;
 }
 
@@ -161,7 +111,7 @@ static struct history reference(const char *prog)
 
 	if (c && hwt_collect_run(c, &end, &err) == 0 &&
 	    hwt_collect_threads(c, &t) >= 1)
-		h = decode(&t[0]);
+		h = history_decode(&t[0]);
 	hwt_collect_close(c);
 	return h;
 }
@@ -533,7 +483,7 @@ static void test_threads(void)
 	      err.msg);
 	n = hwt_collect_threads(c, &t);
 	for (size_t i = 1; i < n; i++) {
-		struct history h = decode(&t[i]);
+		struct history h = history_decode(&t[i]);
 		bool ran = false;
 
 		for (size_t j = 0; j < h.n && !ran; j++)
@@ -634,37 +584,7 @@ static const char subject_src[] =
 	"  for (unsigned long i = 0; i < 300000000ul; i++) n += i;\n"
 	"  return 7; }\n";
 
-static char subject[64];
-
-static bool build_subject(void)
-{
-	char dir[] = "/tmp/hwt-test-live-XXXXXX", cmd[512], src[128];
-	FILE *f;
-
-	if (!mkdtemp(dir))
-		return false;
-	snprintf(src, sizeof(src), "%s/subject.c", dir);
-	snprintf(subject, sizeof(subject), "%s/subject", dir);
-	f = fopen(src, "w");
-	if (!f)
-		return false;
-	fputs(subject_src, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd),
-		 "cc -static -O1 -o %s %s >/dev/null 2>&1", subject, src);
-	return system(cmd) == 0;
-}
-
-static void remove_subject(void)
-{
-	char path[128];
-
-	unlink(subject);
-	snprintf(path, sizeof(path), "%s.c", subject);
-	unlink(path);
-	*strrchr(subject, '/') = '\0';
-	rmdir(subject);
-}
+static char subject[512];
 
 static int wake_fd = -1;
 
@@ -828,10 +748,11 @@ int main(int argc, char **argv)
 		printf("SKIP collect live programs: %s is not built (make "
 		       "programs)\n", exe);
 	}
-	if (build_subject()) {
+	if (subject_build(subject_src, "subject", "", subject,
+			  sizeof(subject))) {
 		test_interrupt();
 		test_attach_detach();
-		remove_subject();
+		subject_remove(subject);
 	} else {
 		printf("SKIP collect live subjects: no C compiler with static "
 		       "libc to build them\n");
