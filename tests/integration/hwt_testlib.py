@@ -1,6 +1,7 @@
 """Helpers the integration suites share: PASS/FAIL reporting in the form
 tests/run.py counts, and running an hwtrace tool with sanitizer options so
 that a memory error or undefined behaviour fails the case."""
+import argparse
 import os
 import re
 import subprocess
@@ -16,6 +17,18 @@ def report(name, ok, why=''):
 
 def exit_status():
     return 0 if all(RESULTS) else 1
+
+
+def parse_args(*extra):
+    """The suite's arguments: --build DIR (made absolute) and any EXTRA
+    (flags, help) options tests/run.py never passes."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--build', required=True)
+    for flag, help_text in extra:
+        ap.add_argument(flag, help=help_text)
+    args = ap.parse_args()
+    args.build = os.path.abspath(args.build)
+    return args
 
 
 def run_tool(binary, *args, timeout=300):

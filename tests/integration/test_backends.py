@@ -9,14 +9,13 @@ is present the record must work (perf-etm: refuse clearly, hwtrace cannot
 write CoreSight bundles yet). Runs the sanitizer build ($HWT_SAN_BUILD)
 when there is one.
 """
-import argparse
 import json
 import os
 import shutil
 import sys
 import tempfile
 
-from hwt_testlib import exit_status, report, run_tool, sanitizer_report
+from hwt_testlib import exit_status, parse_args, report, run_tool, sanitizer_report
 
 PMU_ROOT = '/sys/bus/event_source/devices'
 ORDER = ['ptrace', 'module', 'perf-pt', 'perf-bts', 'perf-etm']
@@ -98,9 +97,7 @@ def test_record(hwtrace, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--build', required=True)
-    args = ap.parse_args()
+    args = parse_args()
     # The sanitizer build when tests/run.py names one.
     san = os.environ.get('HWT_SAN_BUILD')
     build = os.path.abspath(san if san and os.path.exists(

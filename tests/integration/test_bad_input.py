@@ -7,7 +7,6 @@ Each case must end with a clear `hwtrace: ...` message and exit status 1
 in the history. Never a crash: runs the sanitizer build when there is one,
 and any sanitizer report fails the case.
 """
-import argparse
 import json
 import os
 import random
@@ -15,7 +14,7 @@ import shutil
 import sys
 import tempfile
 
-from hwt_testlib import exit_status, report, sanitizer_report
+from hwt_testlib import exit_status, parse_args, report, sanitizer_report
 from hwt_testlib import run_tool
 
 
@@ -68,9 +67,7 @@ def variant(tmp, good, name):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--build', required=True)
-    args = ap.parse_args()
+    args = parse_args()
     hwtrace = os.path.join(args.build, 'hwtrace')
     san = os.environ.get('HWT_SAN_BUILD')
     if san and os.access(os.path.join(san, 'hwtrace'), os.X_OK):

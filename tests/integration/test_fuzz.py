@@ -16,7 +16,6 @@ runs once over its committed regression inputs, tests/fuzz/regress/TARGET/
 (inputs that once crashed it), so they are checked on every run.
 docs/fuzzing.md says how to run longer.
 """
-import argparse
 import glob
 import json
 import os
@@ -25,6 +24,8 @@ import shutil
 import subprocess
 import sys
 import time
+
+from hwt_testlib import parse_args
 
 SECONDS = int(os.environ.get('HWT_FUZZ_SECONDS', '20'))
 PARALLEL = 2
@@ -213,10 +214,8 @@ def closing(rc):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--build', required=True)
-    args = ap.parse_args()
-    build = os.path.abspath(args.build)
+    args = parse_args()
+    build = args.build
     root = os.path.dirname(build)
     fuzz = os.path.join(root, 'build-fuzz')
     corpus = os.path.abspath(os.path.join(root, '..', 'shared', 'corpus'))

@@ -19,7 +19,6 @@ record target) goes to the previous oracle address. Robustness: a GDB
 killed mid-session leaves no stopped inferior; ^C stops a sleeping
 program with SIGINT; a second client is refused; detach lets an attached
 process run on."""
-import argparse
 import json
 import os
 import re
@@ -35,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 import test_oracle  # noqa: E402  (oracle cache and program list)
-from hwt_testlib import ServerProcess, exit_status, report  # noqa: E402
+from hwt_testlib import ServerProcess, exit_status, parse_args, report  # noqa: E402
 
 PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch', 'longjmp',
          'signal', 'crash', 'pie_lib', 'dlopen', 'demo_crash']
@@ -724,11 +723,9 @@ def robustness(server_exe, programs, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--build', required=True)
-    ap.add_argument('--only', help='comma-separated parts: bts,pt,threads,events,reverse,avx,watch,save,robust')
-    args = ap.parse_args()
-    build = os.path.abspath(args.build)
+    args = parse_args(('--only', 'comma-separated parts: bts,pt,threads,'
+                                 'events,reverse,avx,watch,save,robust'))
+    build = args.build
     server_exe = os.path.join(build, 'hwt-server')
     programs = os.path.join(build, 'programs')
     only = set(args.only.split(',')) if args.only else None

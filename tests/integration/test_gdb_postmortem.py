@@ -12,7 +12,6 @@ the same history as Intel PT (hwt_pt_encode) and BTS again after that;
 bs/bc (reverse execution without `record`)
 work; hostile packets get error or empty replies and the session goes on;
 a second client is refused; the server exits when GDB detaches."""
-import argparse
 import os
 import re
 import shutil
@@ -22,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from hwt_testlib import RESULTS, ServerProcess, report
+from hwt_testlib import RESULTS, ServerProcess, parse_args, report
 
 PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'plugin', 'gdb', 'hwtrace.py')
 
@@ -252,10 +251,8 @@ def threads(server_exe, hwtrace, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--build', required=True)
-    args = ap.parse_args()
-    build = os.path.abspath(args.build)
+    args = parse_args()
+    build = args.build
     hwtrace = os.path.join(build, 'hwtrace')
     server_exe = os.path.join(build, 'hwt-server')
     prog = os.path.join(build, 'programs', 'demo_crash')

@@ -45,16 +45,15 @@
 lldb-22 or python3-lldb-22 missing is a FAIL naming the package
 (scripts/install-deps.sh installs them).
 """
-import argparse
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
-from hwt_testlib import RESULTS, exit_status, report, run_tool
+from hwt_testlib import (RESULTS, ServerProcess, exit_status, parse_args,
+                         report, run_tool)
 
 LLDB = 'lldb-22'
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -292,56 +291,45 @@ def check_errors(plugin, dbg, prog, work):
            f'exit {p.returncode}: {p.stderr.strip()[:300]}')
 
 
-def free_port_server(server, bundle, log):
-    proc = subprocess.Popen([server, '--listen', '127.0.0.1:0', '--bundle',
-                             bundle], stdout=log, stderr=log, text=True)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        with open(log.name) as f:
-            m = re.search(r'listening on 127\.0\.0\.1:(\d+)', f.read())
-        if m:
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError('hwt-server did not start')
+def end_session(dbg, srv):
+    """Kill the debuggee, close lldb and give the server 10 s to exit."""
+    dbg.run('process kill')
+    dbg.close()
+    srv.wait(timeout=10)
+    srv.stop()
 
 
 def check_server(lldb, plugin, build, bundle, prog, crash_line, prev_line,
                  work):
     server = os.path.join(build, 'hwt-server')
-    with open(os.path.join(work, 'server.log'), 'w+') as log:
-        proc, port = free_port_server(server, bundle, log)
-        dbg = Lldb(lldb, plugin)
-        try:
-            dbg.run(f'target create {prog}')
-            ok, out, err = dbg.run(f'gdb-remote 127.0.0.1:{port}')
-            report('server: gdb-remote to hwt-server', ok, err.strip())
-            ok, out, err = dbg.run('hwt status')
-            report('server: hwt status', ok and
-                   out.startswith('hwt-server: post-mortem, format hwtrace-sw, '
-                                  'stopped: fault, signal 11'),
-                   err.strip() or out)
-            dbg.run(f'hwt load {bundle}')
-            for line in (crash_line, prev_line):
-                ok, out, err = dbg.run('hwt reverse-step')
-                report(f'server: hwt reverse-step -> demo_crash.c:{line} '
-                       'in the server too',
-                       ok and frame(out) == ('lookup', 'demo_crash.c', line)
-                       and re.search(rf'stop reason = one-shot breakpoint.*\n'
-                                     rf'\s+frame #0: .*demo_crash`lookup.* at '
-                                     rf'demo_crash\.c:{line}', out) is not None,
-                       f'{err.strip()} {out[-500:]!r}')
-        finally:
-            dbg.run('process kill')
-            dbg.close()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
+                         bundle], work, 'server')
+    if not srv.address:
+        srv.stop()
+        report('server: hwt-server starts', False, srv.log())
+        return
+    dbg = Lldb(lldb, plugin)
+    try:
+        dbg.run(f'target create {prog}')
+        ok, out, err = dbg.run(f'gdb-remote {srv.address}')
+        report('server: gdb-remote to hwt-server', ok, err.strip())
+        ok, out, err = dbg.run('hwt status')
+        report('server: hwt status', ok and
+               out.startswith('hwt-server: post-mortem, format hwtrace-sw, '
+                              'stopped: fault, signal 11'),
+               err.strip() or out)
+        dbg.run(f'hwt load {bundle}')
+        for line in (crash_line, prev_line):
+            ok, out, err = dbg.run('hwt reverse-step')
+            report(f'server: hwt reverse-step -> demo_crash.c:{line} '
+                   'in the server too',
+                   ok and frame(out) == ('lookup', 'demo_crash.c', line)
+                   and re.search(rf'stop reason = one-shot breakpoint.*\n'
+                                 rf'\s+frame #0: .*demo_crash`lookup.* at '
+                                 rf'demo_crash\.c:{line}', out) is not None,
+                   f'{err.strip()} {out[-500:]!r}')
+    finally:
+        end_session(dbg, srv)
 
 
 def oracle_addrs(build, name):
@@ -360,28 +348,11 @@ def oracle_addrs(build, name):
 
 def live_server(server, prog, work):
     """hwt-server running prog live with ASLR off (the oracle's layout),
-    its output in a regular file as the oracle's is; (proc, port)."""
-    out = open(os.path.join(work, 'live.out'), 'w')
-    log = open(os.path.join(work, 'live.log'), 'w+')
-    proc = subprocess.Popen(['setarch', '-R', server, '--listen',
-                             '127.0.0.1:0', '--', prog], stdout=out,
-                            stderr=log, stdin=subprocess.DEVNULL,
-                            cwd=os.path.dirname(prog))
-    out.close()
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        log.seek(0)
-        m = re.search(r'listening on 127\.0\.0\.1:(\d+)', log.read())
-        if m:
-            log.close()
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    log.close()
-    proc.kill()
-    proc.wait()
-    raise RuntimeError('live hwt-server did not start')
+    its output in a regular file as the oracle's is."""
+    with open(os.path.join(work, 'live.out'), 'w') as out:
+        return ServerProcess(['setarch', '-R', server, '--listen',
+                              '127.0.0.1:0', '--', prog], work, 'live',
+                             stdout=out, cwd=os.path.dirname(prog))
 
 
 def tsv_addrs(text):
@@ -393,11 +364,15 @@ def check_live(lldb, plugin, build, work, crash_line, prev_line):
     server = os.path.join(build, 'hwt-server')
     prog = os.path.realpath(os.path.join(build, 'programs', 'demo_crash'))
     oracle = oracle_addrs(build, 'demo_crash')
-    proc, port = live_server(server, prog, work)
+    srv = live_server(server, prog, work)
+    if not srv.address:
+        srv.stop()
+        report('live: hwt-server -- PROG starts', False, srv.log())
+        return
     dbg = Lldb(lldb, plugin)
     try:
         dbg.run(f'target create {prog}')
-        ok, out, err = dbg.run(f'gdb-remote 127.0.0.1:{port}')
+        ok, out, err = dbg.run(f'gdb-remote {srv.address}')
         report('live: gdb-remote to hwt-server -- PROG', ok, err.strip())
         dbg.run('breakpoint set -n main -K false')
         ok, out, err = dbg.run('process continue')
@@ -453,20 +428,12 @@ def check_live(lldb, plugin, build, work, crash_line, prev_line):
                              rf'demo_crash\.c:{crash_line}', out) is not None,
                f'{err.strip()} {out[-500:]!r}')
     finally:
-        dbg.run('process kill')
-        dbg.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        end_session(dbg, srv)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--build', required=True)
-    args = ap.parse_args()
-    build = os.path.abspath(args.build)
+    args = parse_args()
+    build = args.build
     hwtrace = os.path.join(build, 'hwtrace')
     plugin = os.path.join(build, 'libhwt-lldb.so')
 

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """hwtrace record's contract: exit status, core files GDB can open, ring
 wrap accounting, atomic bundles, threads and modules, cpu pinning."""
-import argparse
 import json
 import os
 import shutil
@@ -11,7 +10,7 @@ import sys
 import tempfile
 import time
 
-from hwt_testlib import RESULTS, report
+from hwt_testlib import RESULTS, parse_args, report
 
 
 
@@ -36,10 +35,8 @@ def bundle_json(bundle):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--build', required=True)
-    args = ap.parse_args()
-    build = os.path.abspath(args.build)
+    args = parse_args()
+    build = args.build
     hwtrace = os.path.join(build, 'hwtrace')
     progs = os.path.join(build, 'programs')
     tmp = tempfile.mkdtemp(prefix='hwt-record-')
