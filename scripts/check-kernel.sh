@@ -14,6 +14,10 @@ B=${1:-$SRC/build/kernel-check}
 mkdir -p "$B"
 B=$(cd "$B" && pwd)
 TIMEOUT=${HWT_KCHECK_TIMEOUT:-300}
+# Run from make (make check-kernel O=DIR), the caller's variables would
+# reach the builds below through MAKEFLAGS: kbuild takes O= as its own
+# output directory. Those builds are independent of the caller's.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 
 skip() { echo "SKIP kernel_module: $*"; exit 77; }
 die() { echo "FAIL kernel_build: $*"; echo "0 passed, 1 failed"; exit 1; }
@@ -49,7 +53,7 @@ if [ ! -f "$VMLINUZ" ]; then
 	rm -rf "$B/cache/x" "$B/cache/deb"
 fi
 
-# Guest programs: static, no dynamic loader in the initramfs.
+# Guest programs: static, but for dlopen below.
 R=$B/initramfs
 rm -rf "$R"
 mkdir -p "$R/bin" "$R/tests" "$R/proc" "$R/sys" "$R/dev" "$R/tmp"
@@ -72,6 +76,21 @@ done
 for p in recursion crash; do
 	gcc $CFLAGS -o "$R/tests/$p" "$SRC/tests/programs/$p.c" || die "$p build failed"
 done
+# A dynamic program: dlopen()s libhwtdemo.so from its own directory
+# (RUNPATH $ORIGIN) and dlclose()s it. The host's dynamic loader and the
+# libraries both need go into the initramfs at the paths ldd names, so the
+# guest resolves them as the host does.
+make -s -C "$SRC/tests/programs" O="$B/progs" "$B/progs/dlopen" \
+	"$B/progs/libhwtdemo.so" >"$B/progs.log" 2>&1 ||
+	{ cat "$B/progs.log"; die "dlopen build failed"; }
+cp "$B/progs/dlopen" "$B/progs/libhwtdemo.so" "$R/tests/"
+for lib in $(ldd "$R/tests/dlopen" "$R/tests/libhwtdemo.so" |
+	     sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\) (0x.*/\1/p' | sort -u); do
+	case $lib in "$R"/*) continue ;; esac
+	mkdir -p "$R${lib%/*}"
+	cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
+done
+[ -f "$R/lib64/ld-linux-x86-64.so.2" ] || die "ldd named no dynamic loader for dlopen"
 gcc -static -nostdlib -DLOOP_N=5000 -o "$R/tests/loop" "$K/loop.S" || die "loop build failed"
 gcc -static -nostdlib -DLOOP_N=500000 -o "$R/tests/bigloop" "$K/loop.S" || die "bigloop build failed"
 cp "$B/mod/hwtrace.ko" "$R/tests/"

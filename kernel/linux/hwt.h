@@ -15,11 +15,15 @@
  *    Order: hwt_hash_lock before hwt_thread.lock.
  *  - hwt_session.lock (mutex) protects a session's thread list and slot
  *    numbers; held across ioctls, taken before hwt_hash_lock.
+ *  - hwt_tp_mutex (hwt_tp.c) serialises registering and unregistering
+ *    the tracepoint probes; taken inside the session mutex, it takes
+ *    none of the others.
  * Lifetime: struct hwt_thread is refcounted (kref): one reference for
  * session membership, one while hashed, one per queued task_work; it is
  * freed after an RCU grace period. It holds a task_struct reference.
- * Every hashed thread holds a module reference, so the module cannot be
- * unloaded while a thread may still carry a trap flag it set.
+ * Every hashed thread holds a module reference (a pin, hwt_pin.c), so
+ * the module cannot be unloaded while a thread may still carry a trap
+ * flag it set, and keeps the tracepoint probes registered (hwt_tp.c).
  */
 #ifndef HWT_H
 #define HWT_H
@@ -81,6 +85,7 @@ struct hwt_thread {
 	struct callback_head work;	/* hwt_thread_sync, see ->work_queued */
 	unsigned long work_queued;	/* bit 0: ->work is queued */
 	struct task_struct *task;	/* referenced */
+	struct file *pin;		/* module pin while hashed */
 	pid_t tid;
 	u32 slot;			/* mmap slot within the session */
 
@@ -138,34 +143,48 @@ void hwt_threads_exit(void);
 /* Recorder (hwt_recorder.c): runs in the traced thread's own context. */
 int hwt_recorder_init(void);
 void hwt_recorder_exit(void);
+int hwt_recorder_probes_register(void);
+void hwt_recorder_probes_unregister(void);
 int hwt_record(struct hwt_thread *t, u64 pc, unsigned int flags);
 bool hwt_arm_current(struct hwt_thread *t);
 
 /* Image sideband (hwt_image.c): exec. */
-int hwt_image_init(void);
-void hwt_image_exit(void);
-
-/* Tracepoints by name (hwt_recorder.c). */
-int hwt_tp_register(const char *name, void *probe);
-void hwt_tp_unregister(const char *name, void *probe);
+int hwt_image_probes_register(void);
+void hwt_image_probes_unregister(void);
 
 /*
- * Session (hwt_session.c): one per open file. Refcounted: the file holds
- * one reference, a child waiting to be followed (hwt_follow.c) another.
+ * Tracepoints (hwt_tp.c): by name; the probes are registered while a
+ * thread is hashed. hwt_tp_get() may sleep; hwt_tp_put(), any context.
+ */
+int hwt_tp_register(const char *name, void *probe);
+void hwt_tp_unregister(const char *name, void *probe);
+int hwt_tp_get(void);
+void hwt_tp_put(void);
+void hwt_tp_exit(void);
+
+/*
+ * Module pins (hwt_pin.c): module references that the kernel drops after
+ * the module's last instruction. hwt_pin_new() may sleep.
+ */
+struct file *hwt_pin_new(void);
+void hwt_pin_drop(struct file *pin);
+
+/*
+ * Session (hwt_session.c): one per open file, freed when the file is
+ * released. A child waiting to be followed (hwt_follow.c) holds a
+ * reference to the file, and so keeps the session.
  */
 struct hwt_session {
-	struct kref ref;
 	struct mutex lock;
 	struct list_head threads;
 	u32 next_slot;
 	u32 nthreads;
-	bool closed;			/* the file was released */
+	struct file *file;		/* not referenced: it owns us */
 	struct pid_namespace *pid_ns;	/* of the opener: tids are in it */
 };
 
-struct hwt_session *hwt_session_new(void);
+struct hwt_session *hwt_session_new(struct file *file);
 void hwt_session_release(struct hwt_session *s);
-void hwt_session_put(struct hwt_session *s);
 int hwt_session_adopt(struct hwt_session *s, struct task_struct *task,
 		      const struct hwtrace_config *cfg,
 		      struct hwt_thread **out);

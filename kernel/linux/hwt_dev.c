@@ -25,7 +25,7 @@ static_assert(HWTRACE_RING_MAX == 1u << HWT_SLOT_SHIFT);
 
 static int hwt_open(struct inode *inode, struct file *file)
 {
-	struct hwt_session *s = hwt_session_new();
+	struct hwt_session *s = hwt_session_new(file);
 
 	if (!s)
 		return -ENOMEM;
@@ -384,16 +384,12 @@ static int __init hwt_init(void)
 	err = hwt_recorder_init();
 	if (err)
 		return err;
-	err = hwt_image_init();
-	if (err)
-		goto out_rec;
+	/* The tracepoint probes follow when the first thread is attached. */
 	err = misc_register(&hwt_misc);
 	if (err)
-		goto out_img;
+		goto out_rec;
 	return 0;
 
-out_img:
-	hwt_image_exit();
 out_rec:
 	hwt_recorder_exit();
 	return err;
@@ -402,7 +398,7 @@ out_rec:
 static void __exit hwt_exit(void)
 {
 	misc_deregister(&hwt_misc);
-	hwt_image_exit();
+	hwt_tp_exit();
 	hwt_recorder_exit();
 	hwt_threads_exit();
 }

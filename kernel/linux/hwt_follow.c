@@ -12,11 +12,15 @@
  * enable's own task_work (hwt_thread.c) then arms the child and records
  * its first instruction, in the same return to user mode.
  *
- * The pending work holds a session reference (the file may be closed
- * meanwhile: a closed session adopts nothing) and a module reference
- * (its code must stay until it ran).
+ * The pending work holds a reference to the session's file: the session
+ * (which the file's release frees) and the module (the file holds a
+ * module reference) stay until the work has run and returned. Its fput()
+ * at the end only queues the release behind the work (hwt_pin.c), so the
+ * module's last reference, if this was it, goes after the work's last
+ * instruction. A session whose file is being released follows no child.
  */
-#include <linux/module.h>
+#include <linux/file.h>
+#include <linux/fs.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
@@ -24,7 +28,8 @@
 
 struct hwt_follow {
 	struct callback_head work;
-	struct hwt_session *sess;	/* referenced */
+	struct hwt_session *sess;	/* kept by ->file */
+	struct file *file;		/* the session's, referenced */
 	struct hwtrace_config cfg;	/* the parent's, at fork time */
 };
 
@@ -33,6 +38,7 @@ static void hwt_follow_run(struct callback_head *cb)
 {
 	struct hwt_follow *f = container_of(cb, struct hwt_follow, work);
 	struct hwt_session *s = f->sess;
+	struct file *file = f->file;
 	struct hwt_thread *t;
 
 	if (!(current->flags & PF_EXITING)) {
@@ -41,9 +47,8 @@ static void hwt_follow_run(struct callback_head *cb)
 			hwt_thread_set_enabled(t, true);
 		mutex_unlock(&s->lock);
 	}
-	hwt_session_put(s);
 	kfree(f);
-	module_put(THIS_MODULE);
+	fput(file);	/* released after we return: see above */
 }
 
 /*
@@ -68,25 +73,26 @@ void hwt_follow_fork(struct hwt_thread *parent, struct task_struct *child)
 	spin_lock_irqsave(&parent->lock, flags);
 	f->cfg = parent->cfg;
 	spin_unlock_irqrestore(&parent->lock, flags);
-	/* Under the hash lock the session cannot finish detaching parent. */
+	/*
+	 * Under the hash lock the session cannot finish detaching parent,
+	 * so it is not freed yet; its file, freed after an RCU grace period
+	 * (the tracepoint runs in one), is referenced unless its release
+	 * has begun.
+	 */
 	spin_lock_irqsave(&hwt_hash_lock, flags);
 	if (parent->enabled && parent->sess &&
-	    (f->cfg.flags & HWTRACE_CFG_FOLLOW)) {
+	    (f->cfg.flags & HWTRACE_CFG_FOLLOW) &&
+	    get_file_rcu(parent->sess->file))
 		s = parent->sess;
-		kref_get(&s->ref);
-	}
 	spin_unlock_irqrestore(&hwt_hash_lock, flags);
 	if (!s)
 		goto out_free;
-	if (!try_module_get(THIS_MODULE))
-		goto out_put;
 	f->sess = s;
+	f->file = s->file;
 	init_task_work(&f->work, hwt_follow_run);
 	if (!task_work_add(child, &f->work, TWA_RESUME))
 		return;
-	module_put(THIS_MODULE);
-out_put:
-	hwt_session_put(s);
+	fput(f->file);
 out_free:
 	kfree(f);
 }

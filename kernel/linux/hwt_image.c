@@ -25,13 +25,13 @@ static void hwt_exec(void *data, struct task_struct *p, pid_t old_pid,
 	rcu_read_unlock();
 }
 
-int hwt_image_init(void)
+/* Registered with the recorder's probes (hwt_tp.c). */
+int hwt_image_probes_register(void)
 {
 	return hwt_tp_register("sched_process_exec", hwt_exec);
 }
 
-void hwt_image_exit(void)
+void hwt_image_probes_unregister(void)
 {
 	hwt_tp_unregister("sched_process_exec", hwt_exec);
-	tracepoint_synchronize_unregister();
 }

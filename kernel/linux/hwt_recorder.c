@@ -35,7 +35,6 @@
 #include <linux/sched/task_stack.h>
 #include <linux/signal.h>
 #include <linux/smp.h>
-#include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <asm/debugreg.h>
 #include <asm/ptrace.h>
@@ -244,57 +243,18 @@ static void hwt_exit(void *data, struct task_struct *p)
 	rcu_read_unlock();
 }
 
-struct hwt_tp_find {
-	const char *name;
-	struct tracepoint *tp;
-};
-
-static void hwt_tp_match(struct tracepoint *tp, void *priv)
-{
-	struct hwt_tp_find *f = priv;
-
-	if (!strcmp(tp->name, f->name))
-		f->tp = tp;
-}
-
-static struct tracepoint *hwt_tp_find(const char *name)
-{
-	struct hwt_tp_find f = { .name = name };
-
-	for_each_kernel_tracepoint(hwt_tp_match, &f);
-	return f.tp;
-}
-
-/* Tracepoints are not all exported; find them by name. */
-int hwt_tp_register(const char *name, void *probe)
-{
-	struct tracepoint *tp = hwt_tp_find(name);
-
-	if (!tp) {
-		pr_err("hwtrace: tracepoint %s not found\n", name);
-		return -ENOENT;
-	}
-	return tracepoint_probe_register(tp, probe, NULL);
-}
-
-void hwt_tp_unregister(const char *name, void *probe)
-{
-	struct tracepoint *tp = hwt_tp_find(name);
-
-	if (tp)
-		tracepoint_probe_unregister(tp, probe, NULL);
-}
-
-int hwt_recorder_init(void)
+/*
+ * The probes (hwt_tp.c registers them while a thread is hashed). The die
+ * notifier stays registered while the module is loaded: it runs only on
+ * debug exceptions.
+ */
+int hwt_recorder_probes_register(void)
 {
 	int err;
 
-	err = register_die_notifier(&hwt_die_nb);
-	if (err)
-		return err;
 	err = hwt_tp_register("sys_exit", hwt_sys_exit);
 	if (err)
-		goto out_die;
+		return err;
 	err = hwt_tp_register("signal_deliver", hwt_signal_deliver);
 	if (err)
 		goto out_exit;
@@ -312,17 +272,25 @@ out_signal:
 	hwt_tp_unregister("signal_deliver", hwt_signal_deliver);
 out_exit:
 	hwt_tp_unregister("sys_exit", hwt_sys_exit);
-out_die:
-	unregister_die_notifier(&hwt_die_nb);
 	return err;
 }
 
-void hwt_recorder_exit(void)
+/* The caller waits for running probes (tracepoint_synchronize_unregister). */
+void hwt_recorder_probes_unregister(void)
 {
 	hwt_tp_unregister("sched_process_exit", hwt_exit);
 	hwt_tp_unregister("sched_process_fork", hwt_fork);
 	hwt_tp_unregister("signal_deliver", hwt_signal_deliver);
 	hwt_tp_unregister("sys_exit", hwt_sys_exit);
+}
+
+int hwt_recorder_init(void)
+{
+	return register_die_notifier(&hwt_die_nb);
+}
+
+void hwt_recorder_exit(void)
+{
+	/* Waits for notifier calls in progress (synchronize_rcu). */
 	unregister_die_notifier(&hwt_die_nb);
-	tracepoint_synchronize_unregister();
 }

@@ -11,30 +11,17 @@
 /* Slots are bounded so that slot * HWTRACE_RING_MAX fits a file offset. */
 #define HWT_MAX_SLOTS	(1u << 20)
 
-struct hwt_session *hwt_session_new(void)
+struct hwt_session *hwt_session_new(struct file *file)
 {
 	struct hwt_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
 
 	if (!s)
 		return NULL;
-	kref_init(&s->ref);
+	s->file = file;
 	mutex_init(&s->lock);
 	INIT_LIST_HEAD(&s->threads);
 	s->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	return s;
-}
-
-static void hwt_session_free(struct kref *ref)
-{
-	struct hwt_session *s = container_of(ref, struct hwt_session, ref);
-
-	put_pid_ns(s->pid_ns);
-	kfree(s);
-}
-
-void hwt_session_put(struct hwt_session *s)
-{
-	kref_put(&s->ref, hwt_session_free);
 }
 
 /* Caller holds s->lock. */
@@ -90,7 +77,7 @@ int hwt_session_adopt(struct hwt_session *s, struct task_struct *task,
 	struct hwt_thread *t;
 	int err;
 
-	if (s->closed || tid <= 0)
+	if (tid <= 0)
 		return -ESRCH;
 	if (hwt_session_find(s, tid))
 		return -EBUSY;
@@ -139,13 +126,14 @@ void hwt_session_release(struct hwt_session *s)
 {
 	struct hwt_thread *t, *n;
 
+	/* No child waits to be followed: each would hold the file. */
 	mutex_lock(&s->lock);
-	s->closed = true;	/* children still to be followed are not */
 	list_for_each_entry_safe(t, n, &s->threads, snode) {
 		list_del(&t->snode);
 		hwt_thread_detach(t);
 	}
 	s->nthreads = 0;
 	mutex_unlock(&s->lock);
-	hwt_session_put(s);
+	put_pid_ns(s->pid_ns);
+	kfree(s);
 }

@@ -14,7 +14,8 @@
 #include <linux/cred.h>
 #include <linux/capability.h>
 #include <linux/hashtable.h>
-#include <linux/module.h>
+#include <linux/err.h>
+#include <linux/fs.h>
 #include <linux/pid.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
@@ -67,7 +68,10 @@ void hwt_thread_unhash_locked(struct hwt_thread *t)
 	hash_del_rcu(&t->hnode);
 	t->hashed = false;
 	t->armed = false;
-	module_put(THIS_MODULE);
+	hwt_tp_put();
+	/* Not module_put(): this may be the thread's own task_work. */
+	hwt_pin_drop(t->pin);
+	t->pin = NULL;
 	hwt_thread_put(t);
 }
 
@@ -192,6 +196,7 @@ int hwt_thread_attach_task(struct hwt_session *s, struct task_struct *task,
 			   struct hwt_thread **out)
 {
 	struct hwt_thread *t, *old;
+	struct file *spare = NULL;
 	unsigned long flags;
 	int err;
 
@@ -211,6 +216,16 @@ int hwt_thread_attach_task(struct hwt_session *s, struct task_struct *task,
 	err = hwt_ring_alloc(&t->ring, t->cfg.ring_size);
 	if (err)
 		goto out_free;
+	t->pin = hwt_pin_new();
+	if (IS_ERR(t->pin)) {
+		err = PTR_ERR(t->pin);
+		t->pin = NULL;
+		goto out_free;
+	}
+	/* The probes are in place before the thread can be armed. */
+	err = hwt_tp_get();
+	if (err)
+		goto out_free;
 	hwt_bs_config(t);	/* not visible yet: no lock needed */
 	kref_init(&t->ref);
 	spin_lock_init(&t->lock);
@@ -223,6 +238,7 @@ int hwt_thread_attach_task(struct hwt_session *s, struct task_struct *task,
 	old = hwt_thread_lookup_rcu(task);
 	if (old && old->sess) {
 		spin_unlock_irqrestore(&hwt_hash_lock, flags);
+		hwt_tp_put();
 		err = -EBUSY;
 		goto out_free;
 	}
@@ -235,19 +251,23 @@ int hwt_thread_attach_task(struct hwt_session *s, struct task_struct *task,
 		hash_del_rcu(&old->hnode);
 		old->hashed = false;
 		old->armed = false;
+		spare = t->pin;		/* old's pin stays with the hash */
+		t->pin = old->pin;
+		old->pin = NULL;
 		hwt_thread_put(old);	/* the hash's reference */
-	} else {
-		__module_get(THIS_MODULE);
+		hwt_tp_put();		/* the hash holds no more threads */
 	}
 	kref_get(&t->ref);		/* the hash's reference */
 	hash_add_rcu(hwt_hash, &t->hnode, (unsigned long)task);
 	t->hashed = true;
 	WRITE_ONCE(t->sess, s);
 	spin_unlock_irqrestore(&hwt_hash_lock, flags);
+	hwt_pin_drop(spare);
 	*out = t;			/* the session's reference */
 	return 0;
 
 out_free:
+	hwt_pin_drop(t->pin);
 	hwt_ring_free(&t->ring);
 	kfree(t);
 out_task:

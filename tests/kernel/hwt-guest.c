@@ -28,6 +28,10 @@
  *   blockstep OUT PROG        record PROG with HWTRACE_CFG_BLOCKSTEP: the
  *                             module falls back to single-step (BTF is not
  *                             honoured here); write the PCs to OUT
+ *   tracepoints PROG N        the module's tracepoint probes are
+ *                             registered only while a thread is attached;
+ *                             PROG recorded from the unregistered state
+ *                             has exactly N instructions
  *   bench BIG SMALL           recording rate, module vs ptrace stepper
  */
 #define _GNU_SOURCE
@@ -664,6 +668,97 @@ static int cmd_churn(int argc, char **argv)
 	return 0;
 }
 
+#define TP_PARAM "/sys/module/hwtrace/parameters/tracepoints"
+
+/* Whether the module's tracepoint probes are registered: 1, 0, or -1. */
+static int tp_state(void)
+{
+	FILE *f = fopen(TP_PARAM, "r");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* The module unregisters after a short idle spell: wait up to 5 s. */
+static int tp_wait(int want)
+{
+	int v, i;
+
+	for (i = 0; (v = tp_state()) != want && v >= 0 && i < 500; i++)
+		usleep(10000);
+	return v;
+}
+
+/*
+ * The tracepoint probes (sys_exit above all, which slows every task's
+ * system calls) are registered only while a thread is attached: none
+ * when idle (after every earlier test, the churn included, let go of its
+ * threads), registered by ATTACH before the thread can be recorded (a
+ * recording started from the unregistered state is exact, exec entry
+ * included), and unregistered again once the last thread is released.
+ */
+static int cmd_tracepoints(int argc, char **argv)
+{
+	char *args[] = { argv[0], NULL };
+	unsigned long want = strtoul(argv[1], NULL, 0);
+	struct hwtrace_status st;
+	struct decoded d;
+	char why[160];
+	int v, fd, wst, i, err = -1;
+	pid_t pid;
+
+	v = tp_wait(0);
+	snprintf(why, sizeof(why), "%s reads %d with no thread attached",
+		 TP_PARAM, v);
+	result("tracepoints_off_when_idle", v == 0, why);
+
+	/* Each round registers anew: the previous one let them go. */
+	for (i = 0; i < 10; i++) {
+		if (i && (v = tp_wait(0)) != 0) {
+			snprintf(why, sizeof(why), "round %d: %s reads %d", i,
+				 TP_PARAM, v);
+			break;
+		}
+		wst = record(args, &big_wrap, &d, &st);
+		snprintf(why, sizeof(why), "round %d: status %d, %zu "
+			 "instructions (want %lu), %u exec blocks, bad %u, "
+			 "gaps %u", i, wst, d.pcs.n, want, d.execs, d.bad,
+			 d.gaps);
+		free(d.pcs.v);
+		if (wst != 0 || d.pcs.n != want || d.execs != 1 || d.bad ||
+		    d.gaps)
+			break;
+	}
+	result("tracepoints_registered_on_attach", i == 10, why);
+
+	/* Opened after the fork: the stopped child holds no copy of it. */
+	pid = spawn_stopped(args, 0);
+	fd = hwt_open();
+	v = tp_wait(0);
+	if (fd >= 0 && pid > 0 && v == 0)
+		err = tid_cmd(fd, HWTRACE_IOC_ATTACH, pid);
+	v = err ? -1 : tp_state();
+	snprintf(why, sizeof(why), "attach %d, then %s reads %d", err,
+		 TP_PARAM, v);
+	result("tracepoints_on_while_attached", v == 1, why);
+	if (fd >= 0)
+		close(fd);	/* releases the thread */
+	v = tp_wait(0);
+	snprintf(why, sizeof(why), "%s reads %d 5 s after the session closed",
+		 TP_PARAM, v);
+	result("tracepoints_off_after_close", v == 0, why);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &wst, 0);
+	}
+	return 0;
+}
+
 /*
  * The mapped ring shows the same blocks DRAIN returns: decode [tail, head)
  * from the mapping and from a PEEK drain, then from a consuming drain.
@@ -1144,6 +1239,7 @@ int main(int argc, char **argv)
 		{ "oracle_child", 2, cmd_oracle_child },
 		{ "blockstep", 2, cmd_blockstep },
 		{ "follow_threads", 1, cmd_follow_threads },
+		{ "tracepoints", 2, cmd_tracepoints },
 	};
 	size_t i;
 
@@ -1165,6 +1261,6 @@ int main(int argc, char **argv)
 			return cmds[i].fn(argc - 2, argv + 2) || failures;
 	fprintf(stderr, "usage: hwt-guest record|oracle|count|perm|sessions|"
 		"debug|churn|full|bench|mmap|sched|threads|follow|"
-		"follow_threads|oracle_child|blockstep ARGS\n");
+		"follow_threads|oracle_child|blockstep|tracepoints ARGS\n");
 	return 2;
 }

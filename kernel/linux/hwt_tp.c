@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hwt_tp.c - the module's tracepoint probes (hwt_recorder.c, hwt_image.c)
+ * are registered only while a thread is hashed (attached, or detached
+ * with our trap flag possibly still set): a registered sys_exit probe
+ * puts every task of the system on the syscall-work slow path
+ * (SYSCALL_WORK_SYSCALL_TRACEPOINT), so an idle module must not have one.
+ *
+ * hwt_tp_get() (process context, may sleep) registers the probes for the
+ * first user, before the caller hashes a thread. hwt_tp_put() runs where
+ * a thread leaves the hash (any context: under spinlocks, in the debug
+ * exception, in tracepoint probes), so it only counts down and schedules
+ * the unregistration, which a work item does once no thread has been
+ * hashed for HWT_TP_IDLE: registering patches kernel text and walks
+ * every task, too costly to repeat for every attach/detach cycle. The
+ * user count rises only under hwt_tp_mutex, which the work holds: a count
+ * it reads as zero stays zero until it has unregistered, and a later get
+ * registers again. The work waits for running probes to return
+ * (tracepoint_synchronize_unregister) before it lets a get go on.
+ */
+#include <linux/atomic.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <linux/tracepoint.h>
+#include <linux/workqueue.h>
+#include "hwt.h"
+
+#define HWT_TP_IDLE	(HZ / 10)
+
+static DEFINE_MUTEX(hwt_tp_mutex);
+static atomic_t hwt_tp_users = ATOMIC_INIT(0);	/* hashed threads */
+static bool hwt_tp_on;				/* under hwt_tp_mutex */
+
+static void hwt_tp_idle(struct work_struct *work);
+static DECLARE_DELAYED_WORK(hwt_tp_work, hwt_tp_idle);
+
+struct hwt_tp_find {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void hwt_tp_match(struct tracepoint *tp, void *priv)
+{
+	struct hwt_tp_find *f = priv;
+
+	if (!strcmp(tp->name, f->name))
+		f->tp = tp;
+}
+
+static struct tracepoint *hwt_tp_find(const char *name)
+{
+	struct hwt_tp_find f = { .name = name };
+
+	for_each_kernel_tracepoint(hwt_tp_match, &f);
+	return f.tp;
+}
+
+/* Tracepoints are not all exported; find them by name. */
+int hwt_tp_register(const char *name, void *probe)
+{
+	struct tracepoint *tp = hwt_tp_find(name);
+
+	if (!tp) {
+		pr_err("hwtrace: tracepoint %s not found\n", name);
+		return -ENOENT;
+	}
+	return tracepoint_probe_register(tp, probe, NULL);
+}
+
+void hwt_tp_unregister(const char *name, void *probe)
+{
+	struct tracepoint *tp = hwt_tp_find(name);
+
+	if (tp)
+		tracepoint_probe_unregister(tp, probe, NULL);
+}
+
+/* Caller holds hwt_tp_mutex. */
+static void hwt_tp_off_locked(void)
+{
+	hwt_image_probes_unregister();
+	hwt_recorder_probes_unregister();
+	/* No probe of ours is running once this returns. */
+	tracepoint_synchronize_unregister();
+	hwt_tp_on = false;
+}
+
+/* Caller holds hwt_tp_mutex. */
+static int hwt_tp_on_locked(void)
+{
+	int err;
+
+	err = hwt_recorder_probes_register();
+	if (err)
+		return err;
+	err = hwt_image_probes_register();
+	if (err) {
+		hwt_recorder_probes_unregister();
+		tracepoint_synchronize_unregister();
+		return err;
+	}
+	hwt_tp_on = true;
+	return 0;
+}
+
+/* A thread is about to be hashed: the probes must be in place. */
+int hwt_tp_get(void)
+{
+	int err = 0;
+
+	mutex_lock(&hwt_tp_mutex);
+	if (!hwt_tp_on)
+		err = hwt_tp_on_locked();
+	if (!err)
+		atomic_inc(&hwt_tp_users);
+	mutex_unlock(&hwt_tp_mutex);
+	return err;
+}
+
+/* A thread left the hash (or was not hashed after all). Any context. */
+void hwt_tp_put(void)
+{
+	if (atomic_dec_and_test(&hwt_tp_users))
+		mod_delayed_work(system_wq, &hwt_tp_work, HWT_TP_IDLE);
+}
+
+static void hwt_tp_idle(struct work_struct *work)
+{
+	mutex_lock(&hwt_tp_mutex);
+	if (hwt_tp_on && !atomic_read(&hwt_tp_users))
+		hwt_tp_off_locked();
+	mutex_unlock(&hwt_tp_mutex);
+}
+
+/* Module exit: no thread is hashed (each holds a module reference). */
+void hwt_tp_exit(void)
+{
+	cancel_delayed_work_sync(&hwt_tp_work);
+	mutex_lock(&hwt_tp_mutex);
+	if (hwt_tp_on)
+		hwt_tp_off_locked();
+	mutex_unlock(&hwt_tp_mutex);
+}
+
+/*
+ * /sys/module/hwtrace/parameters/tracepoints, read-only: 1 while the
+ * probes are registered, so the cost of an idle module can be checked.
+ */
+static int hwt_tp_param_get(char *buf, const struct kernel_param *kp)
+{
+	bool on;
+
+	mutex_lock(&hwt_tp_mutex);
+	on = hwt_tp_on;
+	mutex_unlock(&hwt_tp_mutex);
+	return sysfs_emit(buf, "%d\n", on);
+}
+
+static int hwt_tp_param_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;	/* a state, not a setting */
+}
+
+static const struct kernel_param_ops hwt_tp_param_ops = {
+	.set = hwt_tp_param_set,
+	.get = hwt_tp_param_get,
+};
+module_param_cb(tracepoints, &hwt_tp_param_ops, NULL, 0444);
+MODULE_PARM_DESC(tracepoints,
+		 "1 while the tracepoint probes are registered (read-only)");
