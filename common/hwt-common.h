@@ -46,7 +46,7 @@ void hwt_err_clear(struct hwt_err *err);
  *  16  u64 first_seq      instructions recorded on this thread before it
  *  24  u64 last_pc        address of the chunk's last instruction (check)
  *  32  u32 insn_count     instructions in the chunk (first_pc included)
- *  36  u32 flags          reserved, 0
+ *  36  u32 flags          HWT_SW_CHUNK_*; 0 for a plain chunk
  *
  * Records in the payload; each adds one instruction unless noted:
  *   0x01..0x0f            next instruction at pc + value
@@ -55,6 +55,18 @@ void hwt_err_clear(struct hwt_err *err);
  *   0x20                  prefix (adds nothing): the following transfer
  *                         was asynchronous (signal delivery)
  * Any other tag byte is corruption.
+ *
+ * A chunk flagged HWT_SW_CHUNK_BRANCHES (block-step recording) uses the
+ * same records, but a record may be the target of a taken branch with the
+ * straight-line instructions since the previous record left out, so only
+ * a reader that expands it with the program image may decode it; every
+ * instruction a record adds then stands for one or more. insn_count and
+ * last_pc count and end the records as written (first_pc + one per
+ * record). hwt_sw_chunk_hdr_unpack refuses such chunks, so a reader that
+ * does not expand cannot take one for a plain chunk. first_pc of a branch
+ * chunk is a record too: when the chunk continues the previous branch
+ * chunk (first_seq follows on, no HWT_SW_CHUNK_ASYNC) it is reached from
+ * that chunk's last_pc the same way.
  */
 
 #define HWT_SW_CHUNK_MAGIC "HWTC"
@@ -64,6 +76,11 @@ void hwt_err_clear(struct hwt_err *err);
 #define HWT_SW_TAG_ASYNC 0x20
 #define HWT_SW_MAX_RECORD 9u        /* largest single record in bytes */
 #define HWT_SW_MAX_CHUNK_PAYLOAD (1u << 20)
+#define HWT_SW_CHUNK_BRANCHES 0x1u  /* records are branch targets or steps */
+/* With HWT_SW_CHUNK_BRANCHES only: first_pc was reached by entering a
+ * signal handler. Without it a branch chunk that continues the previous
+ * one (first_seq follows on) continues its straight-line code too. */
+#define HWT_SW_CHUNK_ASYNC 0x2u
 
 struct hwt_sw_chunk_hdr {
 	uint32_t payload_size;
@@ -76,9 +93,16 @@ struct hwt_sw_chunk_hdr {
 
 void hwt_sw_chunk_hdr_pack(const struct hwt_sw_chunk_hdr *hdr,
 			   uint8_t out[HWT_SW_CHUNK_HDR_SIZE]);
-/* Validates magic and bounds; -EBADMSG with a message on failure. */
+/* Validates magic and bounds; -EBADMSG with a message on failure, also
+ * for any flag (a plain chunk's flags are 0). */
 int hwt_sw_chunk_hdr_unpack(const uint8_t *in, size_t avail,
 			    struct hwt_sw_chunk_hdr *hdr, struct hwt_err *err);
+/* The same, accepting the HWT_SW_CHUNK_* flags in known: for readers
+ * that handle those chunks (the replay engine expands branch chunks). */
+int hwt_sw_chunk_hdr_unpack_flags(const uint8_t *in, size_t avail,
+				  uint32_t known,
+				  struct hwt_sw_chunk_hdr *hdr,
+				  struct hwt_err *err);
 
 /* Encode the transfer from pc to next (async: signal delivery) into out,
  * which must hold HWT_SW_MAX_RECORD + 1 bytes. Returns bytes written. */

@@ -50,6 +50,14 @@ void hwt_sw_chunk_hdr_pack(const struct hwt_sw_chunk_hdr *hdr,
 int hwt_sw_chunk_hdr_unpack(const uint8_t *in, size_t avail,
 			    struct hwt_sw_chunk_hdr *hdr, struct hwt_err *err)
 {
+	return hwt_sw_chunk_hdr_unpack_flags(in, avail, 0, hdr, err);
+}
+
+int hwt_sw_chunk_hdr_unpack_flags(const uint8_t *in, size_t avail,
+				  uint32_t known,
+				  struct hwt_sw_chunk_hdr *hdr,
+				  struct hwt_err *err)
+{
 	if (avail < HWT_SW_CHUNK_HDR_SIZE)
 		return hwt_err_set(err, EBADMSG,
 				   "truncated chunk header (%zu of %u bytes)",
@@ -76,9 +84,19 @@ int hwt_sw_chunk_hdr_unpack(const uint8_t *in, size_t avail,
 		return hwt_err_set(err, EBADMSG,
 				   "chunk claims %u instructions in %u bytes",
 				   hdr->insn_count, hdr->payload_size);
-	if (hdr->flags != 0)
+	if (hdr->flags & ~known & HWT_SW_CHUNK_BRANCHES)
+		return hwt_err_set(err, EBADMSG, "chunk of branch records "
+				   "(flags 0x%x, block-step): read it with the "
+				   "replay engine (hwt_history_open), which "
+				   "expands them with the program image",
+				   hdr->flags);
+	if (hdr->flags & ~known)
 		return hwt_err_set(err, EBADMSG, "unknown chunk flags 0x%x",
 				   hdr->flags);
+	if ((hdr->flags & HWT_SW_CHUNK_ASYNC) &&
+	    !(hdr->flags & HWT_SW_CHUNK_BRANCHES))
+		return hwt_err_set(err, EBADMSG, "chunk flags 0x%x: async "
+				   "without branches", hdr->flags);
 	return 0;
 }
 

@@ -83,6 +83,7 @@ void hwt_segments_free(struct hwt_segments *s)
 	free(s->strs);
 	free(s->v);
 	free(s->decoded.v);
+	free(s->bytes);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -41,6 +41,9 @@ struct hwt_segment {
 	uint64_t tsc_begin, tsc_end;
 	const struct hwt_block *blocks; /* decoded while indexing: off and
 				  * len count blocks from here */
+	const uint8_t *bytes;    /* hwt-sw expanded branch chunks: the
+				  * segment's len record bytes, read here
+				  * instead of at off in the trace */
 };
 
 /* Per-cpu Intel PT: one stretch during which the thread ran on a cpu,
@@ -94,6 +97,11 @@ struct hwt_segments {
 	/* Formats that decode while indexing (CoreSight) keep the blocks
 	 * here; their segments point into it. Freed with the index. */
 	struct hwt_blocks decoded;
+	/* hwt-sw branch chunks expanded with the image while indexing
+	 * (replay/expand_sw.c): plain records, which segments point into
+	 * through .bytes once indexing is done. Freed with the index. */
+	uint8_t *bytes;
+	size_t nbytes, bytes_cap;
 	struct hwt_segment *v;
 	size_t n, cap;
 	char **strs;
@@ -122,6 +130,32 @@ struct hwt_decoder {
 };
 
 extern const struct hwt_decoder hwt_decoder_sw;
+
+/* hwt-sw segments: at most this many instructions, so a reader wanting
+ * the newest few decodes a few thousand; HWT_SW_SEG_ASYNC: the segment's
+ * first instruction was reached by entering a signal handler. */
+#define HWT_SW_SEG_INSNS 4096u
+#define HWT_SW_SEG_ASYNC 0x1u
+#define HWT_SW_SEG_EXPANDED 0x2u  /* records in .bytes (expand_sw.c) */
+
+/* replay/expand_sw.c: hwt-sw chunks of branch records
+ * (HWT_SW_CHUNK_BRANCHES) expanded with the image into plain records
+ * while a history is opened. */
+struct hwt_sw_expand;
+int hwt_sw_expand_new(struct hwt_image *img, struct hwt_sw_expand **out);
+void hwt_sw_expand_free(struct hwt_sw_expand *x);
+/* Expand the first size bytes of records of the branch chunk h (whose
+ * payload is at pay), number chunk in the trace, into segments of segs:
+ * instruction segments reading from segs->bytes (their .bytes is set by
+ * hwt_sw_expand_finish) and a gap for each record that cannot be reached.
+ * from: the previous branch chunk's last pc when h continues it (first_pc
+ * is then reached from there), else NULL. Returns 0 or -ENOMEM. */
+int hwt_sw_expand_chunk(struct hwt_sw_expand *x, const uint8_t *pay,
+			size_t size, const struct hwt_sw_chunk_hdr *h,
+			const uint64_t *from, unsigned chunk,
+			struct hwt_segments *segs);
+/* Point the expanded segments into segs->bytes, which no longer moves. */
+void hwt_sw_expand_finish(struct hwt_segments *segs);
 extern const struct hwt_decoder hwt_decoder_pt;
 extern const struct hwt_decoder hwt_decoder_bts;
 extern const struct hwt_decoder hwt_decoder_etm;

@@ -18,6 +18,11 @@
  *     wrong cannot be told);
  *   - first_seq jumping forward: instructions were dropped when the
  *     recorder's ring wrapped.
+ *
+ * Chunks of branch records (HWT_SW_CHUNK_BRANCHES, block-step) are checked
+ * whole the same way and then expanded with the image into plain records
+ * (expand_sw.c): the one place indexing reads code, done once when the
+ * history is opened so that item numbers never change.
  */
 #include <errno.h>
 #include <string.h>
@@ -25,13 +30,16 @@
 #include "decode.h"
 #include "replay-int.h"
 
-#define SW_SEG_INSNS 4096u
-#define SW_SEG_ASYNC 0x1u       /* first instruction reached by a signal */
-
 struct sw_index {
 	const uint8_t *trace;
 	size_t size;
 	struct hwt_segments *segs;
+	struct hwt_image *img;
+	struct hwt_sw_expand *ex; /* made at the first branch chunk */
+	/* The previous chunk was a branch chunk whose records all held:
+	 * a branch chunk following on from it starts from its last pc. */
+	bool branch_prev;
+	uint64_t branch_last;
 	unsigned chunk;          /* 1-based number of the current chunk */
 	/* bytes skipped looking for a header, reported with the next gap */
 	size_t skip_off, skip_len;
@@ -82,7 +90,10 @@ static size_t next_header(const struct sw_index *x, size_t from)
 		if (!p)
 			break;
 		from = (size_t)(p - x->trace);
-		if (!hwt_sw_chunk_hdr_unpack(p, x->size - from, &h, NULL))
+		if (!hwt_sw_chunk_hdr_unpack_flags(p, x->size - from,
+						   HWT_SW_CHUNK_BRANCHES |
+						   HWT_SW_CHUNK_ASYNC, &h,
+						   NULL))
 			return from;
 		from++;
 	}
@@ -94,10 +105,23 @@ static int push_piece(struct sw_index *x, size_t pay_off, size_t from,
 {
 	struct hwt_segment s = {
 		.off = pay_off + from, .len = to - from, .pc = pc, .nitems = n,
-		.flags = async ? SW_SEG_ASYNC : 0,
+		.flags = async ? HWT_SW_SEG_ASYNC : 0,
 	};
 
 	return hwt_segments_push(x->segs, &s);
+}
+
+/* The whole chunk at off as one gap: its records do not add up to its
+ * header. */
+static int push_mismatch(struct sw_index *x, size_t off,
+			 const struct hwt_sw_chunk_hdr *h, uint64_t total,
+			 uint64_t last)
+{
+	return push_gap(x, hwt_segments_reason(x->segs, "corrupt trace in "
+		"chunk %u at offset %zu: header says %u instructions ending "
+		"at 0x%llx, records give %llu ending at 0x%llx", x->chunk, off,
+		h->insn_count, (unsigned long long)h->last_pc,
+		(unsigned long long)total, (unsigned long long)last));
 }
 
 /* Walk the records of the chunk at off into segments. */
@@ -121,7 +145,7 @@ static int index_chunk(struct sw_index *x, size_t off,
 		if (rr <= 0)
 			break;
 		total++;
-		if (piece_n < SW_SEG_INSNS) {
+		if (piece_n < HWT_SW_SEG_INSNS) {
 			piece_n++;
 			continue;
 		}
@@ -153,20 +177,57 @@ static int index_chunk(struct sw_index *x, size_t off,
 	if (total == h->insn_count && r.pc == h->last_pc)
 		return 0;
 	x->segs->n = mark;
-	why = hwt_segments_reason(x->segs, "corrupt trace in chunk %u at "
-				  "offset %zu: header says %u instructions "
-				  "ending at 0x%llx, records give %llu ending "
-				  "at 0x%llx", x->chunk, off, h->insn_count,
-				  (unsigned long long)h->last_pc,
-				  (unsigned long long)total,
-				  (unsigned long long)r.pc);
-	return push_gap(x, why);
+	return push_mismatch(x, off, h, total, r.pc);
+}
+
+/* A chunk of branch records: checked like a plain one (a corrupt record
+ * ends it, a count or last pc that disagrees makes it one gap), then the
+ * records before any bad one are expanded with the image. */
+static int index_branch_chunk(struct sw_index *x, size_t off,
+			      const struct hwt_sw_chunk_hdr *h, bool follows)
+{
+	size_t pay = off + HWT_SW_CHUNK_HDR_SIZE, at = 0;
+	struct hwt_sw_reader r;
+	struct hwt_err e = { 0 };
+	uint64_t total = 1;
+	bool async;
+	int rc, rr;
+
+	hwt_sw_reader_init(&r, x->trace + pay, h->payload_size, h->first_pc);
+	for (;;) {
+		at = (size_t)(r.p - (x->trace + pay));
+		rr = hwt_sw_reader_next(&r, &async, &e);
+		if (rr <= 0)
+			break;
+		total++;
+	}
+	if (rr == 0 && (total != h->insn_count || r.pc != h->last_pc)) {
+		x->branch_prev = false;
+		return push_mismatch(x, off, h, total, r.pc);
+	}
+	if (!x->ex && hwt_sw_expand_new(x->img, &x->ex))
+		return -ENOMEM;
+	follows = follows && x->branch_prev &&
+		!(h->flags & HWT_SW_CHUNK_ASYNC);
+	rc = hwt_sw_expand_chunk(x->ex, x->trace + pay, rr < 0 ? at :
+				 h->payload_size, h,
+				 follows ? &x->branch_last : NULL, x->chunk,
+				 x->segs);
+	x->branch_prev = rr == 0;
+	x->branch_last = h->last_pc;
+	if (rc || rr == 0)
+		return rc;
+	return push_gap(x, hwt_segments_reason(x->segs, "corrupt trace in "
+						"chunk %u at offset %zu: %s",
+						x->chunk, pay + at, e.msg));
 }
 
 static int sw_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
+		    uint64_t end_pc, struct hwt_image *img,
 		    struct hwt_segments *segs, struct hwt_err *err)
 {
-	struct sw_index x = { .trace = trace, .size = size, .segs = segs };
+	struct sw_index x = { .trace = trace, .size = size, .segs = segs,
+			      .img = img };
 	uint64_t next_seq = 0;
 	size_t off = 0;
 	int rc = 0;
@@ -176,8 +237,12 @@ static int sw_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 		struct hwt_err e = { 0 };
 		uint64_t lost = 0;
 		size_t next;
+		bool follows;
 
-		if (hwt_sw_chunk_hdr_unpack(trace + off, size - off, &h, &e)) {
+		if (hwt_sw_chunk_hdr_unpack_flags(trace + off, size - off,
+						  HWT_SW_CHUNK_BRANCHES |
+						  HWT_SW_CHUNK_ASYNC, &h,
+						  &e)) {
 			next = next_header(&x, off + 1);
 			if (!x.skip_len) {
 				x.skip_off = off;
@@ -194,6 +259,8 @@ static int sw_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 			lost = h.first_seq ? h.first_seq : lost_insns;
 		else if (h.first_seq > next_seq)
 			lost = h.first_seq - next_seq;
+		follows = x.chunk > 1 && !lost && !x.skip_len &&
+			h.first_seq == next_seq;
 		rc = flush_skip(&x, lost);
 		if (!rc && x.chunk > 1 && h.first_seq < next_seq)
 			rc = push_gap(&x, hwt_segments_reason(segs,
@@ -202,13 +269,19 @@ static int sw_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 				"of order", x.chunk, off,
 				(unsigned long long)h.first_seq,
 				(unsigned long long)next_seq));
+		if (!(h.flags & HWT_SW_CHUNK_BRANCHES))
+			x.branch_prev = false;
 		if (!rc)
-			rc = index_chunk(&x, off, &h);
+			rc = h.flags & HWT_SW_CHUNK_BRANCHES ?
+				index_branch_chunk(&x, off, &h, follows) :
+				index_chunk(&x, off, &h);
 		next_seq = h.first_seq + h.insn_count;
 		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
 	}
 	if (!rc)
 		rc = flush_skip(&x, x.chunk ? 0 : lost_insns);
+	hwt_sw_expand_free(x.ex);
+	hwt_sw_expand_finish(segs);
 	if (rc)
 		return hwt_err_set(err, ENOMEM, "out of memory indexing a "
 				   "%zu-byte trace", size);
@@ -220,6 +293,7 @@ static int sw_decode(const uint8_t *trace, size_t size,
 		     struct hwt_blocks *out, struct hwt_err *err)
 {
 	uint32_t ninsn = seg->nitems - (seg->reason ? 1 : 0), n = 1;
+	bool expanded = seg->flags & HWT_SW_SEG_EXPANDED;
 	struct hwt_sw_reader r;
 	struct hwt_block blk;
 	enum hwt_insn_class cls;
@@ -228,12 +302,14 @@ static int sw_decode(const uint8_t *trace, size_t size,
 	int rc;
 
 	if (ninsn) {
-		if (seg->off > size || seg->len > size - seg->off)
+		if (!expanded && (seg->off > size ||
+				  seg->len > size - seg->off))
 			goto changed;
-		hwt_sw_reader_init(&r, trace + seg->off, seg->len, seg->pc);
+		hwt_sw_reader_init(&r, expanded ? seg->bytes :
+				   trace + seg->off, seg->len, seg->pc);
 		blk = (struct hwt_block){
 			.begin = seg->pc, .end = seg->pc, .count = 1,
-			.flags = seg->flags & SW_SEG_ASYNC ?
+			.flags = seg->flags & HWT_SW_SEG_ASYNC ?
 				HWT_BLOCK_ASYNC : 0,
 		};
 		for (;;) {
@@ -286,6 +362,6 @@ nomem:
 
 const struct hwt_decoder hwt_decoder_sw = {
 	.format = HWT_BUNDLE_TYPE_SW,
-	.index = sw_index,
+	.index_image = sw_index,
 	.decode = sw_decode,
 };

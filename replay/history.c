@@ -260,6 +260,7 @@ size_t hwt_history_memory(const struct hwt_history *h)
 	return sizeof(*h) + h->segs.cap * sizeof(*h->segs.v) +
 		h->segs.strcap * sizeof(char *) + h->segs.str_bytes +
 		h->segs.decoded.cap * sizeof(*h->segs.decoded.v) +
+		h->segs.bytes_cap +
 		h->cache_bytes + h->walk_cap * sizeof(*h->walk) +
 		(h->owned ? h->size : 0);
 }

@@ -122,7 +122,8 @@ struct hwt_history;
 /* Open thread number thread_idx of a bundle (decoder chosen by its type).
  * Builds only the segment index (for hwt-sw: chunk headers and record
  * framing, so that a corrupt chunk's item count is known before anything
- * is decoded); instructions are decoded on demand. */
+ * is decoded; chunks of block-step branch records are expanded with img
+ * here, once); instructions are decoded on demand. */
 int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 		     struct hwt_image *img, struct hwt_history **out,
 		     struct hwt_err *err);

@@ -7,9 +7,11 @@
  * no use for and which is dropped here. Every block is checked whole
  * (records walked, count and last pc compared) before its chunk is
  * written, so a corrupt block costs only its own instructions. A block
- * of branch records (HWTRACE_BLK_BRANCH, block-step) is refused the same
- * way: it lists branch targets only, and expanding them needs the
- * program image. */
+ * of branch records (HWTRACE_BLK_BRANCH, block-step) is checked the same
+ * way and becomes a chunk flagged HWT_SW_CHUNK_BRANCHES (and
+ * HWT_SW_CHUNK_ASYNC when a signal handler's entry starts it): its records
+ * may be branch targets with straight-line code left out, which the
+ * replay engine expands with the program image (replay/expand_sw.c). */
 #include <errno.h>
 #include <string.h>
 
@@ -134,12 +136,6 @@ int hwt_mod_convert(const uint8_t *buf, size_t len, bool from_exec,
 					"%llu goes back", b,
 					(unsigned long long)h.seq,
 					(unsigned long long)h.first_insn);
-		else if (h.flags & HWTRACE_BLK_BRANCH)
-			n = hwt_err_set(&why, EOPNOTSUPP, "module block %zu: "
-					"branch records (block-step): expanding "
-					"them needs the program image, which "
-					"is not supported; record without "
-					"HWTRACE_CFG_BLOCKSTEP", b);
 		else
 			n = walk(&h, blk + HDR_SIZE,
 				 chunk + HWT_SW_CHUNK_HDR_SIZE, b, &why);
@@ -158,6 +154,10 @@ int hwt_mod_convert(const uint8_t *buf, size_t len, bool from_exec,
 			.first_seq = h.first_insn - base,
 			.last_pc = h.last_pc,
 			.insn_count = h.insn_count,
+			.flags = h.flags & HWTRACE_BLK_BRANCH ?
+				HWT_SW_CHUNK_BRANCHES |
+				(h.flags & HWTRACE_BLK_ASYNC ?
+				 HWT_SW_CHUNK_ASYNC : 0) : 0,
 		};
 		hwt_sw_chunk_hdr_pack(&ch, chunk);
 		rc = hwt_perf_buf_append(&t->chunks, chunk,

@@ -6,7 +6,11 @@
  *     1 to HWT_SW_MAX_RECORD + 1 bytes;
  *   - the first 17 bytes as (pc, next, async) encode with
  *     hwt_sw_encode_step and read back as the same step;
- *   - the whole input opens as an hwt-sw history that reads item by item.
+ *   - the whole input opens as an hwt-sw history that reads item by item;
+ *   - so does a copy whose chunk headers (as many as unpack in a row) are
+ *     flagged HWT_SW_CHUNK_BRANCHES: the records read as block-step
+ *     branch records and are expanded with the image (replay/expand_sw.c),
+ *     so that recorded seeds reach expansion too.
  * Seeds are real recorded traces (tests/integration/test_fuzz.py).
  */
 #include "fuzz-common.h"
@@ -80,6 +84,34 @@ static void encode_step(const uint8_t *data, size_t size)
 		abort();
 }
 
+static void as_branches(const uint8_t *data, size_t size,
+			struct hwt_image *img)
+{
+	uint8_t *copy = malloc(size ? size : 1);
+	struct hwt_history *h = NULL;
+	size_t off = 0;
+
+	if (!copy)
+		abort();
+	memcpy(copy, data, size);
+	while (size - off >= HWT_SW_CHUNK_HDR_SIZE) {
+		struct hwt_sw_chunk_hdr hdr;
+
+		if (hwt_sw_chunk_hdr_unpack_flags(copy + off, size - off,
+						  HWT_SW_CHUNK_BRANCHES |
+						  HWT_SW_CHUNK_ASYNC, &hdr,
+						  NULL))
+			break;
+		copy[off + 36] |= HWT_SW_CHUNK_BRANCHES;
+		off += HWT_SW_CHUNK_HDR_SIZE + hdr.payload_size;
+	}
+	if (hwt_history_open_sw(copy, size, 0, img, &h, NULL) == 0) {
+		fuzz_walk(h, img);
+		hwt_history_free(h);
+	}
+	free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hwt_image *img = fuzz_image();
@@ -91,5 +123,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_walk(h, img);
 		hwt_history_free(h);
 	}
+	as_branches(data, size, img);
 	return 0;
 }

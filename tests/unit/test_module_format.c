@@ -1,7 +1,8 @@
 /* test_module_format.c - hwtrace.ko ring blocks to hwt-sw chunks
  * (kernel/module/format.c) on synthetic drained buffers: the launcher's
  * pre-exec blocks dropped, sched records removed, corrupt blocks skipped
- * and counted lost, gaps between blocks accounted. */
+ * and counted lost, gaps between blocks accounted, block-step blocks
+ * turned into flagged chunks of branch records. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,10 +82,12 @@ static uint64_t plain(uint8_t *at, uint64_t seq, uint64_t first_insn,
 	return first_insn + n + 1;
 }
 
-/* Decode every chunk of t; fills pcs (up to cap) and returns the count,
- * or -1 on a decode error. */
-static long decode(const struct hwt_mod_trace *t, uint64_t *pcs, size_t cap,
-		   size_t *nchunks, uint64_t *first_seqs)
+/* Decode every chunk of t (branch chunks as written, not expanded);
+ * fills pcs (up to cap) and the flags of the first 8 chunks, and returns
+ * the count, or -1 on a decode error. */
+static long decode_flags(const struct hwt_mod_trace *t, uint64_t *pcs,
+			 size_t cap, size_t *nchunks, uint64_t *first_seqs,
+			 uint32_t *flags)
 {
 	const uint8_t *p = t->chunks.data, *end = p + t->chunks.len;
 	long n = 0;
@@ -97,8 +100,11 @@ static long decode(const struct hwt_mod_trace *t, uint64_t *pcs, size_t cap,
 		bool async;
 		int rc;
 
-		if (hwt_sw_chunk_hdr_unpack(p, (size_t)(end - p), &h, &err) < 0)
+		if (hwt_sw_chunk_hdr_unpack_flags(p, (size_t)(end - p),
+						  HWT_SW_CHUNK_BRANCHES, &h,
+						  &err) < 0)
 			return -1;
+		flags[*nchunks % 8] = h.flags;
 		first_seqs[(*nchunks)++ % 8] = h.first_seq;
 		hwt_sw_reader_init(&r, p + HWT_SW_CHUNK_HDR_SIZE,
 				   h.payload_size, h.first_pc);
@@ -117,6 +123,19 @@ static long decode(const struct hwt_mod_trace *t, uint64_t *pcs, size_t cap,
 			return -1;
 		p += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
 	}
+	return n;
+}
+
+/* decode_flags for plain chunks only: a branch chunk is an error. */
+static long decode(const struct hwt_mod_trace *t, uint64_t *pcs, size_t cap,
+		   size_t *nchunks, uint64_t *first_seqs)
+{
+	uint32_t flags[8] = { 0 };
+	long n = decode_flags(t, pcs, cap, nchunks, first_seqs, flags);
+
+	for (size_t i = 0; i < *nchunks && i < 8; i++)
+		if (flags[i])
+			return -1;
 	return n;
 }
 
@@ -272,12 +291,64 @@ static void seq_back(struct blk *b)
 	memcpy(b->p, &b->h, sizeof(b->h));
 }
 
-/* Branch records (block-step) need the image to expand: refused. */
-static void branch_blk(struct blk *b)
+/* A block-step block is checked whole like any other. */
+static void branch_bad_count(struct blk *b)
 {
 	blk_end(b);
 	b->h.flags |= HWTRACE_BLK_BRANCH;
+	b->h.insn_count++;
 	memcpy(b->p, &b->h, sizeof(b->h));
+}
+
+/* Block-step blocks become chunks flagged HWT_SW_CHUNK_BRANCHES with the
+ * same records, between plain ones; a reader that does not expand branch
+ * records cannot unpack them. */
+static void test_branch_blocks(void)
+{
+	uint8_t *buf = calloc(3, BS);
+	struct hwt_mod_trace t = { 0 };
+	struct hwt_err err = { 0 };
+	struct hwt_sw_chunk_hdr h;
+	uint64_t pcs[64], seqs[8], next;
+	uint32_t flags[8] = { 0 };
+	size_t nchunks, off;
+	struct blk b;
+	long n;
+	int rc;
+
+	next = plain(buf, 1, 0, 0x1000, 0, 2);
+	blk_start(&b, buf + BS, 2, next, 0x401000, 0);
+	b.h.flags |= HWTRACE_BLK_BRANCH;
+	blk_jump(&b, 0x200, 2);          /* 0x401200: a taken branch */
+	blk_sched(&b);
+	blk_step(&b, 5);                 /* 0x401205: a step */
+	blk_bytes(&b, (const uint8_t[]){ HWTRACE_REC_ASYNC }, 1);
+	blk_jump(&b, -0x1205, 2);        /* 0x400000: a handler */
+	blk_end(&b);
+	next = b.h.first_insn + b.h.insn_count;
+	plain(buf + 2 * BS, 3, next, 0x3000, 0, 1);
+	rc = hwt_mod_convert(buf, 3 * BS, false, &t, &err);
+	n = decode_flags(&t, pcs, 64, &nchunks, seqs, flags);
+	CHECK("branch block converted, not refused", rc == 0 &&
+	      t.bad_blocks == 0 && nchunks == 3 && n == 3 + 4 + 2 &&
+	      t.insn_total == 9, "rc %d bad %llu chunks %zu n %ld: %s", rc,
+	      (unsigned long long)t.bad_blocks, nchunks, n, err.msg);
+	CHECK("only the branch block's chunk is flagged", flags[0] == 0 &&
+	      flags[1] == HWT_SW_CHUNK_BRANCHES && flags[2] == 0,
+	      "flags %x %x %x", flags[0], flags[1], flags[2]);
+	CHECK("branch records kept as written, sched record removed",
+	      n == 9 && pcs[3] == 0x401000 && pcs[4] == 0x401200 &&
+	      pcs[5] == 0x401205 && pcs[6] == 0x400000 && pcs[7] == 0x3000 &&
+	      seqs[1] == 3 && seqs[2] == 7, "pcs %llx %llx %llx %llx",
+	      (unsigned long long)pcs[3], (unsigned long long)pcs[4],
+	      (unsigned long long)pcs[5], (unsigned long long)pcs[6]);
+	off = HWT_SW_CHUNK_HDR_SIZE + 2;
+	rc = t.chunks.len > off ? hwt_sw_chunk_hdr_unpack(t.chunks.data + off,
+		t.chunks.len - off, &h, &err) : 0;
+	CHECK("a plain reader refuses the branch chunk", rc == -EBADMSG &&
+	      strstr(err.msg, "branch records"), "rc %d: %s", rc, err.msg);
+	hwt_perf_buf_free(&t.chunks);
+	free(buf);
 }
 
 static void test_gaps(void)
@@ -322,7 +393,9 @@ int main(void)
 	expect_skipped("cut jump skipped", cut_jump, "jump record cut");
 	expect_skipped("cut sched record skipped", cut_sched, "sched record cut");
 	expect_skipped("sequence going back skipped", seq_back, "goes back");
-	expect_skipped("branch block refused", branch_blk, "block-step");
+	expect_skipped("corrupt branch block skipped", branch_bad_count,
+		       "instructions");
+	test_branch_blocks();
 	test_gaps();
 	return check_exit();
 }

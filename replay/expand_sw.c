@@ -1,0 +1,396 @@
+/* expand_sw.c - hwt-sw chunks of branch records expanded with the image.
+ *
+ * hwtrace.ko in block-step mode (DEBUGCTL.BTF) traps after taken branches
+ * only, so its chunks (flag HWT_SW_CHUNK_BRANCHES) hold a record where a
+ * taken branch landed, after every system call (its sys_exit record) and
+ * at every signal handler entry; the straight-line instructions between
+ * two records are left out. While a history is opened each such record is
+ * reached from the previous one by walking the code:
+ *
+ *   - reaching the record's address ends the walk (a step, or a
+ *     fall-through past branches not taken);
+ *   - a direct unconditional jump or call is followed;
+ *   - a conditional branch is taken iff its target is the record's
+ *     address, else the walk goes straight on;
+ *   - an indirect jump or call, a return and a system call land on the
+ *     record (the module records after every system call, so one that
+ *     does not return to the next instruction, rt_sigreturn, is a record
+ *     too);
+ *   - a record marked asynchronous (a signal handler entered) is taken
+ *     as it is, and so is a record at the address of a rep-prefixed
+ *     string instruction that it follows (one record per iteration);
+ *     any other record at the current address is a loop back to it.
+ *
+ * A chunk's first_pc is a record too: when the chunk continues the
+ * previous branch chunk (decode_sw.c decides), it is reached from that
+ * chunk's last pc the same way.
+ *
+ * The walk is deterministic for a given record, so an address seen twice
+ * means it never gets there (Brent's cycle check, constant memory); it
+ * also stops at code the image does not have and after EXPAND_MAX_WALK
+ * instructions. A record that cannot be reached becomes a gap item naming
+ * both addresses and the history resumes at the record. Every instruction
+ * walked counts against EXPAND_MAX_TOTAL for the whole trace, so garbage
+ * records cost bounded time and memory; past it the rest of each branch
+ * chunk is one gap.
+ *
+ * The result is plain hwt-sw records in segs->bytes, cut into segments of
+ * at most HWT_SW_SEG_INSNS instructions like plain chunks, so decoding
+ * stays lazy and item numbers are fixed once the history is open.
+ * Direct branch targets come from a Capstone handle of our own (x86: the
+ * module records x86 programs), cached per address.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "replay-int.h"
+
+/* Instructions walked to reach one record: far more than straight-line
+ * code runs, small enough that a bad record costs little. */
+#define EXPAND_MAX_WALK (1u << 20)
+/* Instructions walked for one trace, about 300 MB of expanded records. */
+#define EXPAND_MAX_TOTAL (1ull << 28)
+#define TCACHE_SLOTS 4096u
+
+struct tslot {
+	uint64_t addr, target;   /* target 0: not a direct branch */
+	bool used;
+};
+
+struct hwt_sw_expand {
+	struct hwt_image *img;
+	csh cs[2];               /* x86-64, x86-32 */
+	cs_insn *csi[2];
+	bool cs_open[2];
+	struct tslot *tcache;
+	uint64_t *path;          /* addresses of the walk in progress */
+	size_t path_cap;
+	uint64_t walked;         /* against EXPAND_MAX_TOTAL */
+};
+
+/* The segment being filled. */
+struct out {
+	struct hwt_segments *segs;
+	size_t start;            /* its first record byte in segs->bytes */
+	uint64_t pc, last;       /* first and last instruction */
+	uint32_t n;
+	bool async, open;
+};
+
+int hwt_sw_expand_new(struct hwt_image *img, struct hwt_sw_expand **out)
+{
+	struct hwt_sw_expand *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return -ENOMEM;
+	x->img = img;
+	x->tcache = calloc(TCACHE_SLOTS, sizeof(*x->tcache));
+	if (!x->tcache) {
+		free(x);
+		return -ENOMEM;
+	}
+	*out = x;
+	return 0;
+}
+
+void hwt_sw_expand_free(struct hwt_sw_expand *x)
+{
+	if (!x)
+		return;
+	for (int i = 0; i < 2; i++) {
+		if (!x->cs_open[i])
+			continue;
+		cs_free(x->csi[i], 1);
+		cs_close(&x->cs[i]);
+	}
+	free(x->tcache);
+	free(x->path);
+	free(x);
+}
+
+/* Decode the instruction at addr with our handle for its mode; NULL
+ * when there is no code or Capstone cannot be set up. */
+static const cs_insn *decode_at(struct hwt_sw_expand *x, uint64_t addr)
+{
+	const struct hwt_span *span = hwt_image_span(x->img, addr);
+	int m = span && span->isa == HWT_ISA_X86_32 ? 1 : 0;
+	uint8_t code[HWT_MAX_INSN];
+	const uint8_t *p = code;
+	size_t len;
+	uint64_t a = addr;
+
+	if (!x->cs_open[m]) {
+		if (cs_open(CS_ARCH_X86, m ? CS_MODE_32 : CS_MODE_64,
+			    &x->cs[m]) != CS_ERR_OK)
+			return NULL;
+		cs_option(x->cs[m], CS_OPT_DETAIL, CS_OPT_ON);
+		x->csi[m] = cs_malloc(x->cs[m]);
+		if (!x->csi[m]) {
+			cs_close(&x->cs[m]);
+			return NULL;
+		}
+		x->cs_open[m] = true;
+	}
+	len = hwt_image_read(x->img, addr, code, sizeof(code));
+	if (!len || !cs_disasm_iter(x->cs[m], &p, &len, &a, x->csi[m]))
+		return NULL;
+	return x->csi[m];
+}
+
+/* The target of the direct branch at addr in *target; false for any
+ * other instruction (and when Capstone cannot be set up, which makes the
+ * walk treat the branch as landing on the record or not taken). */
+static bool direct_target(struct hwt_sw_expand *x, uint64_t addr,
+			  uint64_t *target)
+{
+	struct tslot *s = &x->tcache[(addr ^ addr >> 12) % TCACHE_SLOTS];
+	const cs_insn *in;
+
+	if (!s->used || s->addr != addr) {
+		*s = (struct tslot){ .addr = addr, .used = true };
+		in = decode_at(x, addr);
+		if (in && in->detail->x86.op_count == 1 &&
+		    in->detail->x86.operands[0].type == X86_OP_IMM)
+			s->target = (uint64_t)in->detail->x86.operands[0].imm;
+	}
+	*target = s->target;
+	return s->target != 0;
+}
+
+/* Whether addr holds a rep-prefixed string instruction, which traps
+ * once per iteration: a record at its own address repeats it. Any other
+ * record at the current address is a loop back to it, walked. */
+static bool rep_string(struct hwt_sw_expand *x, uint64_t addr)
+{
+	const cs_insn *in = decode_at(x, addr);
+	uint8_t rep = in ? in->detail->x86.prefix[0] : 0;
+
+	if (rep != X86_PREFIX_REP && rep != X86_PREFIX_REPNE)
+		return false;
+	switch (in->id) {
+	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD:
+	case X86_INS_MOVSQ: case X86_INS_STOSB: case X86_INS_STOSW:
+	case X86_INS_STOSD: case X86_INS_STOSQ: case X86_INS_LODSB:
+	case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
+	case X86_INS_SCASB: case X86_INS_SCASW: case X86_INS_SCASD:
+	case X86_INS_SCASQ: case X86_INS_CMPSB: case X86_INS_CMPSW:
+	case X86_INS_CMPSD: case X86_INS_CMPSQ: case X86_INS_INSB:
+	case X86_INS_INSW: case X86_INS_INSD: case X86_INS_OUTSB:
+	case X86_INS_OUTSW: case X86_INS_OUTSD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int close_piece(struct out *o)
+{
+	struct hwt_segments *segs = o->segs;
+	struct hwt_segment s = {
+		.off = o->start, .len = segs->nbytes - o->start, .pc = o->pc,
+		.nitems = o->n,
+		.flags = HWT_SW_SEG_EXPANDED |
+			(o->async ? HWT_SW_SEG_ASYNC : 0),
+	};
+
+	o->open = false;
+	return hwt_segments_push(segs, &s);
+}
+
+/* Append the instruction at next, reached from the last one. */
+static int emit(struct out *o, uint64_t next, bool async)
+{
+	struct hwt_segments *segs = o->segs;
+	int rc;
+
+	if (!o->open || o->n == HWT_SW_SEG_INSNS) {
+		if (o->open && (rc = close_piece(o)))
+			return rc;
+		*o = (struct out){ .segs = segs, .start = segs->nbytes,
+				   .pc = next, .last = next, .n = 1,
+				   .async = async, .open = true };
+		return 0;
+	}
+	if (segs->bytes_cap - segs->nbytes < HWT_SW_MAX_RECORD + 1) {
+		size_t cap = segs->bytes_cap ? 2 * segs->bytes_cap : 65536;
+		uint8_t *p = realloc(segs->bytes, cap);
+
+		if (!p)
+			return -ENOMEM;
+		segs->bytes = p;
+		segs->bytes_cap = cap;
+	}
+	segs->nbytes += hwt_sw_encode_step(o->last, next, async,
+					   segs->bytes + segs->nbytes);
+	o->last = next;
+	o->n++;
+	return 0;
+}
+
+static int gap(struct out *o, const char *reason)
+{
+	struct hwt_segment s = { .nitems = 1, .reason = reason };
+	int rc;
+
+	if (!reason)
+		return -ENOMEM;
+	if (o->open && (rc = close_piece(o)))
+		return rc;
+	return hwt_segments_push(o->segs, &s);
+}
+
+static int path_push(struct hwt_sw_expand *x, size_t n, uint64_t pc)
+{
+	if (n == x->path_cap) {
+		size_t cap = x->path_cap ? 2 * x->path_cap : 1024;
+		uint64_t *p = realloc(x->path, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		x->path = p;
+		x->path_cap = cap;
+	}
+	x->path[n] = pc;
+	return 0;
+}
+
+/* Walk from cur to the record t. Returns the number of instructions in
+ * x->path between them (t excluded), -ENOMEM, or -EDOM with why set. */
+static int64_t walk(struct hwt_sw_expand *x, uint64_t cur, uint64_t t,
+		    char *why, size_t whysz)
+{
+	uint64_t pc = cur, saved = cur, tg;
+	uint32_t power = 1, lam = 0;
+	size_t n = 0;
+
+	for (;;) {
+		enum hwt_insn_class cls;
+		uint64_t next;
+		uint8_t len;
+		int rc;
+
+		if (n >= EXPAND_MAX_WALK) {
+			snprintf(why, whysz, "not reached within %u "
+				 "instructions", EXPAND_MAX_WALK);
+			return -EDOM;
+		}
+		x->walked++;
+		rc = hwt_image_insn_info(x->img, pc, &len, &cls);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc) {
+			snprintf(why, whysz, rc == -ENOENT ? "no code at "
+				 "0x%llx" : "the bytes at 0x%llx do not "
+				 "decode", (unsigned long long)pc);
+			return -EDOM;
+		}
+		switch (cls) {
+		case HWT_INSN_CJUMP:
+			next = direct_target(x, pc, &tg) && tg == t ?
+				t : pc + len;
+			break;
+		case HWT_INSN_JUMP:
+		case HWT_INSN_CALL:
+			next = direct_target(x, pc, &tg) ? tg : t;
+			break;
+		case HWT_INSN_RET:
+		case HWT_INSN_SYSCALL:
+			next = t;
+			break;
+		default:
+			next = pc + len;
+			break;
+		}
+		if (next == t)
+			return (int64_t)n;
+		if (path_push(x, n, next))
+			return -ENOMEM;
+		n++;
+		pc = next;
+		if (pc == saved) {
+			snprintf(why, whysz, "the code from 0x%llx loops at "
+				 "0x%llx", (unsigned long long)cur,
+				 (unsigned long long)pc);
+			return -EDOM;
+		}
+		if (++lam == power) {
+			saved = pc;
+			power *= 2;
+			lam = 0;
+		}
+	}
+}
+
+/* Get from the instruction at cur (the last one emitted, or the
+ * previous chunk's last) to the record t, number rec of chunk (0: its
+ * first_pc), emitting what lies between and t. Returns 0, -ENOMEM, or -E2BIG when the trace's walking
+ * budget is spent (nothing emitted). */
+static int reach(struct hwt_sw_expand *x, struct out *o, uint64_t cur,
+		 uint64_t t, bool async, size_t rec, unsigned chunk)
+{
+	char why[160];
+	int64_t n;
+	int rc = 0;
+
+	if (async || (t == cur && rep_string(x, cur)))
+		return emit(o, t, async);
+	if (x->walked >= EXPAND_MAX_TOTAL)
+		return -E2BIG;
+	n = walk(x, cur, t, why, sizeof(why));
+	if (n == -ENOMEM)
+		return -ENOMEM;
+	if (n < 0) {
+		rc = gap(o, hwt_segments_reason(o->segs, "chunk %u, branch "
+			"record %zu: 0x%llx cannot be reached from 0x%llx "
+			"(%s); the history resumes at 0x%llx", chunk, rec,
+			(unsigned long long)t, (unsigned long long)cur, why,
+			(unsigned long long)t));
+		return rc ? rc : emit(o, t, false);
+	}
+	for (int64_t i = 0; i < n && !rc; i++)
+		rc = emit(o, x->path[i], false);
+	return rc ? rc : emit(o, t, false);
+}
+
+int hwt_sw_expand_chunk(struct hwt_sw_expand *x, const uint8_t *pay,
+			size_t size, const struct hwt_sw_chunk_hdr *h,
+			const uint64_t *from, unsigned chunk,
+			struct hwt_segments *segs)
+{
+	struct out o = { .segs = segs };
+	struct hwt_sw_reader r;
+	size_t rec = 0;
+	bool async = h->flags & HWT_SW_CHUNK_ASYNC;
+	int rc;
+
+	if (from)
+		rc = reach(x, &o, *from, h->first_pc, async, 0, chunk);
+	else
+		rc = emit(&o, h->first_pc, async);
+	hwt_sw_reader_init(&r, pay, size, h->first_pc);
+	while (!rc && hwt_sw_reader_next(&r, &async, NULL) == HWT_SW_NEXT)
+		rc = reach(x, &o, o.last, r.pc, async, ++rec, chunk);
+	if (rc == -E2BIG)
+		rc = gap(&o, hwt_segments_reason(segs, "chunk %u: branch "
+			"records %zu and after (0x%llx on) not expanded: the "
+			"limit of %llu instructions walked per trace is "
+			"reached", chunk, rec, (unsigned long long)(rec ?
+			r.pc : h->first_pc), EXPAND_MAX_TOTAL));
+	if (!rc && o.open)
+		rc = close_piece(&o);
+	return rc;
+}
+
+void hwt_sw_expand_finish(struct hwt_segments *segs)
+{
+	/* Chunks of one instruction have no records and no buffer. */
+	static const uint8_t none[1];
+
+	for (size_t i = 0; i < segs->n; i++)
+		if (segs->v[i].flags & HWT_SW_SEG_EXPANDED)
+			segs->v[i].bytes = segs->bytes ?
+				segs->bytes + segs->v[i].off : none;
+}
