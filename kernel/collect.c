@@ -10,15 +10,18 @@
 #include "backend.h"
 #include "backend_names.h"
 
-/* In order of preference: the first available one is the default. The
- * ptrace recorder leads because only it follows every thread and stops at
- * a fatal signal to write a core (what `hwtrace record` is for); the
- * others are chosen by name until they do too (docs/backends.md). */
+/* In order of preference: without a name, the first available one that
+ * does what the options ask records. Trace hardware first (no slowdown
+ * to speak of: Intel PT, then BTS), then software recording in the
+ * kernel (hwtrace.ko, about a hundred times faster than ptrace
+ * stepping), then the ptrace stepper, which works everywhere ptrace does
+ * and is the only one with live control. perf-etm is last: its trace
+ * cannot be written into a bundle yet (docs/backends.md). */
 static const struct hwt_backend *const backends[] = {
-	&hwt_backend_ptrace,
-	&hwt_backend_module,
 	&hwt_backend_perf_pt,
 	&hwt_backend_perf_bts,
+	&hwt_backend_module,
+	&hwt_backend_ptrace,
 	&hwt_backend_perf_etm,
 };
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
@@ -55,13 +58,38 @@ int hwt_collect_backend_available(const char *name, struct hwt_err *err)
 			   name ? name : "(none)");
 }
 
-static int pick_backend(const char *name, const struct hwt_backend **out,
-			struct hwt_err *err)
+static int no_live(const struct hwt_backend *be, struct hwt_err *err)
 {
-	char names[256];
-	int rc = -ENODEV;
+	return hwt_err_set(err, EOPNOTSUPP,
+			   "the %s backend cannot control a program stop by "
+			   "stop; use the ptrace backend for live debugging",
+			   be->name);
+}
 
-	name = hwt_backend_canonical(name);
+/* Options only some backends implement. */
+static int check_backend_opts(const struct hwt_collect_opts *o,
+			      const struct hwt_backend *be,
+			      struct hwt_err *err)
+{
+	if (o->block_step && strcmp(be->name, "module"))
+		return hwt_err_set(err, EINVAL,
+				   "block-step is recorded by hwtrace.ko only, "
+				   "not by the %s backend; choose the module "
+				   "backend or record without block-step",
+				   be->name);
+	if (o->live_control && !be->resume)
+		return no_live(be, err);
+	return 0;
+}
+
+static int pick_backend(const struct hwt_collect_opts *o,
+			const struct hwt_backend **out, struct hwt_err *err)
+{
+	const char *name = hwt_backend_canonical(o->backend);
+	char names[256];
+	bool tried = false;
+	int rc;
+
 	if (name) {
 		for (size_t i = 0; i < NBACKENDS; i++) {
 			if (strcmp(name, backends[i]->name) != 0)
@@ -69,22 +97,32 @@ static int pick_backend(const char *name, const struct hwt_backend **out,
 			rc = backends[i]->available(err);
 			if (rc < 0)
 				return hwt_err_prefix(err, "backend %s: ", name);
+			if ((rc = check_backend_opts(o, backends[i], err)) < 0)
+				return rc;
 			*out = backends[i];
 			return 0;
 		}
 		list_names(names, sizeof(names));
 		return hwt_err_set(err, EINVAL,
 				   "unknown trace backend \"%s\"; available "
-				   "backends: %s", name, names);
+				   "backends: %s", o->backend, names);
 	}
 	for (size_t i = 0; i < NBACKENDS; i++) {
+		struct hwt_err why = { 0 };
+
+		if (check_backend_opts(o, backends[i], &why) < 0)
+			continue;
+		tried = true;
 		rc = backends[i]->available(err);
 		if (rc == 0) {
 			*out = backends[i];
 			return 0;
 		}
 	}
-	/* err holds why the last (most portable) backend cannot work. */
+	if (!tried)
+		return hwt_err_set(err, EINVAL, "no trace backend offers both "
+				   "live control and block-step");
+	/* err holds why the last backend that would do cannot work. */
 	return hwt_err_prefix(err, "no trace backend works here: ");
 }
 
@@ -137,7 +175,7 @@ int hwt_collect_launch(const struct hwt_collect_opts *opts,
 		return hwt_err_set(err, EINVAL, "no program to run was given");
 	if ((rc = normalize_opts(opts, &full, err)) < 0)
 		return rc;
-	if ((rc = pick_backend(full.backend, &be, err)) < 0)
+	if ((rc = pick_backend(&full, &be, err)) < 0)
 		return rc;
 	rc = be->launch(&full, argv, out, err);
 	if (rc < 0)
@@ -150,6 +188,11 @@ int hwt_collect_launch(const struct hwt_collect_opts *opts,
 pid_t hwt_collect_pid(const struct hwt_collector *c)
 {
 	return c->pid;
+}
+
+const char *hwt_collect_backend_name(const struct hwt_collector *c)
+{
+	return c->backend->name;
 }
 
 /* ptrace only answers the thread that attached. */
@@ -238,14 +281,6 @@ size_t hwt_collect_modules(struct hwt_collector *c,
 
 /* ---- live control ---------------------------------------------------- */
 
-static int no_live(const struct hwt_backend *be, struct hwt_err *err)
-{
-	return hwt_err_set(err, EOPNOTSUPP,
-			   "the %s backend cannot control a program stop by "
-			   "stop; use the ptrace backend for live debugging",
-			   be->name);
-}
-
 int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 		       struct hwt_collector **out, struct hwt_err *err)
 {
@@ -262,10 +297,9 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 				   "cannot attach to this process itself");
 	if ((rc = normalize_opts(opts, &full, err)) < 0)
 		return rc;
-	if ((rc = pick_backend(full.backend, &be, err)) < 0)
+	full.live_control = true;
+	if ((rc = pick_backend(&full, &be, err)) < 0)
 		return rc;
-	if (!be->attach)
-		return no_live(be, err);
 	rc = be->attach(&full, pid, out, err);
 	if (rc < 0)
 		return rc;

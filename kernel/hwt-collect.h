@@ -27,7 +27,10 @@ extern "C" {
 /* Options; may grow. Set sz = sizeof(struct hwt_collect_opts). */
 struct hwt_collect_opts {
 	size_t sz;
-	const char *backend;      /* "ptrace"; NULL picks the best available */
+	/* "ptrace", "module", "perf-pt" (or "pt"), ...; NULL picks the
+	 * first available in docs/backends.md's order of preference that
+	 * does what the other options ask (live_control, block_step). */
+	const char *backend;
 	uint64_t buffer_size;     /* per-thread ring bytes; 0 = default */
 	int cpu;                  /* cpu to pin tracer and tracee to; -1 = the
 				   * cpu the tracer runs on now */
@@ -47,6 +50,18 @@ struct hwt_collect_opts {
 	/* Bytes of trace between PSB packets, a power of two from 2K that
 	 * caps/psb_periods allows; 0: the PMU's default. */
 	uint32_t pt_psb_bytes;
+	/* Module backend only (refused by every other backend): ask
+	 * hwtrace.ko for block-step (DEBUGCTL.BTF), one record per taken
+	 * branch instead of one per instruction where the hardware honours
+	 * it. Chunks recorded so are flagged HWT_SW_CHUNK_BRANCHES and
+	 * expanded with the program image when replayed; instruction counts
+	 * count their records. See docs/backends.md. */
+	bool block_step;
+	/* The program will be driven stop by stop with hwt_collect_resume
+	 * (a debugger server): the default backend is then one that can,
+	 * and a named one that cannot is refused at launch instead of at
+	 * the first resume. hwt_collect_attach implies it. */
+	bool live_control;
 };
 
 /* An Intel PT address filter: size bytes from start, start being an
@@ -112,6 +127,8 @@ int hwt_collect_launch(const struct hwt_collect_opts *opts,
 		       char *const argv[], struct hwt_collector **out,
 		       struct hwt_err *err);
 pid_t hwt_collect_pid(const struct hwt_collector *c);
+/* The name of the backend recording (the default's choice included). */
+const char *hwt_collect_backend_name(const struct hwt_collector *c);
 
 /* Record until the process exits or stops on a fatal signal (a signal
  * whose action is to terminate and that the program does not catch).

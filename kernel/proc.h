@@ -53,7 +53,7 @@ int hwt_proc_sig_pending(pid_t tid, int sig, bool *pending,
 
 /* ---- coredump.c ---- */
 /* A process to dump as an ELF core, every thread listed in a ptrace-stop
- * of the caller (the module backend holds its faults that way too). */
+ * of the caller (kernel/seize.c holds its faults that way too). */
 struct hwt_core_desc {
 	pid_t pid;
 	pid_t fault_tid;          /* its notes come first */

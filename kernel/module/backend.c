@@ -1,66 +1,47 @@
 /* backend.c - the module backend: software branch recording by
  * hwtrace.ko, driven through /dev/hwtrace.
  *
- * The program is forked blocked on a pipe; we PTRACE_SEIZE it (never
- * stepping it: the module records, ptrace only reports exec, clone and
- * exit), attach it to the module and enable recording, then close the
- * pipe so it execs. Threads it creates are attached at their clone event,
- * before they run. At each thread's exit stop the process still has its
- * address space, so /proc/PID/maps is read there; the rings are drained
- * when the process is gone (the module keeps an exited thread's data
- * until we detach it).
- *
- * Signal-delivery stops are where a fault shows: a signal whose action is
- * to terminate (as the ptrace backend decides it, from /proc dispositions)
- * ends the recording with the process stopped there, every other thread
- * brought to a stop, so a core can be written and finish lets the signal
- * take effect. The module recorded the faulting instruction as the
+ * A recorder over the seized-program layer (kernel/seize.h): the program
+ * is forked held, followed with ptrace (never stepped: the module
+ * records), each thread attached to the module and enabled before its
+ * first instruction (the first before its execve, the others at their
+ * clone stop). The module reports no mappings, so /proc/PID/maps is read
+ * where the address space is complete: after exec, at each thread's exit
+ * stop, at a fault, and at the entry of every call that can unmap code
+ * (munmap, mremap, MAP_FIXED mmap), so a library dlclose'd before the end
+ * is still among the modules. The rings are drained when the process is
+ * gone or held at a fault (the module keeps an exited thread's data until
+ * we detach it). The module recorded a faulting instruction as the
  * thread's last address (it records the next pc after each step, and the
  * faulting one never completed). */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/ptrace.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../proc.h"
-#include "../held.h"
+#include "../seize.h"
 #include "module.h"
-
-#define TRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | \
-		       PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
 
 struct mod_thread {
 	pid_t tid;
 	bool from_exec;           /* attached before the program's execve */
-	bool gone;                /* reaped */
-	bool stopped;             /* held in a ptrace-stop after a fault */
-	int pending_signal;       /* arrived while stopping for a fault */
 	struct hwt_mod_trace trace;
 };
 
 struct mod_collector {
 	struct hwt_collector base;
 	int dev;                  /* the /dev/hwtrace session */
-	struct hwt_held held;     /* the program, until it runs */
-	bool reaped;
-	const char *prog;
+	struct hwt_seize seize;   /* the program and its threads */
 	uint32_t ring_size;
+	uint32_t cfg_flags;       /* HWTRACE_CFG_* for every thread */
 	struct mod_thread *threads;
 	size_t nthreads, alloc;
 	struct hwt_collect_thread *out;
 	struct hwt_modset mods;
-	struct mod_thread *fault;   /* after a FAULT end */
-	siginfo_t fault_siginfo;
 };
-
-/* on_stop: the process stopped on a fatal signal. */
-#define MOD_FAULTED 1
 
 static struct mod_collector *mod_of(struct hwt_collector *c)
 {
@@ -90,14 +71,14 @@ static int ioctl_err(struct hwt_err *err, const char *what, pid_t tid)
 			   e == EPERM ? " (no ptrace rights over it)" : "");
 }
 
-/* Attach, configure and enable one thread (stopped or not yet run). */
-static int add_thread(struct mod_collector *c, pid_t tid, bool from_exec,
-		      struct hwt_err *err)
+/* attach: attach, configure and enable one thread not yet run. */
+static int mod_attach(void *ctx, pid_t tid, bool first, struct hwt_err *err)
 {
+	struct mod_collector *c = ctx;
 	struct hwtrace_attach at = { .sz = sizeof(at), .tid = (__u32)tid };
 	struct hwtrace_config cf = {
 		.sz = sizeof(cf), .tid = (__u32)tid,
-		.ring_size = c->ring_size, .flags = HWTRACE_CFG_WRAP,
+		.ring_size = c->ring_size, .flags = c->cfg_flags,
 	};
 	struct mod_thread *t;
 
@@ -121,27 +102,31 @@ static int add_thread(struct mod_collector *c, pid_t tid, bool from_exec,
 	t = &c->threads[c->nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	t->from_exec = from_exec;
+	t->from_exec = first;
 	return 0;
 }
+
+/* exec, exiting, maps_change: the address space is complete here (at an
+ * exit stop: still there; at a syscall entry: not yet changed). */
+static int mod_read_maps(void *ctx, pid_t tid, struct hwt_err *err)
+{
+	struct mod_collector *c = ctx;
+
+	return hwt_modset_add_maps(&c->mods, c->seize.pid, err);
+}
+
+static const struct hwt_seize_ops mod_ops = {
+	.attach = mod_attach,
+	.exec = mod_read_maps,
+	.exiting = mod_read_maps,
+	.maps_change = mod_read_maps,
+};
 
 static void mod_close(struct hwt_collector *base)
 {
 	struct mod_collector *c = mod_of(base);
-	int status;
 
-	/* Killed before the pipe closes: an unreleased child never execs. */
-	if (c->base.pid > 0 && !c->reaped) {
-		kill(c->base.pid, SIGKILL);
-		/* Traced threads are ours to reap before the leader can be. */
-		for (;;) {
-			pid_t got = waitpid(-1, &status, __WALL | __WNOTHREAD);
-
-			if (got == c->base.pid || (got < 0 && errno != EINTR))
-				break;
-		}
-	}
-	hwt_held_close(&c->held);
+	hwt_seize_close(&c->seize);
 	/* Closing the session detaches every thread. */
 	if (c->dev >= 0)
 		close(c->dev);
@@ -158,7 +143,6 @@ static int mod_launch(const struct hwt_collect_opts *opts, char *const argv[],
 {
 	struct mod_collector *c;
 	int rc;
-	pid_t pid;
 
 	if (opts->buffer_size > HWTRACE_RING_MAX)
 		return hwt_err_set(err, EINVAL, "hwtrace.ko rings hold at most "
@@ -168,28 +152,20 @@ static int mod_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	c->base.backend = &hwt_backend_module;
 	c->base.tracer_tid = gettid();
-	c->held.go_fd = c->held.err_fd = -1;
-	c->prog = argv[0];
+	hwt_seize_init(&c->seize, &mod_ops, c, argv[0]);
 	c->ring_size = (uint32_t)(opts->buffer_size -
 				  opts->buffer_size % HWTRACE_BLOCK_SIZE);
+	c->cfg_flags = HWTRACE_CFG_WRAP |
+		       (opts->block_step ? HWTRACE_CFG_BLOCKSTEP : 0);
 	c->dev = open(HWTRACE_DEVICE, O_RDWR | O_CLOEXEC);
 	if (c->dev < 0) {
 		rc = hwt_err_set(err, errno, "cannot open %s: %s",
 				 HWTRACE_DEVICE, strerror(errno));
 		goto fail;
 	}
-	if ((rc = hwt_held_fork(argv, &c->held, err)) < 0)
+	if ((rc = hwt_seize_launch(&c->seize, argv, err)) < 0)
 		goto fail;
-	pid = c->held.pid;
-	c->base.pid = pid;
-	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS) < 0) {
-		rc = hwt_err_set(err, errno, "cannot follow %s with ptrace: "
-				 "%s; check /proc/sys/kernel/yama/ptrace_scope",
-				 argv[0], strerror(errno));
-		goto fail;
-	}
-	if ((rc = add_thread(c, pid, true, err)) < 0)
-		goto fail;
+	c->base.pid = c->seize.pid;
 	*out = &c->base;
 	return 0;
 fail:
@@ -242,173 +218,12 @@ static int drain_thread(struct mod_collector *c, struct mod_thread *t,
 	return rc;
 }
 
-static struct mod_thread *find_thread(struct mod_collector *c, pid_t tid)
-{
-	for (size_t i = 0; i < c->nthreads; i++)
-		if (c->threads[i].tid == tid && !c->threads[i].gone)
-			return &c->threads[i];
-	return NULL;
-}
-
-/* A signal-delivery stop: a signal the program does not catch or ignore
- * and whose default action terminates is a fault. The thread stays at
- * the faulting instruction with the signal not yet delivered. */
-static int on_signal(struct mod_collector *c, pid_t tid, int sig,
-		     struct hwt_err *err)
-{
-	enum hwt_sig_action action;
-	struct user_regs_struct regs;
-	struct mod_thread *t = find_thread(c, tid);
-
-	/* Unreadable status: the thread is being killed; let it go. */
-	if (!t || hwt_proc_sig_action(tid, sig, &action, NULL) < 0 ||
-	    action != HWT_SIG_KILLS)
-		return 0;
-	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
-		return hwt_err_set(err, errno, "reading the registers of "
-				   "faulting thread %d: %s", (int)tid,
-				   strerror(errno));
-	memset(&c->fault_siginfo, 0, sizeof(c->fault_siginfo));
-	ptrace(PTRACE_GETSIGINFO, tid, 0, &c->fault_siginfo);
-	c->fault = t;
-	t->stopped = true;
-	t->pending_signal = sig;
-	memset(&c->base.end, 0, sizeof(c->base.end));
-	c->base.end.reason = HWT_STOP_FAULT;
-	c->base.end.signal = sig;
-	c->base.end.tid = tid;
-	c->base.end.pc = regs.rip;
-	return MOD_FAULTED;
-}
-
-static int on_stop(struct mod_collector *c, pid_t tid, int status,
-		   struct hwt_err *err)
-{
-	int event = status >> 16, sig = WSTOPSIG(status);
-	unsigned long msg;
-	int rc;
-
-	switch (event) {
-	case PTRACE_EVENT_CLONE:
-		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) < 0)
-			return hwt_err_set(err, errno, "reading a new thread's "
-					   "id: %s", strerror(errno));
-		/* It has not run yet: attach before its first instruction. */
-		if ((rc = add_thread(c, (pid_t)msg, false, err)) < 0)
-			return rc;
-		sig = 0;
-		break;
-	case PTRACE_EVENT_EXEC:
-	case PTRACE_EVENT_EXIT:
-		/* The address space is complete here (exit: still there). */
-		if ((rc = hwt_modset_add_maps(&c->mods, c->base.pid, err)) < 0)
-			return rc;
-		sig = 0;
-		break;
-	case PTRACE_EVENT_STOP:
-		/* A new thread's first stop, or a group-stop: keep the
-		 * program's own stop semantics. */
-		if (sig != SIGTRAP) {
-			ptrace(PTRACE_LISTEN, tid, 0, 0);
-			return 0;
-		}
-		sig = 0;
-		break;
-	default:
-		/* A signal: a fault stops here, any other is delivered. */
-		if ((rc = on_signal(c, tid, sig, err)) != 0)
-			return rc;
-		break;
-	}
-	/* ESRCH: it was killed meanwhile; its exit is reported later. */
-	if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) < 0 &&
-	    errno != ESRCH)
-		return hwt_err_set(err, errno, "resuming thread %d: %s",
-				   (int)tid, strerror(errno));
-	return 0;
-}
-
-/* A thread or the whole process is gone; true when it was the leader. */
-static bool on_death(struct mod_collector *c, pid_t tid, int status)
-{
-	struct mod_thread *t = find_thread(c, tid);
-
-	if (t) {
-		t->gone = true;
-		t->stopped = false;
-	}
-	if (tid != c->base.pid)
-		return false;
-	c->reaped = true;
-	c->base.state = HWT_COLLECTOR_ENDED;
-	memset(&c->base.end, 0, sizeof(c->base.end));
-	if (WIFEXITED(status)) {
-		c->base.end.reason = HWT_STOP_EXITED;
-		c->base.end.status = WEXITSTATUS(status);
-	} else {
-		c->base.end.reason = HWT_STOP_SIGNALED;
-		c->base.end.signal = WTERMSIG(status);
-	}
-	return true;
-}
-
-static bool all_held(const struct mod_collector *c)
-{
-	for (size_t i = 0; i < c->nthreads; i++)
-		if (!c->threads[i].gone && !c->threads[i].stopped)
-			return false;
-	return true;
-}
-
-/* After a fault: bring every other thread to a ptrace-stop so the process
- * can be examined and its core written. Signals that arrive meanwhile are
- * held for finish; threads created meanwhile are attached and held at
- * their first stop. Returns MOD_FAULTED, or 0 when the process was killed
- * from outside meanwhile (c->end says how). */
-static int quiesce(struct mod_collector *c, struct hwt_err *err)
-{
-	for (size_t i = 0; i < c->nthreads; i++)
-		if (!c->threads[i].gone && !c->threads[i].stopped)
-			ptrace(PTRACE_INTERRUPT, c->threads[i].tid, 0, 0);
-	while (!all_held(c)) {
-		struct mod_thread *t;
-		unsigned long msg;
-		int status, rc;
-		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
-
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			return hwt_err_set(err, errno, "waiting for the threads "
-					   "of %s to stop: %s", c->prog,
-					   strerror(errno));
-		}
-		if (!WIFSTOPPED(status)) {
-			if (on_death(c, tid, status))
-				return 0;
-			continue;
-		}
-		if (status >> 16 == PTRACE_EVENT_CLONE &&
-		    ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 &&
-		    (rc = add_thread(c, (pid_t)msg, false, err)) < 0)
-			return rc;
-		if (!(t = find_thread(c, tid)))
-			continue;     /* past the bundle's thread limit */
-		t->stopped = true;
-		if (!(status >> 16))
-			t->pending_signal = WSTOPSIG(status);
-	}
-	return MOD_FAULTED;
-}
-
 /* The recording is over (process gone or held at a fault): drain every
  * ring and describe the threads. */
 static int collect_threads(struct mod_collector *c, struct hwt_err *err)
 {
 	int rc;
 
-	if ((rc = hwt_held_exec_error(&c->held, c->prog, err)) < 0)
-		return rc;
 	if (!(c->out = calloc(c->nthreads ? c->nthreads : 1, sizeof(*c->out))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < c->nthreads; i++) {
@@ -423,7 +238,7 @@ static int collect_threads(struct mod_collector *c, struct hwt_err *err)
 			.trace_size = t->trace.chunks.len,
 			.lost_insns = t->trace.lost_insns,
 			.insn_total = t->trace.insn_total,
-			.exited = t->gone || c->reaped,
+			.exited = hwt_seize_exited(&c->seize, t->tid),
 		};
 	}
 	return 0;
@@ -432,99 +247,37 @@ static int collect_threads(struct mod_collector *c, struct hwt_err *err)
 static int mod_run(struct hwt_collector *base, struct hwt_err *err)
 {
 	struct mod_collector *c = mod_of(base);
-	int rc;
+	int rc = hwt_seize_run(&c->seize, err);
 
-	hwt_held_release(&c->held);
-	for (;;) {
-		int status;
-		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
-
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			return hwt_err_set(err, errno, "waiting for %s: %s",
-					   c->prog, strerror(errno));
-		}
-		if (WIFSTOPPED(status)) {
-			if ((rc = on_stop(c, tid, status, err)) < 0)
-				return rc;
-			if (rc == MOD_FAULTED)
-				break;
-			continue;
-		}
-		if (on_death(c, tid, status))
-			break;
+	if (c->seize.reaped || c->seize.faulted) {
+		c->base.end = c->seize.end;
+		c->base.state = c->seize.faulted ? HWT_COLLECTOR_FAULTED :
+			HWT_COLLECTOR_ENDED;
 	}
-	if (c->fault && !c->reaped) {
-		if ((rc = quiesce(c, err)) < 0)
-			return rc;
-		if (rc == MOD_FAULTED) {
-			/* The address space as it is at the fault. */
-			if ((rc = hwt_modset_add_maps(&c->mods, c->base.pid,
-						      err)) < 0)
-				return rc;
-			c->base.state = HWT_COLLECTOR_FAULTED;
-		}
-	}
+	if (rc < 0)
+		return rc;
+	/* The address space as it is at the fault. */
+	if (c->seize.faulted &&
+	    (rc = hwt_modset_add_maps(&c->mods, c->seize.pid, err)) < 0)
+		return rc;
 	return collect_threads(c, err);
 }
 
-/* A process held at a fault by this backend is in the state the core
- * writer needs: every live thread in a ptrace-stop of this tracer. */
 static int mod_write_core(struct hwt_collector *base, const char *path,
 			  struct hwt_err *err)
 {
-	struct mod_collector *c = mod_of(base);
-	pid_t *tids = calloc(c->nthreads ? c->nthreads : 1, sizeof(*tids));
-	struct hwt_core_desc d = {
-		.pid = c->base.pid, .fault_tid = c->fault->tid, .tids = tids,
-		.siginfo = &c->fault_siginfo, .signal = c->base.end.signal,
-	};
-	int rc;
-
-	if (!tids)
-		return hwt_err_set(err, ENOMEM, "out of memory for a core");
-	for (size_t i = 0; i < c->nthreads; i++)
-		if (!c->threads[i].gone)
-			tids[d.ntids++] = c->threads[i].tid;
-	rc = hwt_core_write(&d, path, err);
-	free(tids);
-	return rc;
+	return hwt_seize_write_core(&mod_of(base)->seize, path, err);
 }
 
-/* Deliver the fault's signal (and any held for other threads) and reap
- * the process; events on the way out are let through. */
 static int mod_finish(struct hwt_collector *base, struct hwt_err *err)
 {
 	struct mod_collector *c = mod_of(base);
+	int rc = hwt_seize_finish(&c->seize, err);
 
-	for (size_t i = 0; i < c->nthreads; i++) {
-		struct mod_thread *t = &c->threads[i];
-
-		if (t->stopped)
-			ptrace(PTRACE_CONT, t->tid, 0,
-			       (void *)(long)t->pending_signal);
-		t->stopped = false;
-		t->pending_signal = 0;
-	}
-	while (!c->reaped) {
-		int status;
-		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
-
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			c->base.state = HWT_COLLECTOR_ENDED;
-			return hwt_err_set(err, errno, "waiting for %s to end: "
-					   "%s", c->prog, strerror(errno));
-		}
-		if (!WIFSTOPPED(status))
-			on_death(c, tid, status);
-		else
-			ptrace(PTRACE_CONT, tid, 0, (void *)(long)(status >> 16 ?
-			       0 : WSTOPSIG(status)));
-	}
-	return 0;
+	c->base.state = HWT_COLLECTOR_ENDED;
+	if (c->seize.reaped)
+		c->base.end = c->seize.end;
+	return rc;
 }
 
 static size_t mod_threads(struct hwt_collector *base,

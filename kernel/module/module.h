@@ -3,7 +3,8 @@
  * kernel/linux/uapi/hwtrace.h, docs/kernel-module.md).
  *
  * format.c   the module's ring blocks -> hwt-sw chunks
- * backend.c  /dev/hwtrace sessions: launch, attach threads, drain
+ * backend.c  the recorder over kernel/seize.c: /dev/hwtrace sessions,
+ *            threads attached before they run, mappings, drain
  */
 #ifndef HWT_MODULE_H
 #define HWT_MODULE_H

@@ -1,40 +1,50 @@
-/* collector.c - what the perf backends share: run a program with a trace
- * event that turns on at its execve, wait for it (no ptrace, no stepping:
- * the hardware records), read the AUX area and the MMAP2 sideband.
+/* collector.c - what the perf backends share: a recorder over the
+ * seized-program layer (kernel/seize.h) with one trace event per thread.
  *
- * The child is forked blocked on a pipe so the event can be opened on its
- * pid before it runs anything of the program; closing the pipe's write
- * end releases it to execvp. The event is per thread: perf refuses to map
- * the buffer of an inherited per-thread event (all children would write
- * into one buffer), so threads the program creates are not traced; see
- * docs/backends.md. */
+ * perf refuses to map the buffer of an inherited per-thread event (all
+ * children would write into one buffer), so every thread gets an event of
+ * its own with its own AUX area: the program's first thread before its
+ * execve (the event turns on at the exec), each thread it creates at its
+ * clone stop, before it runs. Each ring is drained while its thread runs
+ * (its wakeups are polled between ptrace stops), for the last time at the
+ * thread's exit stop (its event is then closed) or when the program ends
+ * or is held at a fault. Mappings come from every event's MMAP2 sideband:
+ * a thread's mmap is reported on its own event, and a library dlclose'd
+ * before the end is still among them. A fatal signal stops the program
+ * with every thread held, for a core and finish, as in the module
+ * backend. */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "../held.h"
+#include "../seize.h"
 #include "perf.h"
+
+struct perf_thread {
+	pid_t tid;
+	struct hwt_perf_event ev;     /* closed once the thread is done */
+	struct hwt_perf_buf trace;
+	bool done;                    /* drained for the last time */
+};
 
 struct perf_collector {
 	struct hwt_collector base;
 	const struct hwt_perf_kind *kind;
-	struct hwt_perf_event ev;
-	bool snapshot;
-	bool reaped;
-	struct hwt_held held;     /* the program, until it runs */
-	int pidfd;
-	const char *prog;
-	struct hwt_perf_buf trace;
+	/* Options for the events of threads created later: pt_filters
+	 * points into filters, a copy the collector owns. */
+	struct hwt_collect_opts opts;
+	struct hwt_collect_ip_filter *filters;
+	struct hwt_perf_attr attr;
+	uint64_t aux_size;            /* 0: sideband only */
+	struct hwt_seize seize;
+	struct perf_thread *threads;  /* threads[i] is polled as pfds[i] */
+	struct pollfd *pfds;
+	size_t nthreads, alloc;
 	struct hwt_perf_stats stats;
 	struct hwt_modset mods;
-	struct hwt_collect_thread out;
-	bool have_out;
+	struct hwt_collect_thread *out;
+	size_t nout;
 };
 
 static struct perf_collector *perf_of(struct hwt_collector *c)
@@ -49,79 +59,15 @@ int hwt_perf_available(const struct hwt_perf_kind *k, struct hwt_err *err)
 	return hwt_pmu_open(NULL, k->pmu, k->what, &pmu, err);
 }
 
-static void kill_and_reap(struct perf_collector *c)
+static struct perf_thread *find_thread(struct perf_collector *c, pid_t tid,
+				       size_t *index)
 {
-	int status;
-
-	if (c->base.pid <= 0 || c->reaped)
-		return;
-	kill(c->base.pid, SIGKILL);
-	while (waitpid(c->base.pid, &status, 0) < 0 && errno == EINTR)
-		;
-	c->reaped = true;
-}
-
-void hwt_perf_close(struct hwt_collector *base)
-{
-	struct perf_collector *c = perf_of(base);
-
-	/* Killed before the pipe closes: an unreleased child never execs. */
-	kill_and_reap(c);
-	hwt_held_close(&c->held);
-	if (c->pidfd >= 0)
-		close(c->pidfd);
-	hwt_perf_event_close(&c->ev);
-	hwt_perf_buf_free(&c->trace);
-	hwt_modset_free(&c->mods);
-	free(c);
-}
-
-int hwt_perf_launch(const struct hwt_perf_kind *k,
-		    const struct hwt_collect_opts *opts, char *const argv[],
-		    struct hwt_collector **out, struct hwt_err *err)
-{
-	struct perf_collector *c;
-	struct hwt_perf_attr attr = { 0 };
-	struct hwt_pmu pmu;
-	int rc;
-	pid_t pid;
-
-	if (!(c = calloc(1, sizeof(*c))))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	c->base.backend = k->backend;
-	c->base.tracer_tid = gettid();
-	c->kind = k;
-	c->held.go_fd = c->held.err_fd = c->pidfd = -1;
-	c->ev.fd = -1;
-	c->snapshot = opts->perf_snapshot;
-	c->prog = argv[0];
-	c->trace.max = opts->buffer_size;
-	c->trace.granule = k->granule;
-	if ((rc = hwt_pmu_open(NULL, k->pmu, k->what, &pmu, err)) < 0 ||
-	    (rc = k->configure(&pmu, opts, &attr, err)) < 0)
-		goto fail;
-	attr.type = pmu.type;
-	if ((rc = hwt_held_fork(argv, &c->held, err)) < 0)
-		goto fail;
-	pid = c->held.pid;
-	c->base.pid = pid;
-	if ((rc = hwt_perf_event_open(&attr, pid, k->what, &c->ev, err)) < 0 ||
-	    (k->setup && (rc = k->setup(&c->ev, opts, err)) < 0) ||
-	    (rc = hwt_perf_event_map(&c->ev,
-				     hwt_perf_aux_size_for(opts->buffer_size),
-				     c->snapshot, err)) < 0)
-		goto fail;
-	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (c->pidfd < 0) {
-		rc = hwt_err_set(err, errno, "pidfd_open: %s (Linux 5.3 or "
-				 "later is needed)", strerror(errno));
-		goto fail;
-	}
-	*out = &c->base;
-	return 0;
-fail:
-	hwt_perf_close(&c->base);
-	return rc;
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i].tid == tid && !c->threads[i].done) {
+			*index = i;
+			return &c->threads[i];
+		}
+	return NULL;
 }
 
 static int on_mmap(void *arg, const struct hwt_perf_mmap *m,
@@ -132,93 +78,244 @@ static int on_mmap(void *arg, const struct hwt_perf_mmap *m,
 	return hwt_modset_add(&c->mods, m->path, m->addr, m->pgoff, err);
 }
 
-/* Read what the kernel has written so far. */
-static int collect(struct perf_collector *c, struct hwt_err *err)
+/* Read what the kernel has written so far into a thread's ring. */
+static int drain(struct perf_collector *c, struct perf_thread *t,
+		 struct hwt_err *err)
 {
-	int rc = hwt_perf_ring_records(&c->ev.ring, &c->stats, on_mmap, c,
+	int rc = hwt_perf_ring_records(&t->ev.ring, &c->stats, on_mmap, c,
 				       err);
 
-	if (rc < 0 || c->snapshot)
+	if (rc < 0 || !c->aux_size || c->opts.perf_snapshot)
 		return rc;
-	return hwt_perf_aux_drain(&c->ev.ring, &c->trace, err);
+	return hwt_perf_aux_drain(&t->ev.ring, &t->trace, err);
 }
 
-static int wait_end(struct perf_collector *c, struct hwt_err *err)
+/* The thread will record no more: the last read of its ring. */
+static int drain_last(struct perf_collector *c, struct perf_thread *t,
+		      struct hwt_err *err)
 {
-	int status, e = 0;
+	int rc = drain(c, t, err);
 
-	while (waitpid(c->base.pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return hwt_err_set(err, errno, "waiting for %s: %s",
-					   c->prog, strerror(errno));
-	c->reaped = true;
-	c->base.state = HWT_COLLECTOR_ENDED;
-	if ((e = hwt_held_exec_error(&c->held, c->prog, err)) < 0)
-		return e;
-	if (WIFEXITED(status)) {
-		c->base.end.reason = HWT_STOP_EXITED;
-		c->base.end.status = WEXITSTATUS(status);
-	} else {
-		c->base.end.reason = HWT_STOP_SIGNALED;
-		c->base.end.signal = WTERMSIG(status);
+	if (rc == 0 && c->aux_size && c->opts.perf_snapshot)
+		rc = hwt_perf_aux_snapshot(&t->ev.ring, &t->trace, err);
+	t->done = true;
+	return rc;
+}
+
+/* seize attach: open, set up and map the thread's event. */
+static int perf_attach(void *ctx, pid_t tid, bool first, struct hwt_err *err)
+{
+	struct perf_collector *c = ctx;
+	const struct hwt_perf_kind *k = c->kind;
+	struct perf_thread *t;
+	int rc;
+
+	if (c->nthreads == HWT_BUNDLE_MAX_THREADS)
+		return 0;   /* a bundle holds no more: later ones run free */
+	if (c->nthreads == c->alloc) {
+		size_t n = c->alloc ? c->alloc * 2 : 8;
+		struct pollfd *p;
+
+		if (!(t = realloc(c->threads, n * sizeof(*t))))
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		c->threads = t;
+		if (!(p = realloc(c->pfds, n * sizeof(*p))))
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		c->pfds = p;
+		c->alloc = n;
+	}
+	t = &c->threads[c->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->trace.max = c->opts.buffer_size;
+	t->trace.granule = k->granule;
+	if ((rc = hwt_perf_event_open(&c->attr, tid, first, k->what, &t->ev,
+				      err)) < 0 ||
+	    (k->setup && (rc = k->setup(&t->ev, &c->opts, err)) < 0) ||
+	    (rc = hwt_perf_event_map(&t->ev, c->aux_size,
+				     c->opts.perf_snapshot, err)) < 0) {
+		hwt_perf_event_close(&t->ev);
+		return rc;
+	}
+	c->pfds[c->nthreads] = (struct pollfd){ .fd = t->ev.fd,
+						.events = POLLIN };
+	c->nthreads++;
+	return 0;
+}
+
+/* seize exiting: the thread runs no more user code; its ring is complete
+ * and its event (and locked AUX memory) can go. */
+static int perf_exiting(void *ctx, pid_t tid, struct hwt_err *err)
+{
+	struct perf_collector *c = ctx;
+	size_t i;
+	struct perf_thread *t = find_thread(c, tid, &i);
+	int rc;
+
+	if (!t)
+		return 0;   /* untraced: past the thread limit */
+	rc = drain_last(c, t, err);
+	hwt_perf_event_close(&t->ev);
+	c->pfds[i].fd = -1;
+	return rc;
+}
+
+static size_t perf_pollfds(void *ctx, struct pollfd **fds)
+{
+	struct perf_collector *c = ctx;
+
+	*fds = c->pfds;
+	return c->nthreads;
+}
+
+static int perf_readable(void *ctx, struct hwt_err *err)
+{
+	struct perf_collector *c = ctx;
+	int rc;
+
+	for (size_t i = 0; i < c->nthreads; i++) {
+		short ev = c->pfds[i].fd >= 0 ? c->pfds[i].revents : 0;
+
+		if (ev & POLLIN && (rc = drain(c, &c->threads[i], err)) < 0)
+			return rc;
+		/* The event's task is gone: it will say nothing more. */
+		if (ev & (POLLHUP | POLLERR))
+			c->pfds[i].fd = -1;
 	}
 	return 0;
+}
+
+static const struct hwt_seize_ops perf_ops = {
+	.attach = perf_attach,
+	.exiting = perf_exiting,
+	.pollfds = perf_pollfds,
+	.readable = perf_readable,
+};
+
+void hwt_perf_close(struct hwt_collector *base)
+{
+	struct perf_collector *c = perf_of(base);
+
+	hwt_seize_close(&c->seize);
+	for (size_t i = 0; i < c->nthreads; i++) {
+		hwt_perf_event_close(&c->threads[i].ev);
+		hwt_perf_buf_free(&c->threads[i].trace);
+	}
+	free(c->threads);
+	free(c->pfds);
+	free(c->out);
+	for (size_t i = 0; i < c->opts.pt_nfilters; i++)
+		free((char *)c->filters[i].file);
+	free(c->filters);
+	hwt_modset_free(&c->mods);
+	free(c);
+}
+
+/* Keep the address filters for the events of threads created later. */
+static int copy_filters(struct perf_collector *c,
+			const struct hwt_collect_opts *opts,
+			struct hwt_err *err)
+{
+	size_t n = opts->pt_filters ? opts->pt_nfilters : 0;
+
+	c->opts.pt_filters = NULL;
+	c->opts.pt_nfilters = 0;
+	if (n == 0)
+		return 0;
+	if (!(c->filters = calloc(n, sizeof(*c->filters))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++, c->opts.pt_nfilters++) {
+		c->filters[i] = opts->pt_filters[i];
+		if (opts->pt_filters[i].file &&
+		    !(c->filters[i].file = strdup(opts->pt_filters[i].file)))
+			return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	c->opts.pt_filters = c->filters;
+	return 0;
+}
+
+int hwt_perf_launch(const struct hwt_perf_kind *k,
+		    const struct hwt_collect_opts *opts, char *const argv[],
+		    struct hwt_collector **out, struct hwt_err *err)
+{
+	struct perf_collector *c;
+	struct hwt_pmu pmu;
+	int rc;
+
+	if (!(c = calloc(1, sizeof(*c))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	c->base.backend = k->backend;
+	c->base.tracer_tid = gettid();
+	c->kind = k;
+	c->opts = *opts;
+	hwt_seize_init(&c->seize, &perf_ops, c, argv[0]);
+	if ((rc = copy_filters(c, opts, err)) < 0 ||
+	    (rc = hwt_pmu_open(NULL, k->pmu, k->what, &pmu, err)) < 0 ||
+	    (rc = k->configure(&pmu, opts, &c->attr, err)) < 0)
+		goto fail;
+	c->attr.type = pmu.type;
+	c->aux_size = k->sideband_only ? 0 :
+		hwt_perf_aux_size_for(opts->buffer_size);
+	if ((rc = hwt_seize_launch(&c->seize, argv, err)) < 0)
+		goto fail;
+	c->base.pid = c->seize.pid;
+	*out = &c->base;
+	return 0;
+fail:
+	hwt_perf_close(&c->base);
+	return rc;
 }
 
 int hwt_perf_run(struct hwt_collector *base, struct hwt_err *err)
 {
 	struct perf_collector *c = perf_of(base);
-	struct pollfd fds[2];
-	int rc;
+	int rc = hwt_seize_run(&c->seize, err);
 
-	hwt_held_release(&c->held);
-	fds[0] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
-	fds[1] = (struct pollfd){ .fd = c->ev.fd, .events = POLLIN };
-	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return hwt_err_set(err, errno, "poll: %s",
-					   strerror(errno));
-		}
-		if (fds[1].revents & POLLIN &&
-		    (rc = collect(c, err)) < 0)
-			return rc;
-		/* The event's task is gone: it will say nothing more. */
-		if (fds[1].revents & (POLLHUP | POLLERR))
-			fds[1].fd = -1;
-		if (fds[0].revents)
-			break;
+	if (c->seize.reaped || c->seize.faulted) {
+		c->base.end = c->seize.end;
+		c->base.state = c->seize.faulted ? HWT_COLLECTOR_FAULTED :
+			HWT_COLLECTOR_ENDED;
 	}
-	if ((rc = wait_end(c, err)) < 0 || (rc = collect(c, err)) < 0 ||
-	    (c->snapshot &&
-	     (rc = hwt_perf_aux_snapshot(&c->ev.ring, &c->trace, err)) < 0))
+	if (rc < 0)
 		return rc;
-	c->out = (struct hwt_collect_thread){
-		.tid = c->base.pid,
-		.format = c->kind->format,
-		.trace = c->trace.data,
-		.trace_size = c->trace.len,
-		.lost_bytes = c->trace.dropped,
-		.exited = true,
-	};
-	c->have_out = true;
+	if (!(c->out = calloc(c->nthreads ? c->nthreads : 1,
+			      sizeof(*c->out))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->nthreads; i++) {
+		struct perf_thread *t = &c->threads[i];
+
+		if (!t->done && (rc = drain_last(c, t, err)) < 0)
+			return rc;
+		c->out[i] = (struct hwt_collect_thread){
+			.tid = t->tid,
+			.format = c->kind->format,
+			.trace = t->trace.data,
+			.trace_size = t->trace.len,
+			.lost_bytes = t->trace.dropped,
+			.exited = hwt_seize_exited(&c->seize, t->tid),
+		};
+	}
+	c->nout = c->nthreads;
 	return 0;
 }
 
 int hwt_perf_write_core(struct hwt_collector *base, const char *path,
 			struct hwt_err *err)
 {
-	return hwt_err_set(err, ENOTSUP, "the %s backend does not stop "
-			   "programs at faults, so it writes no core; use "
-			   "--backend ptrace for a core", base->backend->name);
+	return hwt_seize_write_core(&perf_of(base)->seize, path, err);
 }
 
 int hwt_perf_finish(struct hwt_collector *base, struct hwt_err *err)
 {
-	return hwt_err_set(err, ENOTSUP, "the %s backend ends with the "
-			   "program; there is no fault stop to finish",
-			   base->backend->name);
+	struct perf_collector *c = perf_of(base);
+	int rc = hwt_seize_finish(&c->seize, err);
+
+	c->base.state = HWT_COLLECTOR_ENDED;
+	if (c->seize.reaped)
+		c->base.end = c->seize.end;
+	for (size_t i = 0; i < c->nout; i++)
+		c->out[i].exited = true;
+	return rc;
 }
 
 size_t hwt_perf_threads(struct hwt_collector *base,
@@ -226,8 +323,8 @@ size_t hwt_perf_threads(struct hwt_collector *base,
 {
 	struct perf_collector *c = perf_of(base);
 
-	*threads = c->have_out ? &c->out : NULL;
-	return c->have_out ? 1 : 0;
+	*threads = c->out;
+	return c->nout;
 }
 
 size_t hwt_perf_modules(struct hwt_collector *base,

@@ -41,8 +41,8 @@ static const char *open_hint(int e)
 }
 
 int hwt_perf_event_open(const struct hwt_perf_attr *a, pid_t pid,
-			const char *what, struct hwt_perf_event *ev,
-			struct hwt_err *err)
+			bool at_exec, const char *what,
+			struct hwt_perf_event *ev, struct hwt_err *err)
 {
 	struct perf_event_attr attr;
 	long fd;
@@ -55,10 +55,12 @@ int hwt_perf_event_open(const struct hwt_perf_attr *a, pid_t pid,
 	attr.config = a->config[0];
 	attr.config1 = a->config[1];
 	attr.config2 = a->config[2];
-	/* Off until the program's execve: nothing of the launcher is
-	 * traced, the first traced instruction is the new image's. */
-	attr.disabled = 1;
-	attr.enable_on_exec = 1;
+	/* The program's first thread: off until its execve, so nothing of
+	 * the launcher is traced and the first traced instruction is the
+	 * new image's. A thread it creates is opened before it runs and
+	 * traced from its first instruction. */
+	attr.disabled = at_exec;
+	attr.enable_on_exec = at_exec;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	/* Executable mappings come as MMAP2 records: the module sideband
@@ -102,6 +104,9 @@ int hwt_perf_event_map(struct hwt_perf_event *ev, uint64_t aux_size,
 				   "buffer: %s", strerror(errno));
 	}
 	meta = ev->base;
+	if (aux_size == 0)
+		return hwt_perf_ring_init(&ev->ring, ev->base, ev->base_len,
+					  NULL, 0, overwrite, err);
 	/* The AUX area follows the data area; its offset and size are
 	 * told to the kernel through the metadata page before mapping. */
 	meta->aux_offset = ev->base_len;

@@ -8,7 +8,9 @@
  *               lost-data accounting
  * event.c       perf_event_open attributes, mmap of the ring, IP filters
  * sideband.c    the executable-module set (MMAP2 records, /proc/PID/maps)
- * collector.c   launch, record, hand out: what the three backends share
+ * collector.c   the recorder the three backends share over kernel/seize.c:
+ *               one event per thread, drained as it fills and at the
+ *               thread's exit; fault stop, core and finish
  * backend_*.c   one PMU each: availability, its config bits, its format
  */
 #ifndef HWT_PERF_H
@@ -142,13 +144,14 @@ struct hwt_perf_event {
 	struct hwt_perf_ring ring;
 };
 
-/* Open a disabled, user-space-only event on pid that turns on when pid
- * calls execve, with MMAP2 sideband. */
+/* Open a user-space-only event on thread pid with MMAP2 sideband; at_exec:
+ * disabled until pid calls execve, else enabled at once (for a thread
+ * that has not run yet). */
 int hwt_perf_event_open(const struct hwt_perf_attr *a, pid_t pid,
-			const char *what, struct hwt_perf_event *ev,
-			struct hwt_err *err);
+			bool at_exec, const char *what,
+			struct hwt_perf_event *ev, struct hwt_err *err);
 /* Map the data area and an AUX area of aux_size bytes (a power of two,
- * in pages); overwrite maps it read-only (flight recorder). */
+ * in pages; 0: none); overwrite maps it read-only (flight recorder). */
 int hwt_perf_event_map(struct hwt_perf_event *ev, uint64_t aux_size,
 		       bool overwrite, struct hwt_err *err);
 /* The kernel's filter text for n ranges ("filter 0x1000/0x200@/bin/ls,
@@ -187,6 +190,9 @@ struct hwt_perf_kind {
 	const char *what;         /* "Intel PT", for errors */
 	enum hwt_collect_format format;
 	size_t granule;           /* trace bytes are cut at multiples */
+	/* The PMU writes no AUX area (perf's software dummy event): only
+	 * the MMAP2 sideband is read and threads carry no trace bytes. */
+	bool sideband_only;
 	/* Fill a->config from opts and the PMU's format/ and caps/. */
 	int (*configure)(const struct hwt_pmu *pmu,
 			 const struct hwt_collect_opts *opts,

@@ -18,7 +18,7 @@ import tempfile
 from hwt_testlib import exit_status, parse_args, report, run_tool, sanitizer_report
 
 PMU_ROOT = '/sys/bus/event_source/devices'
-ORDER = ['ptrace', 'module', 'perf-pt', 'perf-bts', 'perf-etm']
+ORDER = ['perf-pt', 'perf-bts', 'module', 'ptrace', 'perf-etm']
 # backend -> (what must exist, the name an error must give, bundle type)
 NEEDS = {
     'perf-pt': (os.path.join(PMU_ROOT, 'intel_pt'), 'intel_pt', 'intel-pt'),

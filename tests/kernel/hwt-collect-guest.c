@@ -4,9 +4,13 @@
  * (tests/kernel/init). Prints PASS/FAIL lines; exits 0 when all passed,
  * 1 when one failed, 2 on a usage error.
  *
- *   compare NAME PROG [ARGS]   record PROG with each backend; the
+ *   compare [-l LIB] NAME PROG [ARGS]
+ *                              record PROG with each backend; the
  *                              per-thread instruction addresses, the end
- *                              and the modules must agree
+ *                              and the modules must agree; with -l, the
+ *                              modules of both must also name a file
+ *                              called LIB (a library PROG dlopen()s and
+ *                              dlclose()s before it exits)
  *   fault NAME PROG [ARGS]     as compare for a program killed by a
  *                              fatal signal: both stop at the same pc,
  *                              the module backend writes a core, finish
@@ -66,6 +70,8 @@ struct run {
 	struct seq *threads;
 	size_t nthreads;
 	bool has_prog;            /* modules list names the program */
+	bool has_lib;             /* ... and the library asked for */
+	char mods[400];           /* the modules' file names, for messages */
 	bool core_ok;             /* fault: an ELF core was written */
 	char why[600];            /* a failure before the comparison */
 };
@@ -172,7 +178,7 @@ static bool is_core(const char *path)
 
 /* Record argv with one backend into r; false with r->why on failure. */
 static bool record(const char *backend, char **argv, bool fault,
-		   struct run *r)
+		   const char *lib, struct run *r)
 {
 	struct hwt_collect_opts opts = { .sz = sizeof(opts),
 					 .backend = backend };
@@ -207,8 +213,16 @@ static bool record(const char *backend, char **argv, bool fault,
 			   sizeof(r->why)) < 0)
 			goto out;
 	n = hwt_collect_modules(c, &mods);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const char *base = strrchr(mods[i].path, '/');
+		size_t len = strlen(r->mods);
+
+		base = base ? base + 1 : mods[i].path;
 		r->has_prog |= strcmp(mods[i].path, prog) == 0;
+		r->has_lib |= lib && strcmp(base, lib) == 0;
+		snprintf(r->mods + len, sizeof(r->mods) - len, "%s%s",
+			 len ? " " : "", base);
+	}
 	if (fault && r->end.reason == HWT_STOP_FAULT) {
 		snprintf(core, sizeof(core), "/tmp/core.%s", backend);
 		if (hwt_collect_write_core(c, core, &err) < 0) {
@@ -298,14 +312,14 @@ static void free_run(struct run *r)
 	free(r->threads);
 }
 
-static int cmd_compare(char **argv, bool fault)
+static int cmd_compare(char **argv, bool fault, const char *lib)
 {
 	const char *name = argv[0];
 	struct run p = { 0 }, m = { 0 };
 	char test[128];
 
-	if (!record("ptrace", argv + 1, fault, &p) ||
-	    !record("module", argv + 1, fault, &m)) {
+	if (!record("ptrace", argv + 1, fault, lib, &p) ||
+	    !record("module", argv + 1, fault, lib, &m)) {
 		snprintf(test, sizeof(test), "collect_%s", name);
 		fail(test, "%s backend: %s", m.backend ? "module" : "ptrace",
 		     m.backend ? m.why : p.why);
@@ -323,12 +337,16 @@ static int cmd_compare(char **argv, bool fault)
 		     (unsigned long long)p.end.pc, m.end.reason, m.end.status,
 		     m.end.signal, (unsigned long long)m.end.pc);
 	snprintf(test, sizeof(test), "collect_%s_modules", name);
-	if (p.has_prog && m.has_prog)
-		pass(test, NULL);
-	else
+	if (!(p.has_prog && m.has_prog))
 		fail(test, "%s not among the modules (ptrace %s, module %s)",
 		     argv[1], p.has_prog ? "has it" : "lacks it",
 		     m.has_prog ? "has it" : "lacks it");
+	else if (lib && !(p.has_lib && m.has_lib))
+		fail(test, "%s not among the modules (ptrace %s: %s; module "
+		     "%s: %s)", lib, p.has_lib ? "has it" : "lacks it", p.mods,
+		     m.has_lib ? "has it" : "lacks it", m.mods);
+	else
+		pass(test, lib);
 	if (!fault)
 		goto out;
 	snprintf(test, sizeof(test), "collect_%s_core", name);
@@ -371,6 +389,59 @@ static int cmd_nodev(char **argv)
 	return failures != 0;
 }
 
+/* Launch prog with opts and say which backend the collector chose (NULL
+ * when launch failed; err then says why). */
+static const char *chosen(const struct hwt_collect_opts *opts, char **argv,
+			  struct hwt_err *err)
+{
+	struct hwt_collector *c = NULL;
+	const char *name = NULL;
+
+	if (hwt_collect_launch(opts, argv, &c, err) == 0)
+		name = hwt_collect_backend_name(c);
+	hwt_collect_close(c);
+	return name;
+}
+
+/* Which backend records without a name: want by default (the first
+ * available in order of preference), ptrace when live control is asked
+ * for, and the module backend refuses live control by name. */
+static int cmd_choice(const char *name, const char *want, char **argv)
+{
+	struct hwt_collect_opts opts = { .sz = sizeof(opts) };
+	struct hwt_err err = { 0 };
+	const char *got;
+	char case_name[96];
+	int rc;
+
+	got = chosen(&opts, argv, &err);
+	snprintf(case_name, sizeof(case_name), "collect_default_%s", name);
+	if (got && !strcmp(got, want))
+		pass(case_name, got);
+	else
+		fail(case_name, "chose %s, want %s (%s)", got ? got : "none",
+		     want, err.msg);
+	opts.live_control = true;
+	got = chosen(&opts, argv, &err);
+	snprintf(case_name, sizeof(case_name), "collect_default_live_%s", name);
+	if (got && !strcmp(got, "ptrace"))
+		pass(case_name, got);
+	else
+		fail(case_name, "chose %s, want ptrace (%s)",
+		     got ? got : "none", err.msg);
+	if (strcmp(want, "module"))
+		return failures != 0;
+	opts.backend = "module";
+	got = chosen(&opts, argv, &err);
+	rc = err.code;
+	if (!got && rc == EOPNOTSUPP && strstr(err.msg, "module backend"))
+		pass("collect_module_refuses_live", err.msg);
+	else
+		fail("collect_module_refuses_live", "chose %s (%d: %s)",
+		     got ? got : "none", rc, err.msg);
+	return failures != 0;
+}
+
 int main(int argc, char **argv)
 {
 	cpu_set_t one;
@@ -381,13 +452,19 @@ int main(int argc, char **argv)
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
 	sched_setaffinity(0, sizeof(one), &one);
+	if (argc >= 6 && !strcmp(argv[1], "compare") &&
+	    !strcmp(argv[2], "-l"))
+		return cmd_compare(argv + 4, false, argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "compare"))
-		return cmd_compare(argv + 2, false);
+		return cmd_compare(argv + 2, false, NULL);
 	if (argc >= 4 && !strcmp(argv[1], "fault"))
-		return cmd_compare(argv + 2, true);
+		return cmd_compare(argv + 2, true, NULL);
 	if (argc >= 3 && !strcmp(argv[1], "nodev"))
 		return cmd_nodev(argv + 2);
-	fprintf(stderr, "usage: hwt-collect-guest compare|fault NAME PROG "
-		"[ARGS] | nodev PROG\n");
+	if (argc >= 5 && !strcmp(argv[1], "choice"))
+		return cmd_choice(argv[2], argv[3], argv + 4);
+	fprintf(stderr, "usage: hwt-collect-guest compare [-l LIB] NAME PROG "
+		"[ARGS] | fault NAME PROG [ARGS] | nodev PROG | choice NAME "
+		"BACKEND PROG\n");
 	return 2;
 }

@@ -80,6 +80,82 @@ static struct hwt_collector *record(const struct hwt_collect_opts *opts,
 
 /* ---- API contract on system programs --------------------------------- */
 
+/* The first available backend in the registry's order that does what
+ * the options ask, or NULL. */
+static const char *expected_default(bool live, bool block_step)
+{
+	const char *const *names;
+	size_t n = hwt_collect_backends(&names);
+
+	for (size_t i = 0; i < n; i++) {
+		struct hwt_err err = {0};
+
+		if (live && strcmp(names[i], "ptrace"))
+			continue;
+		if (block_step && strcmp(names[i], "module"))
+			continue;
+		if (hwt_collect_backend_available(names[i], &err) == 0)
+			return names[i];
+	}
+	return NULL;
+}
+
+/* Without a name the first available backend in order of preference
+ * records, among those that can do what the options ask. */
+static void test_default_choice(struct hwt_collect_opts *opts,
+				char *argv[])
+{
+	const char *const *names;
+	size_t n = hwt_collect_backends(&names);
+	struct hwt_collector *c = NULL;
+	struct hwt_err err = {0};
+	const char *want;
+	int rc;
+
+	CHECK("backends are listed hardware first, ptrace before perf-etm",
+	      n == 5 && !strcmp(names[0], "perf-pt") &&
+	      !strcmp(names[1], "perf-bts") && !strcmp(names[2], "module") &&
+	      !strcmp(names[3], "ptrace") && !strcmp(names[4], "perf-etm"),
+	      "%zu backends, first %s", n, n ? names[0] : "-");
+
+	want = expected_default(false, false);
+	rc = hwt_collect_launch(opts, argv, &c, &err);
+	CHECK("the default is the first available backend",
+	      rc == 0 && want && !strcmp(hwt_collect_backend_name(c), want),
+	      "rc %d (%s): got %s, want %s", rc, err.msg,
+	      c ? hwt_collect_backend_name(c) : "-", want ? want : "-");
+	hwt_collect_close(c);
+	c = NULL;
+
+	opts->live_control = true;
+	rc = hwt_collect_launch(opts, argv, &c, &err);
+	CHECK("live control picks a backend that can resume",
+	      rc == 0 && !strcmp(hwt_collect_backend_name(c), "ptrace"),
+	      "rc %d (%s): got %s", rc, err.msg,
+	      c ? hwt_collect_backend_name(c) : "-");
+	hwt_collect_close(c);
+	c = NULL;
+
+	opts->backend = "ptrace";
+	opts->block_step = true;
+	opts->live_control = false;
+	rc = hwt_collect_launch(opts, argv, &c, &err);
+	CHECK("block-step is refused by the ptrace backend",
+	      rc == -EINVAL && !c && strstr(err.msg, "block-step") &&
+	      strstr(err.msg, "ptrace"), "rc %d: %s", rc, err.msg);
+
+	opts->backend = NULL;
+	want = expected_default(false, true);
+	rc = hwt_collect_launch(opts, argv, &c, &err);
+	CHECK("block-step by default needs the module backend",
+	      want ? rc == 0 && !strcmp(hwt_collect_backend_name(c), want)
+		   : rc < 0 && !c && strstr(err.msg, "no trace backend") &&
+		     strstr(err.msg, "hwtrace.ko"),
+	      "rc %d: %s", rc, err.msg);
+	hwt_collect_close(c);
+	opts->block_step = false;
+}
+
 static void test_registry_and_options(void)
 {
 	const char *const *names;
@@ -122,6 +198,9 @@ static void test_registry_and_options(void)
 	rc = hwt_collect_launch(&opts, argv, &c, &err);
 	CHECK("options without sz are refused", rc == -EINVAL && strstr(err.msg, "sz"),
 	      "rc %d: %s", rc, err.msg);
+
+	opts.sz = sizeof(opts);
+	test_default_choice(&opts, argv);
 
 	{
 		char *missing[] = { "/nonexistent/hwt-no-such-program", NULL };

@@ -37,6 +37,9 @@ static const char record_usage[] =
 	"      --no-copy        record module paths without copying the files\n"
 	"      --snapshot       perf backends: let the hardware overwrite its\n"
 	"                       buffer of --size bytes instead of draining it\n"
+	"      --block-step     module backend: one record per taken branch\n"
+	"                       where the cpu honours block-step (expanded with\n"
+	"                       the program's code on replay)\n"
 	"  -q, --quiet          no summary on stderr\n";
 
 /* The usage text, then the registered backends: the list comes from the
@@ -72,6 +75,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "no-pin", no_argument, NULL, 'P' },
 		{ "no-copy", no_argument, NULL, 'N' },
 		{ "snapshot", no_argument, NULL, 'S' },
+		{ "block-step", no_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -115,6 +119,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'S':
 			a->opts.perf_snapshot = true;
 			break;
+		case 'B':
+			a->opts.block_step = true;
+			break;
 		case 'q':
 			a->quiet = true;
 			break;
@@ -153,7 +160,7 @@ static int exit_code(const struct hwt_collect_end *end)
 }
 
 static void summary(const char *dir, const struct hwt_bundle *b,
-		    const struct hwt_collect_end *end)
+		    const struct hwt_collect_end *end, bool block_step)
 {
 	uint64_t total = 0, lost = 0;
 
@@ -177,6 +184,12 @@ static void summary(const char *dir, const struct hwt_bundle *b,
 		fprintf(stderr, "; %zu thread%s, %llu bytes of %s trace",
 			b->nthreads, b->nthreads == 1 ? "" : "s",
 			(unsigned long long)bytes, b->type);
+	} else if (block_step) {
+		/* Branch records stand for the straight-line code between
+		 * them, which only replay can count. */
+		fprintf(stderr, "; %zu thread%s, %llu block-step records",
+			b->nthreads, b->nthreads == 1 ? "" : "s",
+			(unsigned long long)total);
 	} else {
 		fprintf(stderr, "; %zu thread%s, %llu instructions recorded",
 			b->nthreads, b->nthreads == 1 ? "" : "s",
@@ -204,8 +217,7 @@ int cmd_record(int argc, char **argv)
 		return cli_fail(&err);
 	/* Launch checked the hardware; a perf backend's program has not run
 	 * any of its code yet, and now never will. */
-	if (a.opts.backend && (!strcmp(a.opts.backend, "perf-etm") ||
-			       !strcmp(a.opts.backend, "etm"))) {
+	if (!strcmp(hwt_collect_backend_name(col), "perf-etm")) {
 		hwt_collect_close(col);
 		hwt_err_set(&err, ENOTSUP, "recording CoreSight ETM trace into "
 			    "a bundle is not supported yet (hwtrace reads "
@@ -255,7 +267,7 @@ int cmd_record(int argc, char **argv)
 	if ((rc = hwt_bundle_stage_commit(staging, outdir, &b, &err)))
 		goto out;
 	if (!a.quiet)
-		summary(outdir, &b, &end);
+		summary(outdir, &b, &end, a.opts.block_step);
 out:
 	if (rc) {
 		cli_fail(&err);
