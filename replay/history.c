@@ -129,6 +129,14 @@ int hwt_history_open_bts(const uint8_t *trace, size_t size, uint64_t end_pc,
 			  NULL, 0, NULL, 0, img, out, err);
 }
 
+int hwt_history_open_pt(const uint8_t *trace, size_t size,
+			const struct hwt_cpu_info *cpu, struct hwt_image *img,
+			struct hwt_history **out, struct hwt_err *err)
+{
+	return open_trace(&hwt_decoder_pt, trace, size, NULL, 0, 0, cpu, NULL,
+			  0, NULL, 0, img, out, err);
+}
+
 int hwt_history_open_format(const char *format, const uint8_t *trace,
 			    size_t size, struct hwt_image *img,
 			    struct hwt_history **out, struct hwt_err *err)

@@ -185,6 +185,11 @@ void hwt_calls_free(struct hwt_calls *c);
 int hwt_history_open_bts(const uint8_t *trace, size_t size, uint64_t end_pc,
 			 struct hwt_image *img, struct hwt_history **out,
 			 struct hwt_err *err);
+/* A history over raw Intel PT in memory (not copied; must outlive h), as
+ * one thread's perf AUX data; cpu (may be NULL) picks libipt's errata. */
+int hwt_history_open_pt(const uint8_t *trace, size_t size,
+			const struct hwt_cpu_info *cpu, struct hwt_image *img,
+			struct hwt_history **out, struct hwt_err *err);
 /* Items first..last (0, 0: all) of any history as BTS records: a begin
  * record {0, first pc}, one record per transfer that is not a fall-through
  * and {last pc, 0} / {0, next pc} around gaps and at the end, so that

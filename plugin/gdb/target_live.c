@@ -466,10 +466,23 @@ static const struct hwt_collect_thread *snapshot_of(struct server *s,
 	return NULL;
 }
 
+/* Where a stopped thread stands; 0 when its registers cannot be read. */
+static uint64_t live_thread_pc(struct server *s, struct srv_thread *t)
+{
+	uint8_t v[TDESC_MAX_REG_SIZE];
+	uint64_t pc = 0;
+
+	if (load_regs(s, t, NULL) == 0 &&
+	    tdesc_reg_value(&t->regs, TDESC_PC_REGNUM, v))
+		memcpy(&pc, v, sizeof(pc));
+	return pc;
+}
+
 static struct hwt_history *live_history(struct server *s, struct srv_thread *t,
 					struct hwt_err *err)
 {
 	const struct hwt_collect_thread *ct;
+	struct hwt_cpu_info cpu;
 	int rc;
 
 	if (t->hist)
@@ -486,8 +499,19 @@ static struct hwt_history *live_history(struct server *s, struct srv_thread *t,
 					 ct->lost_insns, s->img, &t->hist, err);
 		break;
 	case HWT_COLLECT_FMT_BTS:
-		rc = hwt_history_open_bts(ct->trace, ct->trace_size, 0, s->img,
+		/* BTS records branches only: the instructions from the last
+		 * branch's target to where the thread stands are its pc's. */
+		rc = hwt_history_open_bts(ct->trace, ct->trace_size,
+					  live_thread_pc(s, t), s->img,
 					  &t->hist, err);
+		break;
+	case HWT_COLLECT_FMT_PT:
+		/* The stop entered the kernel, which PT records as the end of
+		 * user-space tracing: the stream reaches the current pc. The
+		 * trace was made on this machine's cpu. */
+		cpu = hwt_collect_cpu_info();
+		rc = hwt_history_open_pt(ct->trace, ct->trace_size, &cpu,
+					 s->img, &t->hist, err);
 		break;
 	default:
 		rc = hwt_err_set(err, ENOTSUP, "thread %lld: this backend's "

@@ -157,9 +157,12 @@ static void through_hwtrace(const char *prog, struct hwt_history *sw,
 	struct hwt_history *h = NULL;
 	struct hwt_err err = { 0 };
 	uint64_t n = hwt_history_count(sw), i, j = 1, bad = 0;
+	/* The encoder's default cpu (docs/bts.md), so libipt applies that
+	 * model's errata as it would for a live perf-pt thread's trace. */
+	struct hwt_cpu_info cpu = { .vendor = "GenuineIntel", .family = 6,
+				    .model = 0x55 };
 	char name[128];
-	int rc = hwt_history_open_format(HWT_BUNDLE_TYPE_PT, pt, size, img, &h,
-					 &err);
+	int rc = hwt_history_open_pt(pt, size, &cpu, img, &h, &err);
 
 	snprintf(name, sizeof(name), "pt round trip %s: hwtrace's intel-pt "
 		 "decoder gives the history back", prog);
