@@ -15,7 +15,8 @@
  * to speak of: Intel PT, then BTS), then software recording in the
  * kernel (hwtrace.ko, about a hundred times faster than ptrace
  * stepping), then the ptrace stepper, which works everywhere ptrace does
- * and is the only one with live control. perf-etm is last: its trace
+ * and is the default for live control (the module backend has it too,
+ * when named). perf-etm is last: its trace
  * cannot be written into a bundle yet (docs/backends.md). */
 static const struct hwt_backend *const backends[] = {
 	&hwt_backend_perf_pt,
@@ -111,6 +112,11 @@ static int pick_backend(const struct hwt_collect_opts *o,
 		struct hwt_err why = { 0 };
 
 		if (check_backend_opts(o, backends[i], &why) < 0)
+			continue;
+		/* Live control defaults to the stepper: exact breakpoints
+		 * and watches, no code modified (docs/backends.md). */
+		if (o->live_control && !o->block_step &&
+		    backends[i] != &hwt_backend_ptrace)
 			continue;
 		tried = true;
 		rc = backends[i]->available(err);
@@ -300,6 +306,10 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	full.live_control = true;
 	if ((rc = pick_backend(&full, &be, err)) < 0)
 		return rc;
+	if (!be->attach)
+		return hwt_err_set(err, EOPNOTSUPP, "the %s backend cannot "
+				   "attach to a running process; use the "
+				   "ptrace backend", be->name);
 	rc = be->attach(&full, pid, out, err);
 	if (rc < 0)
 		return rc;

@@ -198,7 +198,8 @@ struct hwt_cpu_info hwt_collect_cpu_info(void);
 
 /* Attach to every thread of a running process (ptrace attach rules) and
  * record from now on; the process is left stopped. Unlike a launched
- * program, it is not killed if the tracer itself dies. */
+ * program, it is not killed if the tracer itself dies. The ptrace backend
+ * only (the default); others refuse with -EOPNOTSUPP. */
 int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 		       struct hwt_collector **out, struct hwt_err *err);
 
@@ -231,17 +232,25 @@ struct hwt_resume_opts {
 	size_t nactions;
 	/* Stop any thread about to execute an instruction at one of these
 	 * addresses (before it executes it). A thread resumed from such an
-	 * address executes it first. No code is modified. */
+	 * address executes it first. ptrace: checked at every step, no code
+	 * is modified. module, perf-*: an int3 byte is written while the
+	 * threads run and taken out at every stop (memory reads and writes
+	 * between resumes see the program's own code); the history still
+	 * ends at the breakpoint address. A child forked meanwhile inherits
+	 * the bytes (docs/backends.md). */
 	const uint64_t *breakpoints;
 	size_t nbreakpoints;
 	const struct hwt_watch *watches;
 	size_t nwatches;
-	/* Watches are checked after every instruction of every thread and
-	 * reported after the accessing instruction, like GDB. WRITE compares
-	 * the watched bytes (exact, any number of watches). READ and ACCESS
-	 * use the x86 debug registers: at most 4, accesses by system calls
-	 * unseen, and READ reports only accesses that left the value
-	 * unchanged; -EOPNOTSUPP where debug registers cannot be set. */
+	/* Watches are reported after the accessing instruction, like GDB.
+	 * ptrace: checked after every instruction of every thread; WRITE
+	 * compares the watched bytes (exact, any number of watches). READ
+	 * and ACCESS use the x86 debug registers: at most 4, accesses by
+	 * system calls unseen, and READ reports only accesses that left the
+	 * value unchanged; -EOPNOTSUPP where debug registers cannot be set.
+	 * module, perf-*: every kind uses the debug registers (at most 4 in
+	 * all, -ENOSPC beyond), and WRITE reports every write, one that
+	 * stores the same value too. */
 	/* When this fd becomes readable the process is stopped with
 	 * HWT_EVENT_INTERRUPTED (GDB's ^C), also while every thread is
 	 * blocked in a system call (which is then restarted); -1: none.
@@ -305,7 +314,8 @@ ssize_t hwt_collect_mem_write(struct hwt_collector *c, uint64_t addr,
 
 /* Let the process go on untraced (GDB's detach): debug registers set
  * for watches are cleared, signals held for its threads are delivered,
- * its cpu affinity is restored. A launched program stays the caller's
+ * its cpu affinity is restored (module: its threads are detached from
+ * hwtrace.ko; perf-*: their events closed; the history so far is kept). A launched program stays the caller's
  * child: reap it with waitpid on hwt_collect_pid. The collector is
  * then ended: threads and modules stay readable until close. */
 int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err);

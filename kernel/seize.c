@@ -106,12 +106,12 @@ static int resume(struct hwt_seize *s, pid_t tid, int sig,
 int hwt_seize_launch(struct hwt_seize *s, char *const argv[],
 		     struct hwt_err *err)
 {
-	long options = TRACE_OPTIONS;
+	/* Syscall stops are told apart from SIGTRAPs: asked for by the
+	 * recorder, and by live control at the end of the first execve. */
+	long options = TRACE_OPTIONS | PTRACE_O_TRACESYSGOOD;
 	struct hwt_seize_thread *t;
 	int rc;
 
-	if (s->ops->maps_change)
-		options |= PTRACE_O_TRACESYSGOOD;
 	if ((rc = hwt_held_fork(argv, &s->held, err)) < 0)
 		return rc;
 	s->pid = s->held.pid;
@@ -259,8 +259,8 @@ static int on_stop(struct hwt_seize *s, pid_t tid, int status,
 		sig = 0;
 		break;
 	default:
-		if (sig == SYSCALL_STOP && ops->maps_change) {
-			rc = on_syscall(s, tid, err);
+		if (sig == SYSCALL_STOP) {
+			rc = ops->maps_change ? on_syscall(s, tid, err) : 0;
 			sig = 0;
 		} else if (t && (rc = on_signal(s, t, sig, err)) != 0) {
 			/* A fault stops here, any other signal is
@@ -401,6 +401,14 @@ int hwt_seize_run(struct hwt_seize *s, struct hwt_err *err)
 	int idle_ms = POLL_MIN_MS, rc;
 
 	hwt_held_release(&s->held);
+	/* Started for live control but run to the end instead: let the
+	 * threads held at the first instruction go. */
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].stopped && !s->threads[i].gone) {
+			s->threads[i].stopped = false;
+			if ((rc = resume(s, s->threads[i].tid, 0, err)) < 0)
+				return rc;
+		}
 	for (;;) {
 		int status;
 		pid_t tid = next_event(s, &status, &idle_ms, err);
@@ -502,8 +510,9 @@ void hwt_seize_close(struct hwt_seize *s)
 {
 	int status;
 
-	/* Killed before the pipe closes: an unreleased child never execs. */
-	if (s->pid > 0 && !s->reaped) {
+	/* Killed before the pipe closes: an unreleased child never execs.
+	 * A detached program is left alone. */
+	if (s->pid > 0 && !s->reaped && !s->detached) {
 		kill(s->pid, SIGKILL);
 		/* Traced threads are ours to reap before the leader can be. */
 		for (;;) {
@@ -515,7 +524,41 @@ void hwt_seize_close(struct hwt_seize *s)
 		s->reaped = true;
 	}
 	hwt_held_close(&s->held);
+	hwt_seize_breaks_free(s);
 	free(s->threads);
 	s->threads = NULL;
 	s->nthreads = s->alloc = 0;
+}
+
+/* ---- for live control (seize_live.c) --------------------------------- */
+
+struct hwt_seize_thread *hwt_seize_find(struct hwt_seize *s, pid_t tid)
+{
+	return find(s, tid);
+}
+
+struct hwt_seize_thread *hwt_seize_add(struct hwt_seize *s, pid_t tid,
+				       struct hwt_err *err)
+{
+	return add(s, tid, err);
+}
+
+int hwt_seize_resume_request(const struct hwt_seize *s)
+{
+	return resume_request(s);
+}
+
+int hwt_seize_on_syscall(struct hwt_seize *s, pid_t tid, struct hwt_err *err)
+{
+	return s->ops->maps_change ? on_syscall(s, tid, err) : 0;
+}
+
+void hwt_seize_on_exec(struct hwt_seize *s, pid_t tid)
+{
+	on_exec(s, tid);
+}
+
+bool hwt_seize_on_death(struct hwt_seize *s, pid_t tid, int status)
+{
+	return on_death(s, tid, status);
 }

@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "held.h"
@@ -58,6 +59,40 @@ struct hwt_seize_thread {
 	bool gone;                /* reaped */
 	bool stopped;             /* held in a ptrace-stop */
 	int pending_signal;       /* to deliver when it is let go */
+	/* ---- live control (seize_live.c) ---- */
+	bool sig_stop;            /* at a signal-delivery stop: a signal can
+				   * be passed by resuming with it */
+	bool interrupt_pending;   /* PTRACE_INTERRUPT sent, its stop unseen */
+	bool born;                /* created live, first stop not seen */
+	bool announce;            /* report its birth (THREAD_CREATED) */
+	bool stepping;            /* PTRACE_SINGLESTEP given, trap owed */
+	bool has_event;           /* event below is queued */
+	enum hwt_resume_kind kind;    /* this resume's action */
+	int forward_signal;       /* sent with tgkill, deliver when seen */
+	unsigned dr_gen;          /* debug registers set as of this gen */
+	struct hwt_collect_event event;
+};
+
+/* Code and data breakpoints of a live resume (seize_break.c): int3 bytes
+ * written into the code while threads run, removed at every stop; watches
+ * in the x86 debug registers DR0-DR3 of every thread. */
+#define HWT_SEIZE_DR_SLOTS 4u
+
+struct hwt_seize_bp {
+	uint64_t addr;
+	uint8_t orig;             /* the byte the int3 replaced */
+	bool inserted;
+};
+
+struct hwt_seize_breaks {
+	struct hwt_seize_bp *bp;  /* sorted by address, no duplicates */
+	size_t nbp;
+	struct hwt_watch watch[HWT_SEIZE_DR_SLOTS];
+	uint64_t value[HWT_SEIZE_DR_SLOTS];   /* READ: bytes at last look */
+	uint64_t dr_addr[HWT_SEIZE_DR_SLOTS];
+	unsigned long dr7;
+	unsigned dr_gen;          /* bumped when addr/dr7 change */
+	size_t nwatch;
 };
 
 struct hwt_seize {
@@ -73,6 +108,15 @@ struct hwt_seize {
 	pid_t fault_tid;
 	siginfo_t fault_siginfo;
 	struct hwt_collect_end end;   /* valid once run returned 0 */
+	/* ---- live control (seize_live.c) ---- */
+	bool live;                /* started with hwt_seize_live_start */
+	bool detached;            /* let go untraced: not ours to kill */
+	bool stopping;            /* an event is queued: others stop */
+	bool report_created;      /* this resume's report_thread_created */
+	enum hwt_resume_kind new_kind;   /* action of threads born now */
+	pid_t last_tid;           /* thread of the last reported event */
+	size_t first_idx;         /* index+1 of the first event's thread */
+	struct hwt_seize_breaks brk;
 };
 
 /* Before anything can fail: hwt_seize_close is then safe. */
@@ -93,6 +137,63 @@ int hwt_seize_write_core(struct hwt_seize *s, const char *path,
 int hwt_seize_finish(struct hwt_seize *s, struct hwt_err *err);
 /* Whether tid has exited (it, or the whole process, was reaped). */
 bool hwt_seize_exited(const struct hwt_seize *s, pid_t tid);
+/* ---- live control (seize_live.c, seize_break.c) -------------------------
+ * The program driven stop by stop, all-stop, with the semantics of
+ * hwt_collect_resume (hwt-collect.h). Threads run with PTRACE_CONT (or
+ * PTRACE_SYSCALL when the recorder asks for syscall stops) and step with
+ * PTRACE_SINGLESTEP; the recorder keeps recording throughout. */
+
+/* Release the launched program and stop it at its first instruction:
+ * the syscall-exit stop of its execve (the recorder has seen the entry
+ * by then). Every later call below needs this first. */
+int hwt_seize_live_start(struct hwt_seize *s, struct hwt_err *err);
+/* One resume; opts checked by collect.c. On EXITED or KILLED s->reaped
+ * is set and s->end says how. */
+int hwt_seize_resume(struct hwt_seize *s, const struct hwt_resume_opts *opts,
+		     struct hwt_collect_event *ev, struct hwt_err *err);
+size_t hwt_seize_live_tids(struct hwt_seize *s, pid_t *tids, size_t cap);
+int hwt_seize_regset(struct hwt_seize *s, pid_t tid, int nt_type, void *buf,
+		     size_t *len, bool write, struct hwt_err *err);
+ssize_t hwt_seize_mem_read(struct hwt_seize *s, uint64_t addr, void *buf,
+			   size_t len);
+ssize_t hwt_seize_mem_write(struct hwt_seize *s, uint64_t addr,
+			    const void *buf, size_t len);
+/* Clear debug registers, deliver held signals, let every thread go and
+ * end tracing (PTRACE_DETACH). The recorder detaches its own state. */
+int hwt_seize_detach(struct hwt_seize *s, struct hwt_err *err);
+
+/* seize.c's event handling, shared with seize_live.c. */
+struct hwt_seize_thread *hwt_seize_find(struct hwt_seize *s, pid_t tid);
+struct hwt_seize_thread *hwt_seize_add(struct hwt_seize *s, pid_t tid,
+				       struct hwt_err *err);
+/* PTRACE_SYSCALL when the recorder wants syscall stops, else CONT. */
+int hwt_seize_resume_request(const struct hwt_seize *s);
+/* A syscall stop: the recorder's maps_change where it asks for it. */
+int hwt_seize_on_syscall(struct hwt_seize *s, pid_t tid, struct hwt_err *err);
+/* An exec stop: a thread that took over the leader's tid is gone. */
+void hwt_seize_on_exec(struct hwt_seize *s, pid_t tid);
+/* A death; true when it was the leader's (s->end is set). */
+bool hwt_seize_on_death(struct hwt_seize *s, pid_t tid, int status);
+
+/* seize_break.c */
+int hwt_seize_breaks_set(struct hwt_seize *s,
+			 const struct hwt_resume_opts *o, struct hwt_err *err);
+bool hwt_seize_is_breakpoint(const struct hwt_seize *s, uint64_t pc);
+/* Write the int3 bytes (skipping unmapped addresses). */
+void hwt_seize_breaks_insert(struct hwt_seize *s);
+/* Put the original bytes back (not after an exec replaced the image:
+ * then only forget them). */
+void hwt_seize_breaks_remove(struct hwt_seize *s, bool image_gone);
+/* Program the debug registers of a stopped thread if they changed. */
+int hwt_seize_dr_apply(struct hwt_seize *s, struct hwt_seize_thread *t,
+		       struct hwt_err *err);
+/* The watch a debug-register trap of t hit and that is reportable, or
+ * NULL; clears DR6. */
+const struct hwt_watch *hwt_seize_dr_hit(struct hwt_seize *s,
+					 struct hwt_seize_thread *t);
+void hwt_seize_dr_clear(struct hwt_seize *s, struct hwt_seize_thread *t);
+void hwt_seize_breaks_free(struct hwt_seize *s);
+
 /* Kill a program still there, reap it and close the descriptors. */
 void hwt_seize_close(struct hwt_seize *s);
 

@@ -13,7 +13,9 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$SRC/build/kernel-check}
 mkdir -p "$B"
 B=$(cd "$B" && pwd)
-TIMEOUT=${HWT_KCHECK_TIMEOUT:-300}
+TIMEOUT=${HWT_KCHECK_TIMEOUT:-480}
+# hwt-server for the GDB sessions in the guest: the build next to B.
+SERVER=${HWT_SERVER:-$(dirname "$B")/hwt-server}
 # Run from make (make check-kernel O=DIR), the caller's variables would
 # reach the builds below through MAKEFLAGS: kbuild takes O= as its own
 # output directory. Those builds are independent of the caller's.
@@ -91,7 +93,47 @@ for lib in $(ldd "$R/tests/dlopen" "$R/tests/libhwtdemo.so" |
 	cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
 done
 [ -f "$R/lib64/ld-linux-x86-64.so.2" ] || die "ldd named no dynamic loader for dlopen"
+# hwt-server, dynamic like dlopen: its libraries go in the same way. GDB
+# runs on the host (it needs Python and much more); hwt-relay joins the
+# guest's second serial port, which qemu offers the host as a TCP port,
+# to the server's socket.
+GDB_SESSIONS=0
+if command -v gdb >/dev/null && [ -x "$SERVER" ]; then
+	GDB_SESSIONS=1
+	cp "$SERVER" "$R/tests/hwt-server"
+	gcc $CFLAGS -o "$R/tests/hwt-relay" "$K/hwt-relay.c" || die "hwt-relay build failed"
+	for lib in $(ldd "$SERVER" |
+		     sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\) (0x.*/\1/p' | sort -u); do
+		[ -f "$R$lib" ] && continue
+		mkdir -p "$R${lib%/*}"
+		cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
+	done
+elif ! command -v gdb >/dev/null; then
+	echo "SKIP gdb_sessions: gdb is not installed on the host"
+else
+	echo "SKIP gdb_sessions: $SERVER is not built (make binaries)"
+fi
 gcc -static -nostdlib -DLOOP_N=5000 -o "$R/tests/loop" "$K/loop.S" || die "loop build failed"
+# hwt-server, dynamic like dlopen: its libraries go in the same way. GDB
+# runs on the host (it needs Python and much more); hwt-relay joins the
+# guest's second serial port, which qemu offers the host as a TCP port,
+# to the server's socket.
+GDB_SESSIONS=0
+if command -v gdb >/dev/null && [ -x "$SERVER" ]; then
+	GDB_SESSIONS=1
+	cp "$SERVER" "$R/tests/hwt-server"
+	gcc $CFLAGS -o "$R/tests/hwt-relay" "$K/hwt-relay.c" || die "hwt-relay build failed"
+	for lib in $(ldd "$SERVER" |
+		     sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\) (0x.*/\1/p' | sort -u); do
+		[ -f "$R$lib" ] && continue
+		mkdir -p "$R${lib%/*}"
+		cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
+	done
+elif ! command -v gdb >/dev/null; then
+	echo "SKIP gdb_sessions: gdb is not installed on the host"
+else
+	echo "SKIP gdb_sessions: $SERVER is not built (make binaries)"
+fi
 gcc -static -nostdlib -DLOOP_N=500000 -o "$R/tests/bigloop" "$K/loop.S" || die "bigloop build failed"
 cp "$B/mod/hwtrace.ko" "$R/tests/"
 cp "$BUSYBOX" "$R/bin/busybox"
@@ -100,14 +142,42 @@ chmod +x "$R/init"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1 >"$B/initrd.gz")
 
 # Boot. The guest powers off when done; a panic (oops=panic) ends qemu
-# at once (panic=-1 reboots, -no-reboot exits).
+# at once (panic=-1 reboots, -no-reboot exits). The second serial port
+# is a TCP server on the host for the GDB sessions (hwt_gdb=1 tells the
+# guest to hold them).
 LOG=$B/serial.log
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 rc=0
-timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m 512 -smp 2 \
+timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m 768 -smp 2 \
 	-nodefaults -no-reboot -display none -monitor none -serial stdio -nic none \
+	-serial "tcp:127.0.0.1:$PORT,server=on,wait=off" \
 	-kernel "$VMLINUZ" -initrd "$B/initrd.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init loglevel=4" \
-	>"$LOG" 2>&1 </dev/null || rc=$?
+	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init loglevel=4 hwt_gdb=$GDB_SESSIONS" \
+	>"$LOG" 2>&1 </dev/null &
+QEMU=$!
+# Serve each session the guest opens ("GDB SESSION name", then "GDB
+# READY" once the relay holds the port) with the same GDB script.
+served=0
+rm -f "$B"/gdb-*.out
+while kill -0 $QEMU 2>/dev/null; do
+	ready=$(tr -d '\r' <"$LOG" | awk '/^GDB SESSION [a-z]/ { name = $3 } /^GDB READY/ { print name }')
+	n=$(printf '%s\n' "$ready" | grep -c . || true)
+	if [ "$n" -gt "$served" ]; then
+		served=$((served + 1))
+		name=$(printf '%s\n' "$ready" | sed -n "${served}p")
+		timeout 300 gdb -nx -batch -ex 'set pagination off' -ex 'set confirm off' \
+			-ex "file $R/tests/recursion" -ex "target remote 127.0.0.1:$PORT" \
+			-x "$K/session.gdb" >"$B/gdb-$name.out" 2>&1 || true
+		# A serial port shows no hangup: tell hwt-relay GDB is gone.
+		python3 -c 'import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"\x04hwt-relay-end\x04")
+time.sleep(1)' "$PORT" || true
+		continue
+	fi
+	sleep 0.2
+done
+wait $QEMU || rc=$?
 tr -d '\r' <"$LOG" >"$LOG.txt"
 if [ "$rc" != 0 ] && ! grep -q "^GUEST DONE" "$LOG.txt"; then
 	grep -q "Could not\|failed to initialize" "$LOG.txt" &&
@@ -126,6 +196,12 @@ if grep -q "Oops\|BUG:\|WARNING:\|Call Trace" "$LOG.txt"; then
 	echo "FAIL guest_kernel_clean: kernel warning or oops in $LOG.txt:"
 	grep -m 20 -A 20 "Oops\|BUG:\|WARNING:" "$LOG.txt" | sed 's/^/  | /'
 	fail=$((fail + 1))
+fi
+if [ "$GDB_SESSIONS" = 1 ] && grep -q "^GUEST DONE" "$LOG.txt"; then
+	r=$(sh "$K/gdb-compare.sh" "$B" $(awk '/^GDB SESSION [a-z]/ { print $3 }' "$LOG.txt"))
+	printf '%s\n' "$r"
+	pass=$((pass + $(printf '%s\n' "$r" | grep -c "^PASS " || true)))
+	fail=$((fail + $(printf '%s\n' "$r" | grep -c "^FAIL " || true)))
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -4,7 +4,7 @@
 # `make all`. `make bench-kernel` prints the module vs ptrace rate.
 .PHONY: check-kernel bench-kernel
 
-check-kernel:
+check-kernel: $(O)/hwt-server
 	@scripts/check-kernel.sh $(O)/kernel-check
 
 bench-kernel:

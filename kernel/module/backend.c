@@ -165,6 +165,12 @@ static int mod_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	}
 	if ((rc = hwt_seize_launch(&c->seize, argv, err)) < 0)
 		goto fail;
+	/* Driven stop by stop: stopped at the first instruction, as the
+	 * API promises (else the program stays held before its execve until
+	 * run). */
+	if (opts->live_control &&
+	    (rc = hwt_seize_live_start(&c->seize, err)) < 0)
+		goto fail;
 	c->base.pid = c->seize.pid;
 	*out = &c->base;
 	return 0;
@@ -173,9 +179,11 @@ fail:
 	return rc;
 }
 
-/* Copy a thread's ring out (DRAIN until nothing is left) and convert. */
+/* Copy a thread's ring out (DRAIN until nothing is left) and convert.
+ * peek: a snapshot of a live program, the ring left as it is (a buffer of
+ * the ring's size takes it whole in one call). */
 static int drain_thread(struct mod_collector *c, struct mod_thread *t,
-			struct hwt_err *err)
+			bool peek, struct hwt_err *err)
 {
 	struct hwt_perf_buf raw = { .max = c->ring_size, .granule = 1 };
 	size_t bufsz = c->ring_size;
@@ -184,10 +192,14 @@ static int drain_thread(struct mod_collector *c, struct mod_thread *t,
 
 	if (!buf)
 		return hwt_err_set(err, ENOMEM, "out of memory");
+	/* Each drain converts the whole history anew. */
+	hwt_perf_buf_free(&t->trace.chunks);
+	memset(&t->trace, 0, sizeof(t->trace));
 	for (;;) {
 		struct hwtrace_drain d = {
 			.sz = sizeof(d), .tid = (__u32)t->tid,
 			.buf = (__u64)(uintptr_t)buf, .buf_size = bufsz,
+			.flags = peek ? HWTRACE_DRAIN_PEEK : 0,
 		};
 
 		if (ioctl(c->dev, HWTRACE_IOC_DRAIN, &d) < 0) {
@@ -201,7 +213,7 @@ static int drain_thread(struct mod_collector *c, struct mod_thread *t,
 			break;
 		}
 		if ((rc = hwt_perf_buf_append(&raw, buf, d.bytes, err)) < 0 ||
-		    !d.more || d.bytes == 0)
+		    !d.more || d.bytes == 0 || peek)
 			break;
 	}
 	free(buf);
@@ -218,18 +230,21 @@ static int drain_thread(struct mod_collector *c, struct mod_thread *t,
 	return rc;
 }
 
-/* The recording is over (process gone or held at a fault): drain every
- * ring and describe the threads. */
-static int collect_threads(struct mod_collector *c, struct hwt_err *err)
+/* The recording is over (process gone or held at a fault), or, with
+ * peek, a live program is stopped: drain every ring and describe the
+ * threads. */
+static int collect_threads(struct mod_collector *c, bool peek,
+			   struct hwt_err *err)
 {
 	int rc;
 
+	free(c->out);
 	if (!(c->out = calloc(c->nthreads ? c->nthreads : 1, sizeof(*c->out))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < c->nthreads; i++) {
 		struct mod_thread *t = &c->threads[i];
 
-		if ((rc = drain_thread(c, t, err)) < 0)
+		if ((rc = drain_thread(c, t, peek, err)) < 0)
 			return rc;
 		c->out[i] = (struct hwt_collect_thread){
 			.tid = t->tid,
@@ -260,7 +275,7 @@ static int mod_run(struct hwt_collector *base, struct hwt_err *err)
 	if (c->seize.faulted &&
 	    (rc = hwt_modset_add_maps(&c->mods, c->seize.pid, err)) < 0)
 		return rc;
-	return collect_threads(c, err);
+	return collect_threads(c, false, err);
 }
 
 static int mod_write_core(struct hwt_collector *base, const char *path,
@@ -284,7 +299,14 @@ static size_t mod_threads(struct hwt_collector *base,
 			  const struct hwt_collect_thread **threads)
 {
 	struct mod_collector *c = mod_of(base);
+	struct hwt_err why = { 0 };
 
+	/* Live and stopped: the history so far, rings left as they are. */
+	if (c->seize.live && base->state != HWT_COLLECTOR_ENDED &&
+	    collect_threads(c, true, &why) < 0) {
+		free(c->out);
+		c->out = NULL;
+	}
 	*threads = c->out;
 	return c->out ? c->nthreads : 0;
 }
@@ -298,6 +320,107 @@ static size_t mod_modules(struct hwt_collector *base,
 	return c->mods.n;
 }
 
+/* ---- live control (kernel/seize_live.c) ------------------------------ */
+
+/* A program launched without live_control is still held before its
+ * execve: bring it to its first instruction on the first live call. */
+static int ensure_live(struct mod_collector *c, struct hwt_err *err)
+{
+	return c->seize.live ? 0 : hwt_seize_live_start(&c->seize, err);
+}
+
+/* The process is gone or let go: the whole recording, drained. */
+static int mod_end(struct mod_collector *c, struct hwt_err *err)
+{
+	c->base.state = HWT_COLLECTOR_ENDED;
+	if (c->seize.reaped)
+		c->base.end = c->seize.end;
+	return collect_threads(c, false, err);
+}
+
+static int mod_resume(struct hwt_collector *base,
+		      const struct hwt_resume_opts *opts,
+		      struct hwt_collect_event *event, struct hwt_err *err)
+{
+	struct mod_collector *c = mod_of(base);
+	int rc;
+
+	if ((rc = ensure_live(c, err)) < 0)
+		return rc;
+	rc = hwt_seize_resume(&c->seize, opts, event, err);
+	if (rc == 0 && c->seize.reaped)
+		return mod_end(c, err);
+	return rc;
+}
+
+static size_t mod_live_tids(struct hwt_collector *base, pid_t *tids,
+			    size_t cap)
+{
+	return hwt_seize_live_tids(&mod_of(base)->seize, tids, cap);
+}
+
+static int mod_regset(struct hwt_collector *base, pid_t tid, int nt_type,
+		      void *buf, size_t *len, bool write, struct hwt_err *err)
+{
+	struct mod_collector *c = mod_of(base);
+	int rc;
+
+	if ((rc = ensure_live(c, err)) < 0)
+		return rc;
+	return hwt_seize_regset(&c->seize, tid, nt_type, buf, len, write,
+				err);
+}
+
+static ssize_t mod_mem_read(struct hwt_collector *base, uint64_t addr,
+			    void *buf, size_t len)
+{
+	struct mod_collector *c = mod_of(base);
+	struct hwt_err why = { 0 };
+	int rc;
+
+	if ((rc = ensure_live(c, &why)) < 0)
+		return rc;
+	return hwt_seize_mem_read(&c->seize, addr, buf, len);
+}
+
+static ssize_t mod_mem_write(struct hwt_collector *base, uint64_t addr,
+			     const void *buf, size_t len)
+{
+	struct mod_collector *c = mod_of(base);
+	struct hwt_err why = { 0 };
+	int rc;
+
+	if ((rc = ensure_live(c, &why)) < 0)
+		return rc;
+	return hwt_seize_mem_write(&c->seize, addr, buf, len);
+}
+
+/* The recording so far is drained first (the module drops a thread's
+ * data when it is detached); then the module lets the threads go (it
+ * clears its trap flag when they next run) and ptrace detaches. */
+static int mod_detach(struct hwt_collector *base, struct hwt_err *err)
+{
+	struct mod_collector *c = mod_of(base);
+	int rc;
+
+	if ((rc = ensure_live(c, err)) < 0)
+		return rc;
+	rc = mod_end(c, err);
+	for (size_t i = 0; i < c->nthreads; i++) {
+		struct hwtrace_attach at = {
+			.sz = sizeof(at), .tid = (__u32)c->threads[i].tid,
+		};
+
+		/* An exited thread's data goes too: ENOENT-like errors
+		 * leave nothing to undo. */
+		ioctl(c->dev, HWTRACE_IOC_DETACH, &at);
+	}
+	if (rc == 0)
+		return hwt_seize_detach(&c->seize, err);
+	hwt_seize_detach(&c->seize, NULL);
+	return rc;
+}
+
 const struct hwt_backend hwt_backend_module = {
 	.name = "module",
 	.available = mod_available,
@@ -308,4 +431,11 @@ const struct hwt_backend hwt_backend_module = {
 	.threads = mod_threads,
 	.modules = mod_modules,
 	.close = mod_close,
+	/* attach stays NULL: see docs/backends.md, "Live control". */
+	.resume = mod_resume,
+	.live_tids = mod_live_tids,
+	.regset = mod_regset,
+	.mem_read = mod_mem_read,
+	.mem_write = mod_mem_write,
+	.detach = mod_detach,
 };

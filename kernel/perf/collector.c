@@ -256,7 +256,18 @@ int hwt_perf_launch(const struct hwt_perf_kind *k,
 	c->attr.type = pmu.type;
 	c->aux_size = k->sideband_only ? 0 :
 		hwt_perf_aux_size_for(opts->buffer_size);
+	if (opts->live_control && opts->perf_snapshot) {
+		rc = hwt_err_set(err, EINVAL, "a flight recorder (perf "
+				 "snapshot mode) has no history to show "
+				 "between stops; drop it for live control");
+		goto fail;
+	}
 	if ((rc = hwt_seize_launch(&c->seize, argv, err)) < 0)
+		goto fail;
+	/* Driven stop by stop: stopped at the first instruction (the
+	 * first thread's event turned on at its exec). */
+	if (opts->live_control &&
+	    (rc = hwt_seize_live_start(&c->seize, err)) < 0)
 		goto fail;
 	c->base.pid = c->seize.pid;
 	*out = &c->base;
@@ -264,6 +275,37 @@ int hwt_perf_launch(const struct hwt_perf_kind *k,
 fail:
 	hwt_perf_close(&c->base);
 	return rc;
+}
+
+/* Describe every thread's trace: read so far (a live program stopped), or
+ * for the last time (last: the program is gone, held or let go). */
+static int collect_out(struct perf_collector *c, bool last,
+		       struct hwt_err *err)
+{
+	int rc;
+
+	free(c->out);
+	c->nout = 0;
+	if (!(c->out = calloc(c->nthreads ? c->nthreads : 1,
+			      sizeof(*c->out))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->nthreads; i++) {
+		struct perf_thread *t = &c->threads[i];
+
+		if (!t->done && (rc = last ? drain_last(c, t, err)
+					   : drain(c, t, err)) < 0)
+			return rc;
+		c->out[i] = (struct hwt_collect_thread){
+			.tid = t->tid,
+			.format = c->kind->format,
+			.trace = t->trace.data,
+			.trace_size = t->trace.len,
+			.lost_bytes = t->trace.dropped,
+			.exited = hwt_seize_exited(&c->seize, t->tid),
+		};
+	}
+	c->nout = c->nthreads;
+	return 0;
 }
 
 int hwt_perf_run(struct hwt_collector *base, struct hwt_err *err)
@@ -278,25 +320,7 @@ int hwt_perf_run(struct hwt_collector *base, struct hwt_err *err)
 	}
 	if (rc < 0)
 		return rc;
-	if (!(c->out = calloc(c->nthreads ? c->nthreads : 1,
-			      sizeof(*c->out))))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < c->nthreads; i++) {
-		struct perf_thread *t = &c->threads[i];
-
-		if (!t->done && (rc = drain_last(c, t, err)) < 0)
-			return rc;
-		c->out[i] = (struct hwt_collect_thread){
-			.tid = t->tid,
-			.format = c->kind->format,
-			.trace = t->trace.data,
-			.trace_size = t->trace.len,
-			.lost_bytes = t->trace.dropped,
-			.exited = hwt_seize_exited(&c->seize, t->tid),
-		};
-	}
-	c->nout = c->nthreads;
-	return 0;
+	return collect_out(c, true, err);
 }
 
 int hwt_perf_write_core(struct hwt_collector *base, const char *path,
@@ -322,7 +346,13 @@ size_t hwt_perf_threads(struct hwt_collector *base,
 			const struct hwt_collect_thread **threads)
 {
 	struct perf_collector *c = perf_of(base);
+	struct hwt_err why = { 0 };
 
+	/* Live and stopped: the trace read so far (a stopped thread is
+	 * switched out, so the hardware has flushed its trace to AUX). */
+	if (c->seize.live && base->state != HWT_COLLECTOR_ENDED &&
+	    collect_out(c, false, &why) < 0)
+		c->nout = 0;
 	*threads = c->out;
 	return c->nout;
 }
@@ -334,4 +364,86 @@ size_t hwt_perf_modules(struct hwt_collector *base,
 
 	*modules = c->mods.v;
 	return c->mods.n;
+}
+
+/* ---- live control (kernel/seize_live.c) ------------------------------ */
+
+/* Launched without live_control: still held before its execve. */
+static int ensure_live(struct perf_collector *c, struct hwt_err *err)
+{
+	return c->seize.live ? 0 : hwt_seize_live_start(&c->seize, err);
+}
+
+int hwt_perf_resume(struct hwt_collector *base,
+		    const struct hwt_resume_opts *opts,
+		    struct hwt_collect_event *event, struct hwt_err *err)
+{
+	struct perf_collector *c = perf_of(base);
+	int rc;
+
+	if ((rc = ensure_live(c, err)) < 0)
+		return rc;
+	rc = hwt_seize_resume(&c->seize, opts, event, err);
+	if (rc < 0 || !c->seize.reaped)
+		return rc;
+	c->base.state = HWT_COLLECTOR_ENDED;
+	c->base.end = c->seize.end;
+	return collect_out(c, true, err);
+}
+
+size_t hwt_perf_live_tids(struct hwt_collector *base, pid_t *tids,
+			  size_t cap)
+{
+	return hwt_seize_live_tids(&perf_of(base)->seize, tids, cap);
+}
+
+int hwt_perf_regset(struct hwt_collector *base, pid_t tid, int nt_type,
+		    void *buf, size_t *len, bool write, struct hwt_err *err)
+{
+	struct perf_collector *c = perf_of(base);
+	int rc;
+
+	if ((rc = ensure_live(c, err)) < 0)
+		return rc;
+	return hwt_seize_regset(&c->seize, tid, nt_type, buf, len, write,
+				err);
+}
+
+ssize_t hwt_perf_mem_read(struct hwt_collector *base, uint64_t addr,
+			  void *buf, size_t len)
+{
+	struct perf_collector *c = perf_of(base);
+	int rc = ensure_live(c, NULL);
+
+	return rc < 0 ? rc : hwt_seize_mem_read(&c->seize, addr, buf, len);
+}
+
+ssize_t hwt_perf_mem_write(struct hwt_collector *base, uint64_t addr,
+			   const void *buf, size_t len)
+{
+	struct perf_collector *c = perf_of(base);
+	int rc = ensure_live(c, NULL);
+
+	return rc < 0 ? rc : hwt_seize_mem_write(&c->seize, addr, buf, len);
+}
+
+/* The trace so far is read for the last time and every event closed
+ * before the threads go on untraced. */
+int hwt_perf_detach(struct hwt_collector *base, struct hwt_err *err)
+{
+	struct perf_collector *c = perf_of(base);
+	int rc;
+
+	if ((rc = ensure_live(c, err)) < 0)
+		return rc;
+	c->base.state = HWT_COLLECTOR_ENDED;
+	rc = collect_out(c, true, err);
+	for (size_t i = 0; i < c->nthreads; i++) {
+		hwt_perf_event_close(&c->threads[i].ev);
+		c->pfds[i].fd = -1;
+	}
+	if (rc == 0)
+		return hwt_seize_detach(&c->seize, err);
+	hwt_seize_detach(&c->seize, NULL);
+	return rc;
 }

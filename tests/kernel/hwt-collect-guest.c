@@ -17,6 +17,16 @@
  *                              delivers the signal
  *   nodev PROG                 without /dev/hwtrace the module backend
  *                              refuses with a clear error
+ *   live NAME PROG SYM N STEPS [WSYM]
+ *                              drive PROG under live control with each
+ *                              backend: continue N times with a
+ *                              breakpoint on function SYM, step STEPS
+ *                              times, then continue to the end, passing
+ *                              on every signal reported and, with WSYM,
+ *                              watching writes of that 4-byte variable
+ *                              throughout; every stop's event, pc and
+ *                              stopped thread's history snapshot, and
+ *                              the end, must agree
  */
 #include <elf.h>
 #include <errno.h>
@@ -28,11 +38,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hwt-collect.h"
 
 #define ASYNC_BIT (1ull << 63)   /* user addresses never have it */
+/* live: the entry starts a chunk (hwt-sw chunks mark no signal handler
+ * entry at their first pc: see seq_same_live). */
+#define START_BIT (1ull << 62)
 
 static int failures;
 
@@ -93,7 +108,7 @@ static int push(struct seq *s, uint64_t v)
 
 /* Decode a thread's hwt-sw chunks into s. */
 static int decode(const struct hwt_collect_thread *t, struct seq *s,
-		  char *why, size_t whysz)
+		  bool mark_starts, char *why, size_t whysz)
 {
 	size_t off = 0;
 
@@ -126,7 +141,7 @@ static int decode(const struct hwt_collect_thread *t, struct seq *s,
 		}
 		hwt_sw_reader_init(&r, t->trace + off + HWT_SW_CHUNK_HDR_SIZE,
 				   h.payload_size, h.first_pc);
-		if (push(s, h.first_pc) < 0)
+		if (push(s, h.first_pc | (mark_starts ? START_BIT : 0)) < 0)
 			return -1;
 		while ((rc = hwt_sw_reader_next(&r, &async, &err)) ==
 		       HWT_SW_NEXT) {
@@ -209,7 +224,7 @@ static bool record(const char *backend, char **argv, bool fault,
 	if (!(r->threads = calloc(n ? n : 1, sizeof(*r->threads))))
 		goto out;
 	for (size_t i = 0; i < n; i++, r->nthreads++)
-		if (decode(&th[i], &r->threads[i], r->why,
+		if (decode(&th[i], &r->threads[i], false, r->why,
 			   sizeof(r->why)) < 0)
 			goto out;
 	n = hwt_collect_modules(c, &mods);
@@ -405,7 +420,7 @@ static const char *chosen(const struct hwt_collect_opts *opts, char **argv,
 
 /* Which backend records without a name: want by default (the first
  * available in order of preference), ptrace when live control is asked
- * for, and the module backend refuses live control by name. */
+ * for, and the module backend gives live control when named. */
 static int cmd_choice(const char *name, const char *want, char **argv)
 {
 	struct hwt_collect_opts opts = { .sz = sizeof(opts) };
@@ -434,11 +449,315 @@ static int cmd_choice(const char *name, const char *want, char **argv)
 	opts.backend = "module";
 	got = chosen(&opts, argv, &err);
 	rc = err.code;
-	if (!got && rc == EOPNOTSUPP && strstr(err.msg, "module backend"))
-		pass("collect_module_refuses_live", err.msg);
+	if (got && !strcmp(got, "module"))
+		pass("collect_module_live_by_name", got);
 	else
-		fail("collect_module_refuses_live", "chose %s (%d: %s)",
+		fail("collect_module_live_by_name", "chose %s (%d: %s)",
 		     got ? got : "none", rc, err.msg);
+	return failures != 0;
+}
+
+/* ---- live control ------------------------------------------------------ */
+
+/* A symbol's value in PROG's .symtab, read with <elf.h>; 0 if none. */
+static uint64_t elf_symbol(const char *path, const char *name, bool *pie)
+{
+	struct stat st;
+	const uint8_t *f;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh;
+	uint64_t v = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(*eh)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	f = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED)
+		return 0;
+	eh = (const Elf64_Ehdr *)f;
+	*pie = eh->e_type == ET_DYN;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || !eh->e_shoff ||
+	    eh->e_shentsize != sizeof(*sh) ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) >
+	    (uint64_t)st.st_size)
+		goto out;
+	sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum && !v; i++) {
+		const Elf64_Shdr *strs;
+		const Elf64_Sym *sym;
+
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
+			continue;
+		strs = &sh[sh[i].sh_link];
+		if (sh[i].sh_offset + sh[i].sh_size > (uint64_t)st.st_size ||
+		    strs->sh_offset + strs->sh_size > (uint64_t)st.st_size)
+			continue;
+		sym = (const Elf64_Sym *)(f + sh[i].sh_offset);
+		for (size_t j = 0; j < sh[i].sh_size / sizeof(*sym); j++) {
+			const char *nm = (const char *)f + strs->sh_offset +
+					 sym[j].st_name;
+			size_t max = sym[j].st_name < strs->sh_size ?
+				     strs->sh_size - sym[j].st_name : 0;
+
+			/* Names are NUL-terminated within the table. */
+			if (sym[j].st_value && strnlen(nm, max) < max &&
+			    !strcmp(nm, name)) {
+				v = sym[j].st_value;
+				break;
+			}
+		}
+	}
+out:
+	munmap((void *)f, (size_t)st.st_size);
+	return v;
+}
+
+/* Where PIE program prog is loaded: its mapping of file offset 0. */
+static uint64_t load_bias(pid_t pid, const char *prog)
+{
+	char maps[64], line[PATH_MAX + 128], file[PATH_MAX];
+	unsigned long long lo, off;
+	uint64_t bias = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(maps, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %4095s", &lo, &off,
+			   file) == 3 && off == 0 && !strcmp(file, prog)) {
+			bias = lo;
+			break;
+		}
+	fclose(f);
+	return bias;
+}
+
+#define MAX_STOPS 32
+
+/* One stop of a live session: the event, and the history snapshot of the
+ * thread it is about. */
+struct stop {
+	struct hwt_collect_event ev;
+	struct seq hist;
+	bool first_thread;        /* about the program's initial thread */
+};
+
+struct live_run {
+	struct stop stops[MAX_STOPS];
+	size_t n;
+	char why[600];
+};
+
+static int live_resume(struct hwt_collector *c, enum hwt_resume_kind kind,
+		       int sig, const uint64_t *bp, const struct hwt_watch *w,
+		       struct live_run *r, struct hwt_err *err)
+{
+	struct hwt_resume_action a = { .kind = kind, .signal = sig };
+	struct hwt_resume_opts o = {
+		.sz = sizeof(o), .actions = &a, .nactions = 1,
+		.breakpoints = bp, .nbreakpoints = bp ? 1 : 0,
+		.watches = w, .nwatches = w ? 1 : 0, .interrupt_fd = -1,
+	};
+	struct stop *st = &r->stops[r->n];
+	const struct hwt_collect_thread *th;
+	size_t n;
+	int rc;
+
+	if (r->n == MAX_STOPS)
+		return hwt_err_set(err, E2BIG, "more than %d stops", MAX_STOPS);
+	if ((rc = hwt_collect_resume(c, &o, &st->ev, err)) < 0)
+		return rc;
+	r->n++;
+	printf("INFO live %s stop %zu: event %d tid %d pc 0x%llx signal %d\n",
+	       hwt_collect_backend_name(c), r->n, st->ev.kind,
+	       (int)st->ev.tid, (unsigned long long)st->ev.pc, st->ev.signal);
+	if (st->ev.kind == HWT_EVENT_EXITED || st->ev.kind == HWT_EVENT_KILLED)
+		return 0;
+	n = hwt_collect_threads(c, &th);
+	for (size_t i = 0; i < n; i++)
+		if (th[i].tid == st->ev.tid) {
+			st->first_thread = i == 0;
+			if (decode(&th[i], &st->hist, true, r->why,
+				   sizeof(r->why)) < 0)
+				return hwt_err_set(err, EPROTO, "%s", r->why);
+		}
+	return 0;
+}
+
+/* Histories of one stop agree: the same addresses, and the same handler
+ * entries except where the module's history starts a chunk there. Each
+ * snapshot drain closes the module's open block, so a handler entered
+ * right after a stop starts a block, and a plain hwt-sw chunk cannot mark
+ * its first pc asynchronous (HWT_SW_CHUNK_ASYNC exists only for branch
+ * chunks); such entries are counted in *lost. */
+static bool seq_same_live(const struct seq *p, const struct seq *m,
+			  size_t *diff, size_t *lost)
+{
+	const uint64_t bits = ASYNC_BIT | START_BIT;
+
+	for (*diff = 0; *diff < p->n && *diff < m->n; ++*diff) {
+		uint64_t a = p->pc[*diff], b = m->pc[*diff];
+
+		if ((a & ~bits) != (b & ~bits))
+			return false;
+		if ((a & ASYNC_BIT) == (b & ASYNC_BIT))
+			continue;
+		if (!(b & START_BIT) || (b & ASYNC_BIT))
+			return false;
+		++*lost;
+	}
+	return p->n == m->n;
+}
+
+static int last_signal(const struct live_run *r)
+{
+	const struct hwt_collect_event *ev = r->n ? &r->stops[r->n - 1].ev
+						  : NULL;
+
+	return ev && ev->kind == HWT_EVENT_SIGNAL ? ev->signal : 0;
+}
+
+static bool live_session(const char *backend, char **argv, const char *sym,
+			 int ncont, int nsteps, const char *wsym,
+			 struct live_run *r)
+{
+	struct hwt_collect_opts opts = { .sz = sizeof(opts),
+					 .backend = backend,
+					 .live_control = true };
+	struct hwt_collector *c = NULL;
+	struct hwt_err err = { 0 };
+	struct hwt_watch w = { .len = 4, .kind = HWT_WATCH_WRITE };
+	const struct hwt_watch *wp;
+	char prog[PATH_MAX];
+	uint64_t bp, bias = 0;
+	bool pie = false, ok = false;
+	int rc = 0;
+
+	if (!realpath(argv[0], prog) || !(bp = elf_symbol(prog, sym, &pie)) ||
+	    (wsym && !(w.addr = elf_symbol(prog, wsym, &pie)))) {
+		snprintf(r->why, sizeof(r->why), "no symbol %s%s%s in %s", sym,
+			 wsym ? " or " : "", wsym ? wsym : "", argv[0]);
+		return false;
+	}
+	feed_stdin();
+	if (hwt_collect_launch(&opts, argv, &c, &err) < 0) {
+		snprintf(r->why, sizeof(r->why), "launch: %s", err.msg);
+		return false;
+	}
+	if (pie)
+		bias = load_bias(hwt_collect_pid(c), prog);
+	bp += bias;
+	w.addr += wsym ? bias : 0;
+	wp = wsym ? &w : NULL;
+	/* A signal reported is passed on by the next resume. */
+	for (int i = 0; rc == 0 && i < ncont; i++)
+		rc = live_resume(c, HWT_RESUME_CONT, last_signal(r), &bp, wp, r,
+				 &err);
+	for (int i = 0; rc == 0 && i < nsteps; i++)
+		rc = live_resume(c, HWT_RESUME_STEP, last_signal(r), &bp, wp, r,
+				 &err);
+	while (rc == 0 && r->n < MAX_STOPS &&
+	       r->stops[r->n - 1].ev.kind != HWT_EVENT_EXITED &&
+	       r->stops[r->n - 1].ev.kind != HWT_EVENT_KILLED)
+		rc = live_resume(c, HWT_RESUME_CONT, last_signal(r), NULL, wp,
+				 r, &err);
+	if (rc < 0)
+		snprintf(r->why, sizeof(r->why), "resume %zu: %s", r->n,
+			 err.msg);
+	else
+		ok = true;
+	hwt_collect_close(c);
+	return ok;
+}
+
+static void free_live(struct live_run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->stops[i].hist.pc);
+}
+
+static int cmd_live(char **argv)
+{
+	const char *name = argv[0], *sym = argv[2], *wsym = argv[5];
+	int ncont = atoi(argv[3]), nsteps = atoi(argv[4]);
+
+	/* A session that never stops again kills this tool (a failure the
+	 * init script reports) instead of the whole guest run. */
+	alarm(120);
+	char *prog_argv[] = { argv[1], NULL };
+	struct live_run p = { .n = 0 }, m = { .n = 0 };
+	char test[160];
+	size_t i, k, lost = 0;
+
+	snprintf(test, sizeof(test), "collect_live_%s", name);
+	if (!live_session("ptrace", prog_argv, sym, ncont, nsteps, wsym, &p) ||
+	    !live_session("module", prog_argv, sym, ncont, nsteps, wsym,
+			  &m)) {
+		fail(test, "%s backend: %s", p.why[0] ? "ptrace" : "module",
+		     p.why[0] ? p.why : m.why);
+		goto out;
+	}
+	for (i = 0; i < p.n && i < m.n; i++) {
+		const struct stop *a = &p.stops[i], *b = &m.stops[i];
+
+		if (a->ev.kind != b->ev.kind || a->ev.pc != b->ev.pc ||
+		    a->ev.signal != b->ev.signal ||
+		    a->ev.status != b->ev.status ||
+		    a->ev.data_addr != b->ev.data_addr ||
+		    a->first_thread != b->first_thread)
+			break;
+		if (!seq_same_live(&a->hist, &b->hist, &k, &lost)) {
+			fail(test, "stop %zu (event %d at 0x%llx): histories "
+			     "differ: ptrace %zu instructions, module %zu, "
+			     "first difference at %zu (0x%llx vs 0x%llx; bit "
+			     "63: a signal handler's entry)", i, a->ev.kind,
+			     (unsigned long long)a->ev.pc, a->hist.n,
+			     b->hist.n, k, k < a->hist.n ?
+			     (unsigned long long)a->hist.pc[k] : 0ull,
+			     k < b->hist.n ? (unsigned long long)
+			     (b->hist.pc[k] & ~START_BIT) : 0ull);
+			goto out;
+		}
+	}
+	if (i < p.n || i < m.n) {
+		const struct hwt_collect_event *a = i < p.n ? &p.stops[i].ev
+							    : NULL;
+		const struct hwt_collect_event *b = i < m.n ? &m.stops[i].ev
+							    : NULL;
+
+		fail(test, "stop %zu: ptrace event %d pc 0x%llx sig %d, "
+		     "module event %d pc 0x%llx sig %d (%zu and %zu stops)", i,
+		     a ? (int)a->kind : -1, a ? (unsigned long long)a->pc : 0ull,
+		     a ? a->signal : 0, b ? (int)b->kind : -1,
+		     b ? (unsigned long long)b->pc : 0ull, b ? b->signal : 0,
+		     p.n, m.n);
+		goto out;
+	}
+	{
+		/* The events, one letter each, for the log. */
+		static const char letter[] = "SBWGITCXK";
+		char kinds[MAX_STOPS + 1] = "";
+
+		for (i = 0; i < p.n; i++) {
+			unsigned kind = (unsigned)p.stops[i].ev.kind;
+
+			kinds[i] = kind < sizeof(letter) - 1 ? letter[kind] : '?';
+		}
+		kinds[p.n] = '\0';
+		snprintf(test + strlen(test), sizeof(test) - strlen(test),
+			 ": %zu stops (%s), last history %zu instructions, "
+			 "%zu handler marks at chunk starts", p.n, kinds,
+			 p.n > 1 ? p.stops[p.n - 2].hist.n : 0, lost);
+	}
+	printf("PASS %s\n", test);
+out:
+	free_live(&p);
+	free_live(&m);
 	return failures != 0;
 }
 
@@ -463,8 +782,10 @@ int main(int argc, char **argv)
 		return cmd_nodev(argv + 2);
 	if (argc >= 5 && !strcmp(argv[1], "choice"))
 		return cmd_choice(argv[2], argv[3], argv + 4);
+	if ((argc == 7 || argc == 8) && !strcmp(argv[1], "live"))
+		return cmd_live(argv + 2);
 	fprintf(stderr, "usage: hwt-collect-guest compare [-l LIB] NAME PROG "
 		"[ARGS] | fault NAME PROG [ARGS] | nodev PROG | choice NAME "
-		"BACKEND PROG\n");
+		"BACKEND PROG | live NAME PROG SYM N STEPS [WSYM]\n");
 	return 2;
 }

@@ -1,0 +1,262 @@
+/* seize_break.c - breakpoints and watchpoints of a seized program under
+ * live control (seize.h).
+ *
+ * The program is not stepped, so a breakpoint must stop it by itself: an
+ * int3 byte written over the instruction's first byte while the threads
+ * run, and the original byte put back at every stop, so memory reads and
+ * writes between resumes see and change the program's own code. A thread
+ * resumed from a breakpoint address is stepped over it first, with the
+ * byte out (seize_live.c).
+ *
+ * Watches use the x86 debug registers DR0-DR3 of every thread (at most
+ * four in all): WRITE breaks on writes (R/W 01), READ and ACCESS on reads
+ * or writes (11, x86 cannot watch reads alone), so a READ watch reports
+ * an access only when the watched bytes kept their value. Unlike the
+ * ptrace backend's exact compare, a WRITE watch reports every write, one
+ * that stores the same value included; accesses by system calls are not
+ * seen either way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include "seize.h"
+
+#define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])
+#define INT3 0xcc
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_bp(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct hwt_seize_bp *)a)->addr,
+		       &((const struct hwt_seize_bp *)b)->addr);
+}
+
+static int mem_open(const struct hwt_seize *s, bool write)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)s->pid);
+	return open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+}
+
+static bool read_value(const struct hwt_seize *s, const struct hwt_watch *w,
+		       uint64_t *v)
+{
+	int fd = mem_open(s, false);
+	bool ok;
+
+	*v = 0;
+	if (fd < 0)
+		return false;
+	ok = pread(fd, v, w->len, (off_t)w->addr) == (ssize_t)w->len;
+	close(fd);
+	return ok;
+}
+
+static unsigned long len_bits(uint32_t len)
+{
+	switch (len) {
+	case 1: return 0;
+	case 2: return 1;
+	case 8: return 2;
+	default: return 3;   /* 4 */
+	}
+}
+
+static int set_watches(struct hwt_seize *s, const struct hwt_resume_opts *o,
+		       struct hwt_err *err)
+{
+	struct hwt_seize_breaks *b = &s->brk;
+	uint64_t addr[HWT_SEIZE_DR_SLOTS] = { 0 };
+	unsigned long dr7 = 0;
+
+	if (o->nwatches > HWT_SEIZE_DR_SLOTS)
+		return hwt_err_set(err, ENOSPC, "%zu watchpoints; this backend "
+				   "watches with the %u x86 debug registers "
+				   "(the ptrace backend has any number of "
+				   "write watchpoints)", o->nwatches,
+				   HWT_SEIZE_DR_SLOTS);
+	for (size_t i = 0; i < o->nwatches; i++) {
+		const struct hwt_watch *w = &o->watches[i];
+		unsigned long rw = w->kind == HWT_WATCH_WRITE ? 1ul : 3ul;
+
+		if (!read_value(s, w, &b->value[i]))
+			return hwt_err_set(err, EFAULT, "cannot watch 0x%llx: "
+					   "the address is not mapped",
+					   (unsigned long long)w->addr);
+		addr[i] = w->addr;
+		b->watch[i] = *w;
+		/* Enable locally; break on rw, length. */
+		dr7 |= 1ul << (2 * i);
+		dr7 |= (rw | len_bits(w->len) << 2) << (16 + 4 * i);
+	}
+	if (dr7 != b->dr7 || memcmp(addr, b->dr_addr, sizeof(addr))) {
+		memcpy(b->dr_addr, addr, sizeof(addr));
+		b->dr7 = dr7;
+		b->dr_gen++;
+	}
+	b->nwatch = o->nwatches;
+	return 0;
+}
+
+int hwt_seize_breaks_set(struct hwt_seize *s,
+			 const struct hwt_resume_opts *o, struct hwt_err *err)
+{
+	struct hwt_seize_breaks *b = &s->brk;
+	size_t n = 0;
+
+	free(b->bp);
+	b->bp = NULL;
+	b->nbp = 0;
+	if (o->nbreakpoints) {
+		b->bp = calloc(o->nbreakpoints, sizeof(*b->bp));
+		if (!b->bp)
+			return hwt_err_set(err, ENOMEM, "out of memory for "
+					   "breakpoints");
+		for (size_t i = 0; i < o->nbreakpoints; i++)
+			b->bp[i].addr = o->breakpoints[i];
+		qsort(b->bp, o->nbreakpoints, sizeof(*b->bp), cmp_bp);
+		for (size_t i = 0; i < o->nbreakpoints; i++)
+			if (!n || b->bp[n - 1].addr != b->bp[i].addr)
+				b->bp[n++] = b->bp[i];
+		b->nbp = n;
+	}
+	return set_watches(s, o, err);
+}
+
+bool hwt_seize_is_breakpoint(const struct hwt_seize *s, uint64_t pc)
+{
+	struct hwt_seize_bp key = { .addr = pc };
+
+	return s->brk.nbp &&
+	       bsearch(&key, s->brk.bp, s->brk.nbp, sizeof(key), cmp_bp);
+}
+
+/* One byte into the program's memory; fails (short) only where the page
+ * is unmapped, which leaves nothing there to insert or restore. */
+static ssize_t poke(int fd, uint64_t addr, uint8_t b)
+{
+	return pwrite(fd, &b, 1, (off_t)addr);
+}
+
+void hwt_seize_breaks_insert(struct hwt_seize *s)
+{
+	int fd;
+
+	if (!s->brk.nbp || (fd = mem_open(s, true)) < 0)
+		return;
+	for (size_t i = 0; i < s->brk.nbp; i++) {
+		struct hwt_seize_bp *bp = &s->brk.bp[i];
+
+		/* Unmapped now: no thread can get there before a stop. */
+		if (bp->inserted ||
+		    pread(fd, &bp->orig, 1, (off_t)bp->addr) != 1 ||
+		    poke(fd, bp->addr, INT3) != 1)
+			continue;
+		bp->inserted = true;
+	}
+	close(fd);
+}
+
+void hwt_seize_breaks_remove(struct hwt_seize *s, bool image_gone)
+{
+	int fd = image_gone ? -1 : mem_open(s, true);
+
+	for (size_t i = 0; i < s->brk.nbp; i++) {
+		struct hwt_seize_bp *bp = &s->brk.bp[i];
+
+		if (bp->inserted && fd >= 0)
+			poke(fd, bp->addr, bp->orig);
+		bp->inserted = false;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+int hwt_seize_dr_apply(struct hwt_seize *s, struct hwt_seize_thread *t,
+		       struct hwt_err *err)
+{
+	struct hwt_seize_breaks *b = &s->brk;
+
+	if (t->dr_gen == b->dr_gen)
+		return 0;
+	/* Disable first: no slot may be live with a stale address. */
+	if (ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(7), 0) < 0)
+		goto fail;
+	for (unsigned i = 0; i < HWT_SEIZE_DR_SLOTS && b->dr7; i++)
+		if (ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(i),
+			   (void *)(uintptr_t)b->dr_addr[i]) < 0)
+			goto fail;
+	if (b->dr7 && ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(7),
+			     (void *)b->dr7) < 0)
+		goto fail;
+	t->dr_gen = b->dr_gen;
+	return 0;
+fail:
+	if (errno == ESRCH)
+		return 0;   /* the thread died: its death is reported */
+	return hwt_err_set(err, EOPNOTSUPP, "cannot set debug registers of "
+			   "thread %d (%s): watchpoints are unavailable here",
+			   (int)t->tid, strerror(errno));
+}
+
+const struct hwt_watch *hwt_seize_dr_hit(struct hwt_seize *s,
+					 struct hwt_seize_thread *t)
+{
+	struct hwt_seize_breaks *b = &s->brk;
+	long dr6;
+
+	if (!b->nwatch)
+		return NULL;
+	errno = 0;
+	dr6 = ptrace(PTRACE_PEEKUSER, t->tid, DR_OFFSET(6), 0);
+	if (errno || !(dr6 & ((1l << b->nwatch) - 1)))
+		return NULL;
+	ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(6), 0);
+	for (size_t i = 0; i < b->nwatch; i++) {
+		uint64_t v;
+		bool same;
+
+		if (!(dr6 & (1l << i)))
+			continue;
+		if (b->watch[i].kind != HWT_WATCH_READ)
+			return &b->watch[i];
+		/* A read watch fires on writes too: report only when the
+		 * bytes kept their value. */
+		if (!read_value(s, &b->watch[i], &v))
+			return NULL;
+		same = v == b->value[i];
+		b->value[i] = v;
+		if (same)
+			return &b->watch[i];
+	}
+	return NULL;
+}
+
+void hwt_seize_dr_clear(struct hwt_seize *s, struct hwt_seize_thread *t)
+{
+	/* Set as of a generation: DR7 may enable slots. */
+	if (t->dr_gen)
+		ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(7), 0);
+	t->dr_gen = 0;
+}
+
+void hwt_seize_breaks_free(struct hwt_seize *s)
+{
+	free(s->brk.bp);
+	s->brk.bp = NULL;
+	s->brk.nbp = 0;
+}

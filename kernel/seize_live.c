@@ -1,0 +1,821 @@
+/* seize_live.c - stop-by-stop control of a seized program (seize.h), the
+ * semantics of hwt_collect_resume (hwt-collect.h) for the recorders that
+ * do not step: threads run freely with PTRACE_CONT (PTRACE_SYSCALL when
+ * the recorder wants syscall stops) while the recorder records, and step
+ * with PTRACE_SINGLESTEP when asked to.
+ *
+ * A resume runs in two phases. Threads to move whose pc is a breakpoint
+ * are first stepped over it alone, the int3 bytes out of the code
+ * (seize_break.c); a STEP action is complete there. Then the int3 bytes
+ * go in, the debug registers of every thread are set, and the threads
+ * move until the first event, which is queued on its thread; every other
+ * thread is then brought to a stop with PTRACE_INTERRUPT, events found
+ * meanwhile are queued on their threads too, the int3 bytes come out and
+ * the first event is returned. Queued events are returned by later
+ * resumes before anything runs again.
+ *
+ * An interrupt asked for while a thread already sat at another stop is
+ * still owed: its PTRACE_EVENT_STOP comes when the thread is let go,
+ * before it executes anything, and is then passed over. A thread at an
+ * int3 has executed it (the pc is one past the breakpoint): the pc is put
+ * back on the breakpoint, so the stop looks like one before the
+ * instruction, as with the ptrace backend. hwtrace.ko records the pc
+ * after each trapped instruction, so its history ends at the breakpoint
+ * address too and records the instruction once when it is re-executed.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "seize.h"
+
+#define SYSCALL_STOP (SIGTRAP | 0x80)     /* with PTRACE_O_TRACESYSGOOD */
+#define POLL_MIN_MS 1
+#define POLL_MAX_MS 16
+
+#ifndef TRAP_HWBKPT
+#define TRAP_HWBKPT 4
+#endif
+
+/* The loop's verdicts. */
+enum { GOING = 0, ENDED = 1 };
+
+static bool alive(const struct hwt_seize_thread *t)
+{
+	return !t->gone;
+}
+
+static bool running(const struct hwt_seize_thread *t)
+{
+	return !t->gone && !t->stopped;
+}
+
+static int read_pc(pid_t tid, uint64_t *pc)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
+		return -errno;
+	*pc = r.rip;
+	return 0;
+}
+
+static size_t index_of(const struct hwt_seize *s,
+		       const struct hwt_seize_thread *t)
+{
+	return (size_t)(t - s->threads);
+}
+
+/* Queue an event on t unless it holds one already (the first one wins;
+ * a thread's death replaces whatever it held). */
+static void queue_event(struct hwt_seize *s, struct hwt_seize_thread *t,
+			enum hwt_event_kind kind, int sig)
+{
+	if (t->has_event && kind != HWT_EVENT_THREAD_EXITED)
+		return;
+	memset(&t->event, 0, sizeof(t->event));
+	t->event.kind = kind;
+	t->event.tid = t->tid;
+	t->event.signal = sig;
+	t->has_event = true;
+	if (!s->stopping && !s->first_idx)
+		s->first_idx = index_of(s, t) + 1;
+}
+
+/* Let a stopped thread go on with its action (a step still owed is
+ * taken again). */
+static int go_on(struct hwt_seize *s, struct hwt_seize_thread *t, int sig,
+		 struct hwt_err *err)
+{
+	int req = t->stepping ? PTRACE_SINGLESTEP : hwt_seize_resume_request(s);
+
+	t->stopped = false;
+	t->sig_stop = false;
+	/* ESRCH: killed meanwhile; its death is reported later. */
+	if (ptrace(req, t->tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
+		return hwt_err_set(err, errno, "resuming thread %d of %s: %s",
+				   (int)t->tid, s->prog, strerror(errno));
+	return 0;
+}
+
+/* Hold t stopped, or let it go when nothing asks to stop it. */
+static int hold_or_go(struct hwt_seize *s, struct hwt_seize_thread *t,
+		      struct hwt_err *err)
+{
+	if (s->stopping || t->has_event || t->kind == HWT_RESUME_STOP)
+		return 0;
+	return go_on(s, t, 0, err);
+}
+
+/* ---- stops ------------------------------------------------------------- */
+
+/* A live thread's first stop (before its first instruction). */
+static int first_stop(struct hwt_seize *s, struct hwt_seize_thread *t,
+		      struct hwt_err *err)
+{
+	t->born = false;
+	t->stopped = true;
+	/* A new thread has no debug registers of its own yet. */
+	hwt_seize_dr_apply(s, t, NULL);
+	if (t->announce) {
+		t->announce = false;
+		queue_event(s, t, HWT_EVENT_THREAD_CREATED, 0);
+		return 0;
+	}
+	return hold_or_go(s, t, err);
+}
+
+/* PTRACE_EVENT_CLONE: the recorder attaches the new thread before it runs;
+ * it gets the action of threads born now. */
+static int on_clone(struct hwt_seize *s, struct hwt_seize_thread *parent,
+		    struct hwt_err *err)
+{
+	pid_t ptid = parent->tid, child;
+	struct hwt_seize_thread *t;
+	unsigned long msg;
+	int rc;
+
+	if (ptrace(PTRACE_GETEVENTMSG, ptid, 0, &msg) < 0)
+		return hwt_err_set(err, errno, "reading a new thread's id: %s",
+				   strerror(errno));
+	child = (pid_t)msg;
+	if (!(t = hwt_seize_find(s, child))) {
+		if (!(t = hwt_seize_add(s, child, err)))
+			return -ENOMEM;
+		t->born = true;
+	}
+	if ((rc = s->ops->attach(s->ctx, child, false, err)) < 0)
+		return rc;
+	/* add() may have moved the array. */
+	t = hwt_seize_find(s, child);
+	t->attached = true;
+	t->kind = s->new_kind;
+	t->announce = s->report_created;
+	if (t->born && t->stopped && (rc = first_stop(s, t, err)) < 0)
+		return rc;
+	return hold_or_go(s, hwt_seize_find(s, ptid), err);
+}
+
+/* PTRACE_EVENT_STOP with SIGTRAP: a new thread's first stop, an interrupt
+ * asked for now, or one owed from an earlier resume. */
+static int on_event_stop(struct hwt_seize *s, pid_t tid,
+			 struct hwt_err *err)
+{
+	struct hwt_seize_thread *t = hwt_seize_find(s, tid);
+	bool trap = false;
+
+	if (!t) {
+		/* Its creator's clone stop is still to come. */
+		if (!(t = hwt_seize_add(s, tid, err)))
+			return -ENOMEM;
+		t->born = true;
+		t->stopped = true;
+		return 0;
+	}
+	t->stopped = true;
+	if (t->born)
+		return t->attached ? first_stop(s, t, err) : 0;
+	t->interrupt_pending = false;
+	/* A step that completed before the interrupt: collect its trap,
+	 * which comes before the thread executes anything more. */
+	if (s->stopping && t->stepping) {
+		if (hwt_proc_sig_pending(tid, SIGTRAP, &trap, NULL) == 0 &&
+		    trap)
+			return go_on(s, t, 0, err);
+		t->stepping = false;
+		return 0;
+	}
+	return hold_or_go(s, t, err);
+}
+
+/* A SIGTRAP this layer caused: a breakpoint, a watch, a step. True when
+ * it was one (handled), false for the program's own. */
+static bool own_trap(struct hwt_seize *s, struct hwt_seize_thread *t,
+		     const siginfo_t *si, struct hwt_err *err, int *rc)
+{
+	const struct hwt_watch *w = hwt_seize_dr_hit(s, t);
+	struct user_regs_struct r;
+
+	*rc = 0;
+	if (w) {
+		t->stepping = false;
+		queue_event(s, t, HWT_EVENT_WATCHPOINT, 0);
+		if (t->event.kind == HWT_EVENT_WATCHPOINT) {
+			t->event.data_addr = w->addr;
+			t->event.watch_kind = w->kind;
+		}
+		return true;
+	}
+	if (si->si_code == SI_KERNEL &&
+	    ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 &&
+	    hwt_seize_is_breakpoint(s, r.rip - 1)) {
+		/* Back before the breakpoint, as if not yet executed. */
+		r.rip--;
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0) {
+			*rc = hwt_err_set(err, errno, "moving thread %d back "
+					  "to its breakpoint: %s",
+					  (int)t->tid, strerror(errno));
+			return true;
+		}
+		t->stepping = false;
+		queue_event(s, t, HWT_EVENT_BREAKPOINT, 0);
+		return true;
+	}
+	if (t->stepping && si->si_code != SI_USER && si->si_code != SI_TKILL) {
+		t->stepping = false;
+		if (t->kind == HWT_RESUME_STEP)
+			queue_event(s, t, HWT_EVENT_STEPPED, 0);
+		return true;   /* a step over a breakpoint stays stopped */
+	}
+	if (si->si_code == TRAP_HWBKPT) {
+		/* A read watch whose bytes changed: not reported. */
+		*rc = hold_or_go(s, t, err);
+		return true;
+	}
+	return false;
+}
+
+static int on_signal(struct hwt_seize *s, struct hwt_seize_thread *t,
+		     int sig, struct hwt_err *err)
+{
+	siginfo_t si;
+	int rc;
+
+	t->stopped = true;
+	t->sig_stop = true;
+	memset(&si, 0, sizeof(si));
+	ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si);
+	if (sig == SIGTRAP && own_trap(s, t, &si, err, &rc))
+		return rc;
+	/* The signal a resume passed to a thread at a stop that cannot
+	 * inject one (see start): delivered now, as it was decided. */
+	if (sig == t->forward_signal && !s->stopping) {
+		t->forward_signal = 0;
+		return go_on(s, t, sig, err);
+	}
+	queue_event(s, t, HWT_EVENT_SIGNAL, sig);
+	return 0;
+}
+
+static int on_stop(struct hwt_seize *s, pid_t tid, int status,
+		   struct hwt_err *err)
+{
+	struct hwt_seize_thread *t = hwt_seize_find(s, tid);
+	int event = status >> 16, sig = WSTOPSIG(status), rc;
+
+	if (event == PTRACE_EVENT_STOP && sig == SIGTRAP)
+		return on_event_stop(s, tid, err);
+	if (!t)
+		return 0;   /* not ours to follow: left stopped */
+	t->stopped = true;
+	t->sig_stop = false;
+	switch (event) {
+	case PTRACE_EVENT_CLONE:
+		return on_clone(s, t, err);
+	case PTRACE_EVENT_EXEC:
+		/* The old image and its int3 bytes are gone. */
+		hwt_seize_breaks_remove(s, true);
+		hwt_seize_on_exec(s, tid);
+		if (s->ops->exec && (rc = s->ops->exec(s->ctx, tid, err)) < 0)
+			return rc;
+		if (!s->stopping)
+			hwt_seize_breaks_insert(s);
+		return hold_or_go(s, hwt_seize_find(s, tid), err);
+	case PTRACE_EVENT_EXIT:
+		if (s->ops->exiting && t->attached &&
+		    (rc = s->ops->exiting(s->ctx, tid, err)) < 0)
+			return rc;
+		/* It runs no more user code: nothing to hold it for. */
+		return s->stopping ? 0 : go_on(s, t, 0, err);
+	case PTRACE_EVENT_STOP:
+		/* A group-stop: keep the program's own stop semantics, but
+		 * it is a stop when every thread is being stopped. */
+		if (s->stopping)
+			return 0;
+		t->stopped = false;
+		ptrace(PTRACE_LISTEN, tid, 0, 0);
+		return 0;
+	case 0:
+		break;
+	default:
+		return hold_or_go(s, t, err);
+	}
+	if (sig == SYSCALL_STOP) {
+		if ((rc = hwt_seize_on_syscall(s, tid, err)) < 0)
+			return rc;
+		return hold_or_go(s, hwt_seize_find(s, tid), err);
+	}
+	return on_signal(s, t, sig, err);
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static bool any_running(const struct hwt_seize *s)
+{
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (running(&s->threads[i]))
+			return true;
+	return false;
+}
+
+/* The thread an interrupt is reported on: the last one reported, else
+ * the first alive. */
+static struct hwt_seize_thread *interrupt_thread(struct hwt_seize *s)
+{
+	struct hwt_seize_thread *t = hwt_seize_find(s, s->last_tid);
+
+	for (size_t i = 0; !t && i < s->nthreads; i++)
+		if (alive(&s->threads[i]))
+			t = &s->threads[i];
+	return t;
+}
+
+/* Wait for the next stop; with interrupt_fd or recorder descriptors,
+ * poll them between non-blocking waits. Returns the tid, 0 after serving
+ * descriptors (or an interrupt), or a negative errno. */
+static pid_t next_stop(struct hwt_seize *s, int interrupt_fd, int *status,
+		       int *idle_ms, struct hwt_err *err)
+{
+	struct pollfd *rfds = NULL, fds[17];
+	size_t nr = s->ops->pollfds ? s->ops->pollfds(s->ctx, &rfds) : 0;
+	size_t n = 0;
+	bool poll_int = interrupt_fd >= 0 && !s->stopping && !s->first_idx;
+	pid_t tid;
+	int rc;
+
+	if (nr > 16)
+		nr = 16;
+	for (;;) {
+		tid = waitpid(-1, status, __WALL | __WNOTHREAD |
+			      (nr || poll_int ? WNOHANG : 0));
+		if (tid > 0) {
+			*idle_ms = POLL_MIN_MS;
+			return tid;
+		}
+		if (tid < 0 && errno != EINTR)
+			return hwt_err_set(err, errno, "waiting for %s: %s",
+					   s->prog, strerror(errno));
+		if (tid == 0)
+			break;
+	}
+	for (size_t i = 0; i < nr; i++)
+		fds[n++] = rfds[i];
+	if (poll_int)
+		fds[n++] = (struct pollfd){ .fd = interrupt_fd,
+					    .events = POLLIN };
+	rc = poll(fds, (nfds_t)n, *idle_ms);
+	if (rc < 0 && errno != EINTR)
+		return hwt_err_set(err, errno, "poll: %s", strerror(errno));
+	if (rc > 0 && poll_int && fds[n - 1].revents) {
+		struct hwt_seize_thread *t = interrupt_thread(s);
+
+		if (t)
+			queue_event(s, t, HWT_EVENT_INTERRUPTED, 0);
+		fds[n - 1].revents = 0;
+		rc--;
+	}
+	if (rc > 0 && nr) {
+		for (size_t i = 0; i < nr; i++)
+			rfds[i].revents = fds[i].revents;
+		return s->ops->readable(s->ctx, err);
+	}
+	if (*idle_ms < POLL_MAX_MS)
+		*idle_ms *= 2;
+	return 0;
+}
+
+/* Run until an event is queued (or, while stopping, until every thread
+ * is stopped), or the process is gone (ENDED). */
+static int loop(struct hwt_seize *s, int interrupt_fd, struct hwt_err *err)
+{
+	int idle_ms = POLL_MIN_MS, rc;
+
+	while (any_running(s) && (s->stopping || !s->first_idx)) {
+		int status;
+		pid_t tid = next_stop(s, interrupt_fd, &status, &idle_ms, err);
+
+		if (tid < 0)
+			return tid;
+		if (tid == 0)
+			continue;
+		if (WIFSTOPPED(status)) {
+			if ((rc = on_stop(s, tid, status, err)) < 0)
+				return rc;
+			continue;
+		}
+		{
+			struct hwt_seize_thread *t = hwt_seize_find(s, tid);
+			size_t i = t ? index_of(s, t) : 0;
+
+			if (hwt_seize_on_death(s, tid, status))
+				return ENDED;
+			if (!t)
+				continue;
+			t = &s->threads[i];
+			t->interrupt_pending = false;
+			queue_event(s, t, HWT_EVENT_THREAD_EXITED,
+				    WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+			t->event.status = WIFEXITED(status) ?
+				WEXITSTATUS(status) : 0;
+		}
+	}
+	return GOING;
+}
+
+/* The first event is queued: bring every other thread to a stop. */
+static int stop_all(struct hwt_seize *s, struct hwt_err *err)
+{
+	s->stopping = true;
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct hwt_seize_thread *t = &s->threads[i];
+
+		if (!running(t) || t->born)
+			continue;
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+			t->interrupt_pending = true;
+		else   /* a zombie leader: no stop will come; its death will */
+			t->stopped = true;
+	}
+	return loop(s, -1, err);
+}
+
+/* ---- one resume ---------------------------------------------------------- */
+
+static const struct hwt_resume_action *action_for(
+	const struct hwt_resume_opts *o, pid_t tid)
+{
+	for (size_t i = 0; i < o->nactions; i++)
+		if (o->actions[i].tid == tid)
+			return &o->actions[i];
+	return NULL;
+}
+
+static int assign_actions(struct hwt_seize *s, const struct hwt_resume_opts *o,
+			  struct hwt_err *err)
+{
+	const struct hwt_resume_action *all = action_for(o, 0);
+	enum hwt_resume_kind dflt = all ? all->kind : HWT_RESUME_STOP;
+
+	for (size_t i = 0; i < o->nactions; i++)
+		if (o->actions[i].tid && !hwt_seize_find(s, o->actions[i].tid))
+			return hwt_err_set(err, ESRCH, "resume action for "
+					   "thread %d, which is not a live "
+					   "thread of process %d",
+					   (int)o->actions[i].tid, (int)s->pid);
+	for (size_t i = 0; i < s->nthreads; i++) {
+		const struct hwt_resume_action *a =
+			action_for(o, s->threads[i].tid);
+
+		s->threads[i].kind = a ? a->kind : dflt;
+	}
+	s->new_kind = dflt == HWT_RESUME_CONT ? HWT_RESUME_CONT
+					      : HWT_RESUME_STOP;
+	s->report_created = o->report_thread_created;
+	return 0;
+}
+
+/* A queued event still worth reporting (see hwt-collect.h). */
+static bool event_due(struct hwt_seize *s, struct hwt_seize_thread *t)
+{
+	uint64_t pc;
+
+	if (!t->has_event)
+		return false;
+	if (t->event.kind == HWT_EVENT_THREAD_EXITED ||
+	    t->event.kind == HWT_EVENT_THREAD_CREATED)
+		return true;
+	if (t->kind == HWT_RESUME_STOP)
+		return false;
+	switch (t->event.kind) {
+	case HWT_EVENT_BREAKPOINT:
+		if (read_pc(t->tid, &pc) == 0 && hwt_seize_is_breakpoint(s, pc))
+			return true;
+		break;
+	case HWT_EVENT_STEPPED:
+		if (t->kind == HWT_RESUME_STEP)
+			return true;
+		break;
+	default:
+		return true;
+	}
+	t->has_event = false;
+	return false;
+}
+
+static void report(struct hwt_seize *s, struct hwt_seize_thread *t,
+		   struct hwt_collect_event *ev)
+{
+	*ev = t->event;
+	t->has_event = false;
+	s->last_tid = t->tid;
+	if (t->gone || read_pc(t->tid, &ev->pc) < 0)
+		ev->pc = 0;
+}
+
+/* Start t moving: a signal passed at a stop that cannot inject one is
+ * sent and delivered when it reports. */
+static int start(struct hwt_seize *s, struct hwt_seize_thread *t,
+		 const struct hwt_resume_opts *o, bool step,
+		 struct hwt_err *err)
+{
+	const struct hwt_resume_action *a = action_for(o, t->tid);
+	int sig, rc;
+
+	if (!a)
+		a = action_for(o, 0);
+	sig = a ? a->signal : 0;
+	if (sig && !t->sig_stop) {
+		t->forward_signal = sig;
+		syscall(SYS_tgkill, s->pid, t->tid, sig);
+		sig = 0;
+	}
+	if ((rc = hwt_seize_dr_apply(s, t, err)) < 0)
+		return rc;
+	t->stepping = step;
+	return go_on(s, t, sig, err);
+}
+
+/* Phase one: threads to move from a breakpoint address step over it with
+ * the int3 bytes out, alone. True in *any when one did. */
+static int step_over(struct hwt_seize *s, const struct hwt_resume_opts *o,
+		     bool *any, struct hwt_err *err)
+{
+	int rc;
+
+	*any = false;
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct hwt_seize_thread *t = &s->threads[i];
+		uint64_t pc;
+
+		if (!alive(t) || !t->stopped || t->kind == HWT_RESUME_STOP ||
+		    read_pc(t->tid, &pc) < 0 || !hwt_seize_is_breakpoint(s, pc))
+			continue;
+		if ((rc = start(s, t, o, true, err)) < 0)
+			return rc;
+		*any = true;
+	}
+	return 0;
+}
+
+static int run_until_event(struct hwt_seize *s,
+			   const struct hwt_resume_opts *o,
+			   struct hwt_err *err)
+{
+	bool stepped;
+	int rc;
+
+	if ((rc = step_over(s, o, &stepped, err)) < 0)
+		return rc;
+	if (stepped && (rc = loop(s, o->interrupt_fd, err)) != GOING)
+		return rc;
+	if (!s->first_idx) {
+		hwt_seize_breaks_insert(s);
+		for (size_t i = 0; i < s->nthreads; i++) {
+			struct hwt_seize_thread *t = &s->threads[i];
+
+			/* A step done over a breakpoint holds its STEPPED
+			 * event: complete. */
+			if (!alive(t) || !t->stopped || t->has_event ||
+			    t->kind == HWT_RESUME_STOP)
+				continue;
+			if ((rc = start(s, t, o, t->kind == HWT_RESUME_STEP,
+					err)) < 0)
+				return rc;
+		}
+		if ((rc = loop(s, o->interrupt_fd, err)) != GOING)
+			return rc;
+	}
+	return stop_all(s, err);
+}
+
+int hwt_seize_resume(struct hwt_seize *s, const struct hwt_resume_opts *o,
+		     struct hwt_collect_event *ev, struct hwt_err *err)
+{
+	bool moves = false;
+	int rc;
+
+	if ((rc = assign_actions(s, o, err)) < 0)
+		return rc;
+	if ((rc = hwt_seize_breaks_set(s, o, err)) < 0)
+		return rc;
+	/* Events queued by earlier resumes come first; nothing runs. */
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (alive(&s->threads[i]) || s->threads[i].has_event)
+			if (event_due(s, &s->threads[i])) {
+				report(s, &s->threads[i], ev);
+				return 0;
+			}
+	for (size_t i = 0; i < s->nthreads; i++)
+		moves |= alive(&s->threads[i]) &&
+			 s->threads[i].kind != HWT_RESUME_STOP;
+	if (!moves)
+		return hwt_err_set(err, EINVAL, "every thread's action is to "
+				   "stay stopped; step or continue at least "
+				   "one");
+	s->first_idx = 0;
+	s->stopping = false;
+	rc = run_until_event(s, o, err);
+	s->stopping = false;
+	if (!s->reaped)
+		hwt_seize_breaks_remove(s, false);
+	if (rc == ENDED) {
+		memset(ev, 0, sizeof(*ev));
+		ev->tid = s->pid;
+		if (s->end.reason == HWT_STOP_EXITED) {
+			ev->kind = HWT_EVENT_EXITED;
+			ev->status = s->end.status;
+		} else {
+			ev->kind = HWT_EVENT_KILLED;
+			ev->signal = s->end.signal;
+		}
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	if (s->first_idx && s->threads[s->first_idx - 1].has_event) {
+		report(s, &s->threads[s->first_idx - 1], ev);
+		return 0;
+	}
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].has_event) {
+			report(s, &s->threads[i], ev);
+			return 0;
+		}
+	return hwt_err_set(err, EPROTO, "%s stopped without an event to "
+			   "report", s->prog);
+}
+
+/* ---- start, access, detach ---------------------------------------------- */
+
+int hwt_seize_live_start(struct hwt_seize *s, struct hwt_err *err)
+{
+	bool exec_seen = false;
+
+	hwt_held_release(&s->held);
+	s->live = true;
+	for (;;) {
+		struct hwt_seize_thread *t;
+		int status, rc, sig;
+		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			return hwt_err_set(err, errno, "waiting for %s to "
+					   "start: %s", s->prog,
+					   strerror(errno));
+		}
+		if (!WIFSTOPPED(status)) {
+			if (!hwt_seize_on_death(s, tid, status))
+				continue;
+			rc = hwt_held_exec_error(&s->held, s->prog, err);
+			return rc < 0 ? rc : hwt_err_set(err, ECHILD, "%s ended "
+							 "before its first "
+							 "instruction",
+							 s->prog);
+		}
+		sig = WSTOPSIG(status);
+		if (status >> 16 == PTRACE_EVENT_EXEC) {
+			hwt_seize_on_exec(s, tid);
+			if (s->ops->exec &&
+			    (rc = s->ops->exec(s->ctx, tid, err)) < 0)
+				return rc;
+			exec_seen = true;
+			/* On to the end of the call: the recorder has the
+			 * entry point there. */
+			ptrace(PTRACE_SYSCALL, tid, 0, 0);
+			continue;
+		}
+		if (exec_seen && sig == SYSCALL_STOP && tid == s->pid &&
+		    (t = hwt_seize_find(s, tid))) {
+			t->stopped = true;
+			return 0;
+		}
+		/* Before the exec: the launcher's own stops, let through. */
+		if (status >> 16 || sig == SYSCALL_STOP)
+			sig = 0;
+		ptrace(exec_seen ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0,
+		       (void *)(long)sig);
+	}
+}
+
+size_t hwt_seize_live_tids(struct hwt_seize *s, pid_t *tids, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nthreads; i++) {
+		if (!alive(&s->threads[i]) || !s->threads[i].attached)
+			continue;
+		if (n < cap)
+			tids[n] = s->threads[i].tid;
+		n++;
+	}
+	return n;
+}
+
+int hwt_seize_regset(struct hwt_seize *s, pid_t tid, int nt_type, void *buf,
+		     size_t *len, bool write, struct hwt_err *err)
+{
+	struct hwt_seize_thread *t = hwt_seize_find(s, tid);
+	struct iovec iov = { .iov_base = buf, .iov_len = *len };
+
+	if (nt_type != NT_PRSTATUS && nt_type != NT_PRFPREG &&
+	    nt_type != NT_X86_XSTATE)
+		return hwt_err_set(err, EINVAL, "register set type %d; use "
+				   "NT_PRSTATUS, NT_PRFPREG or NT_X86_XSTATE",
+				   nt_type);
+	if (!t || !t->stopped)
+		return hwt_err_set(err, ESRCH, "thread %d is not a stopped "
+				   "thread of process %d", (int)tid,
+				   (int)s->pid);
+	if (ptrace(write ? PTRACE_SETREGSET : PTRACE_GETREGSET, tid,
+		   (void *)(uintptr_t)nt_type, &iov) < 0)
+		return hwt_err_set(err, errno, "%s register set %d of thread "
+				   "%d: %s", write ? "writing" : "reading",
+				   nt_type, (int)tid, strerror(errno));
+	*len = iov.iov_len;
+	return 0;
+}
+
+/* /proc/PID/mem reaches read-only (code) pages for the tracer. The int3
+ * bytes are out of the code whenever the program is stopped. */
+static ssize_t mem_xfer(struct hwt_seize *s, uint64_t addr, void *buf,
+			size_t len, bool write)
+{
+	char path[64];
+	size_t done = 0;
+	int fd, e = 0;
+
+	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr)
+		return -EFAULT;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)s->pid);
+	fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = write ? pwrite(fd, (const char *)buf + done,
+					   len - done, (off_t)(addr + done))
+				  : pread(fd, (char *)buf + done, len - done,
+					  (off_t)(addr + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? errno : 0;
+			break;
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	return done || !e ? (ssize_t)done : -e;
+}
+
+ssize_t hwt_seize_mem_read(struct hwt_seize *s, uint64_t addr, void *buf,
+			   size_t len)
+{
+	return mem_xfer(s, addr, buf, len, false);
+}
+
+ssize_t hwt_seize_mem_write(struct hwt_seize *s, uint64_t addr,
+			    const void *buf, size_t len)
+{
+	return mem_xfer(s, addr, (void *)buf, len, true);
+}
+
+int hwt_seize_detach(struct hwt_seize *s, struct hwt_err *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct hwt_seize_thread *t = &s->threads[i];
+		int sig = 0;
+
+		if (!alive(t))
+			continue;
+		hwt_seize_dr_clear(s, t);
+		/* A signal queued and not reported yet is the program's:
+		 * it gets it. */
+		if (t->sig_stop && t->has_event &&
+		    t->event.kind == HWT_EVENT_SIGNAL)
+			sig = t->event.signal;
+		if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)sig) < 0 &&
+		    errno != ESRCH && !rc)
+			rc = hwt_err_set(err, errno, "detaching thread %d of "
+					 "%s: %s", (int)t->tid, s->prog,
+					 strerror(errno));
+		t->stopped = false;
+	}
+	s->detached = true;
+	return rc;
+}

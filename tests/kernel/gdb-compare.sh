@@ -1,0 +1,42 @@
+#!/bin/sh
+# What GDB printed against hwt-server in the guest, one file per backend
+# (B/gdb-NAME.out, scripts/check-kernel.sh): each session reached its
+# breakpoints, recorded and replayed, and ran the program to its end;
+# every backend's session printed what the first one's did, thread and
+# process ids aside.
+# usage: gdb-compare.sh B FIRST OTHER...
+B=$1
+shift
+first=${1:-}
+[ -n "$first" ] || echo "FAIL gdb_sessions: the guest opened no GDB session (see $B/serial.log.txt)"
+
+norm() {
+	sed -e 's/Thread [0-9][0-9]*/Thread N/g' -e 's/process [0-9][0-9]*/process N/g' "$1"
+}
+
+for name in "$@"; do
+	out=$B/gdb-$name.out
+	if [ ! -s "$out" ]; then
+		echo "FAIL gdb_session_$name: no GDB session ran against hwt-server --backend $name (see the GDB lines of $B/serial.log.txt)"
+		continue
+	fi
+	hits=$(grep -c '^Breakpoint 1, 0x[0-9a-f]* in fib ()' "$out")
+	if [ "$hits" -ge 4 ] && grep -q '^Recorded [1-9][0-9]* instructions in' "$out" &&
+	   grep -q '^Replay in progress\.  At instruction [1-9]' "$out" &&
+	   grep -q 'exited normally\]' "$out"; then
+		echo "PASS gdb_session_$name: $hits breakpoint stops, btrace recorded and replayed, ran to the end"
+	else
+		echo "FAIL gdb_session_$name: $hits breakpoint stops; GDB printed:"
+		sed 's/^/  | /' "$out" | tail -n 40
+	fi
+	[ "$name" = "$first" ] && continue
+	[ -s "$B/gdb-$first.out" ] || continue
+	norm "$B/gdb-$first.out" >"$B/gdb-$first.out.n"
+	norm "$out" >"$out.n"
+	if diff "$B/gdb-$first.out.n" "$out.n" >"$out.diff"; then
+		echo "PASS gdb_session_${name}_equals_$first"
+	else
+		echo "FAIL gdb_session_${name}_equals_$first: GDB printed differently:"
+		sed 's/^/  | /' "$out.diff" | head -n 40
+	fi
+done
