@@ -169,8 +169,9 @@ static void test_exec_and_records(void)
 	CHECK("convert", rc == 0 && t.bad_blocks == 0, "rc %d bad %llu: %s",
 	      rc, (unsigned long long)t.bad_blocks, err.msg);
 	n = decode(&t, pcs, 64, &nchunks, seqs);
-	CHECK("launcher blocks dropped, program's kept", n == 6 + 3 &&
-	      nchunks == 2, "n %ld chunks %zu", n, nchunks);
+	CHECK("launcher blocks dropped, program's kept in one chunk",
+	      n == 6 + 3 && nchunks == 1 && pcs[6] == 0x2000,
+	      "n %ld chunks %zu", n, nchunks);
 	CHECK("addresses survive, sched record removed", n >= 6 &&
 	      pcs[0] == 0x401000 && pcs[1] == 0x401003 && pcs[2] == 0x401005 &&
 	      pcs[3] == 0x401105 && pcs[4] == 0x4010f5 && pcs[5] == 0x10f5,
@@ -178,10 +179,10 @@ static void test_exec_and_records(void)
 	      (unsigned long long)pcs[0], (unsigned long long)pcs[1],
 	      (unsigned long long)pcs[2], (unsigned long long)pcs[3],
 	      (unsigned long long)pcs[4], (unsigned long long)pcs[5]);
-	CHECK("sequence counted from exec", seqs[0] == 0 && seqs[1] == 6 &&
-	      t.insn_total == 9 && t.lost_insns == 0, "seqs %llu %llu total "
+	CHECK("sequence counted from exec", seqs[0] == 0 &&
+	      t.insn_total == 9 && t.lost_insns == 0, "seq %llu total "
 	      "%llu lost %llu", (unsigned long long)seqs[0],
-	      (unsigned long long)seqs[1], (unsigned long long)t.insn_total,
+	      (unsigned long long)t.insn_total,
 	      (unsigned long long)t.lost_insns);
 	hwt_perf_buf_free(&t.chunks);
 
@@ -189,8 +190,9 @@ static void test_exec_and_records(void)
 	memset(&t, 0, sizeof(t));
 	rc = hwt_mod_convert(buf, 3 * BS, false, &t, &err);
 	n = decode(&t, pcs, 64, &nchunks, seqs);
-	CHECK("no exec wait keeps all", rc == 0 && n == 5 + 6 + 3 &&
-	      nchunks == 3 && t.insn_total == 14, "n %ld total %llu", n,
+	CHECK("no exec wait keeps all; the exec block starts a chunk",
+	      rc == 0 && n == 5 + 6 + 3 && nchunks == 2 && seqs[1] == 5 &&
+	      t.insn_total == 14, "n %ld chunks %zu total %llu", n, nchunks,
 	      (unsigned long long)t.insn_total);
 	hwt_perf_buf_free(&t.chunks);
 
@@ -351,6 +353,61 @@ static void test_branch_blocks(void)
 	free(buf);
 }
 
+/* Blocks that follow on are one chunk; the move into the second block
+ * is a record, asynchronous when that block began at a signal handler's
+ * entry, and of the right size whatever the distance. */
+static void test_joined_blocks(void)
+{
+	static const uint64_t firsts[] = { 0x1008, 0x1010, 0x7f0000000000,
+					   0x1000 };
+	uint8_t *buf = calloc(5, BS);
+	struct hwt_mod_trace t = { 0 };
+	struct hwt_err err = { 0 };
+	struct hwt_sw_chunk_hdr h;
+	struct hwt_sw_reader r;
+	uint64_t next = 0, seen[16];
+	bool async, marks[16] = { false };
+	size_t n = 0;
+	int rc;
+
+	next = plain(buf, 1, 0, 0x1000, 0, 1);                   /* 0x1004 */
+	next = plain(buf + BS, 2, next, firsts[0], HWTRACE_BLK_ASYNC, 1);
+	next = plain(buf + 2 * BS, 3, next, firsts[1], 0, 1);   /* step 4 */
+	next = plain(buf + 3 * BS, 4, next, firsts[2], 0, 1);
+	plain(buf + 4 * BS, 5, next, firsts[3], HWTRACE_BLK_ASYNC, 1);
+	rc = hwt_mod_convert(buf, 5 * BS, false, &t, &err);
+	CHECK("joined: converted", rc == 0 && t.bad_blocks == 0, "rc %d: %s",
+	      rc, err.msg);
+	rc = hwt_sw_chunk_hdr_unpack(t.chunks.data, t.chunks.len, &h, &err);
+	CHECK("joined: five blocks that follow on are one chunk", rc == 0 &&
+	      t.chunks.len == HWT_SW_CHUNK_HDR_SIZE + h.payload_size &&
+	      h.insn_count == 10 && h.last_pc == 0x1004 && h.flags == 0,
+	      "rc %d, %zu bytes, %u insns: %s", rc, t.chunks.len,
+	      h.insn_count, err.msg);
+	if (rc == 0) {
+		hwt_sw_reader_init(&r, t.chunks.data + HWT_SW_CHUNK_HDR_SIZE,
+				   h.payload_size, h.first_pc);
+		async = false;
+		do {
+			seen[n] = r.pc;
+			marks[n++] = async;
+		} while (n < 16 &&
+			 hwt_sw_reader_next(&r, &async, &err) == HWT_SW_NEXT);
+	}
+	CHECK("joined: addresses across the joins", n == 10 &&
+	      seen[2] == firsts[0] && seen[4] == firsts[1] &&
+	      seen[6] == firsts[2] && seen[8] == firsts[3],
+	      "n %zu: %llx %llx %llx %llx", n, (unsigned long long)seen[2],
+	      (unsigned long long)seen[4], (unsigned long long)seen[6],
+	      (unsigned long long)seen[8]);
+	CHECK("joined: handler entries keep their mark, nothing else has one",
+	      n == 10 && marks[2] && marks[8] && !marks[1] && !marks[4] &&
+	      !marks[6], "marks %d %d %d %d", marks[2], marks[4], marks[6],
+	      marks[8]);
+	hwt_perf_buf_free(&t.chunks);
+	free(buf);
+}
+
 static void test_gaps(void)
 {
 	uint8_t *buf = calloc(3, BS);
@@ -396,6 +453,7 @@ int main(void)
 	expect_skipped("corrupt branch block skipped", branch_bad_count,
 		       "instructions");
 	test_branch_blocks();
+	test_joined_blocks();
 	test_gaps();
 	return check_exit();
 }
