@@ -148,7 +148,9 @@ bool hwt_seize_exited(const struct hwt_seize *s, pid_t tid);
  * by then). Every later call below needs this first. */
 int hwt_seize_live_start(struct hwt_seize *s, struct hwt_err *err);
 /* One resume; opts checked by collect.c. On EXITED or KILLED s->reaped
- * is set and s->end says how. */
+ * is set and s->end says how. s->reaped can be set a resume earlier: a
+ * thread reaped in the same wait as the process's end is reported first,
+ * EXITED or KILLED at the next resume. */
 int hwt_seize_resume(struct hwt_seize *s, const struct hwt_resume_opts *opts,
 		     struct hwt_collect_event *ev, struct hwt_err *err);
 size_t hwt_seize_live_tids(struct hwt_seize *s, pid_t *tids, size_t cap);
@@ -158,6 +160,11 @@ ssize_t hwt_seize_mem_read(struct hwt_seize *s, uint64_t addr, void *buf,
 			   size_t len);
 ssize_t hwt_seize_mem_write(struct hwt_seize *s, uint64_t addr,
 			    const void *buf, size_t len);
+/* Whether ev is the last of a live session (EXITED or KILLED). */
+static inline bool hwt_seize_event_ends(const struct hwt_collect_event *ev)
+{
+	return ev->kind == HWT_EVENT_EXITED || ev->kind == HWT_EVENT_KILLED;
+}
 /* Clear debug registers, deliver held signals, let every thread go and
  * end tracing (PTRACE_DETACH). The recorder detaches its own state. */
 int hwt_seize_detach(struct hwt_seize *s, struct hwt_err *err);

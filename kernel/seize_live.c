@@ -599,6 +599,21 @@ static int run_until_event(struct hwt_seize *s,
 	return stop_all(s, err);
 }
 
+/* How the process ended, as the last event of a live session. */
+static void report_end(const struct hwt_seize *s,
+		       struct hwt_collect_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->tid = s->pid;
+	if (s->end.reason == HWT_STOP_EXITED) {
+		ev->kind = HWT_EVENT_EXITED;
+		ev->status = s->end.status;
+	} else {
+		ev->kind = HWT_EVENT_KILLED;
+		ev->signal = s->end.signal;
+	}
+}
+
 int hwt_seize_resume(struct hwt_seize *s, const struct hwt_resume_opts *o,
 		     struct hwt_collect_event *ev, struct hwt_err *err)
 {
@@ -616,6 +631,11 @@ int hwt_seize_resume(struct hwt_seize *s, const struct hwt_resume_opts *o,
 				report(s, &s->threads[i], ev);
 				return 0;
 			}
+	/* The process ended after those. */
+	if (s->reaped) {
+		report_end(s, ev);
+		return 0;
+	}
 	for (size_t i = 0; i < s->nthreads; i++)
 		moves |= alive(&s->threads[i]) &&
 			 s->threads[i].kind != HWT_RESUME_STOP;
@@ -630,15 +650,16 @@ int hwt_seize_resume(struct hwt_seize *s, const struct hwt_resume_opts *o,
 	if (!s->reaped)
 		hwt_seize_breaks_remove(s, false);
 	if (rc == ENDED) {
-		memset(ev, 0, sizeof(*ev));
-		ev->tid = s->pid;
-		if (s->end.reason == HWT_STOP_EXITED) {
-			ev->kind = HWT_EVENT_EXITED;
-			ev->status = s->end.status;
-		} else {
-			ev->kind = HWT_EVENT_KILLED;
-			ev->signal = s->end.signal;
-		}
+		/* Threads reaped in the same wait as the leader exited
+		 * before it: their events first, the end at the next
+		 * resume. */
+		for (size_t i = 0; i < s->nthreads; i++)
+			if (s->threads[i].has_event &&
+			    s->threads[i].event.kind == HWT_EVENT_THREAD_EXITED) {
+				report(s, &s->threads[i], ev);
+				return 0;
+			}
+		report_end(s, ev);
 		return 0;
 	}
 	if (rc < 0)

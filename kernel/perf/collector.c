@@ -384,7 +384,7 @@ int hwt_perf_resume(struct hwt_collector *base,
 	if ((rc = ensure_live(c, err)) < 0)
 		return rc;
 	rc = hwt_seize_resume(&c->seize, opts, event, err);
-	if (rc < 0 || !c->seize.reaped)
+	if (rc < 0 || !hwt_seize_event_ends(event))
 		return rc;
 	c->base.state = HWT_COLLECTOR_ENDED;
 	c->base.end = c->seize.end;
