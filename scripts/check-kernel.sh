@@ -114,26 +114,6 @@ else
 	echo "SKIP gdb_sessions: $SERVER is not built (make binaries)"
 fi
 gcc -static -nostdlib -DLOOP_N=5000 -o "$R/tests/loop" "$K/loop.S" || die "loop build failed"
-# hwt-server, dynamic like dlopen: its libraries go in the same way. GDB
-# runs on the host (it needs Python and much more); hwt-relay joins the
-# guest's second serial port, which qemu offers the host as a TCP port,
-# to the server's socket.
-GDB_SESSIONS=0
-if command -v gdb >/dev/null && [ -x "$SERVER" ]; then
-	GDB_SESSIONS=1
-	cp "$SERVER" "$R/tests/hwt-server"
-	gcc $CFLAGS -o "$R/tests/hwt-relay" "$K/hwt-relay.c" || die "hwt-relay build failed"
-	for lib in $(ldd "$SERVER" |
-		     sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\) (0x.*/\1/p' | sort -u); do
-		[ -f "$R$lib" ] && continue
-		mkdir -p "$R${lib%/*}"
-		cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
-	done
-elif ! command -v gdb >/dev/null; then
-	echo "SKIP gdb_sessions: gdb is not installed on the host"
-else
-	echo "SKIP gdb_sessions: $SERVER is not built (make binaries)"
-fi
 gcc -static -nostdlib -DLOOP_N=500000 -o "$R/tests/bigloop" "$K/loop.S" || die "bigloop build failed"
 cp "$B/mod/hwtrace.ko" "$R/tests/"
 cp "$BUSYBOX" "$R/bin/busybox"
