@@ -88,6 +88,8 @@ struct run {
 	bool has_lib;             /* ... and the library asked for */
 	char mods[400];           /* the modules' file names, for messages */
 	bool core_ok;             /* fault: an ELF core was written */
+	uint64_t trace_bytes;     /* every thread's trace, summed */
+	uint64_t insns;           /* ... and its instructions */
 	char why[600];            /* a failure before the comparison */
 };
 
@@ -223,10 +225,13 @@ static bool record(const char *backend, char **argv, bool fault,
 	n = hwt_collect_threads(c, &th);
 	if (!(r->threads = calloc(n ? n : 1, sizeof(*r->threads))))
 		goto out;
-	for (size_t i = 0; i < n; i++, r->nthreads++)
+	for (size_t i = 0; i < n; i++, r->nthreads++) {
 		if (decode(&th[i], &r->threads[i], false, r->why,
 			   sizeof(r->why)) < 0)
 			goto out;
+		r->trace_bytes += th[i].trace_size;
+		r->insns += th[i].insn_total;
+	}
 	n = hwt_collect_modules(c, &mods);
 	for (size_t i = 0; i < n; i++) {
 		const char *base = strrchr(mods[i].path, '/');
@@ -341,6 +346,23 @@ static int cmd_compare(char **argv, bool fault, const char *lib)
 		goto out;
 	}
 	compare_threads(name, &p, &m);
+	/* The module's records, as the collector hands them out (the
+	 * ring's blocks less their scheduling records, joined): at most two
+	 * bytes per instruction on ordinary code (docs/kernel-module.md). */
+	snprintf(test, sizeof(test), "collect_%s_compact", name);
+	{
+		char what[96];
+
+		snprintf(what, sizeof(what), "%llu bytes for %llu "
+			 "instructions, %.2f per instruction",
+			 (unsigned long long)m.trace_bytes,
+			 (unsigned long long)m.insns,
+			 m.insns ? (double)m.trace_bytes / (double)m.insns : 0);
+		if (m.insns && m.trace_bytes <= 2 * m.insns)
+			pass(test, what);
+		else
+			fail(test, "%s", what);
+	}
 	snprintf(test, sizeof(test), "collect_%s_end", name);
 	if (end_equal(&p.end, &m.end, fault) &&
 	    (!fault || p.end.reason == HWT_STOP_FAULT))
