@@ -50,6 +50,12 @@ int hwt_proc_sig_action(pid_t tid, int sig, enum hwt_sig_action *action,
 /* Whether sig is pending for thread tid itself (SigPnd). */
 int hwt_proc_sig_pending(pid_t tid, int sig, bool *pending,
 			 struct hwt_err *err);
+/* Read or write len bytes of a traced, stopped process's memory through
+ * /proc/PID/mem, which reaches read-only (code) pages for the tracer.
+ * Short counts at unmapped addresses; a negative errno only when nothing
+ * at all could be transferred. */
+ssize_t hwt_proc_mem_xfer(pid_t pid, uint64_t addr, void *buf, size_t len,
+			  bool write);
 
 /* ---- coredump.c ---- */
 /* A process to dump as an ELF core, every thread listed in a ptrace-stop

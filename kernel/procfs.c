@@ -1,4 +1,5 @@
-/* procfs.c - bounded reads of /proc files and signal dispositions. */
+/* procfs.c - bounded reads of /proc files, signal dispositions, and a
+ * traced process's memory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -166,4 +167,35 @@ int hwt_proc_sig_pending(pid_t tid, int sig, bool *pending,
 				   "line", path);
 	*pending = mask & ((uint64_t)1 << (sig - 1));
 	return 0;
+}
+
+ssize_t hwt_proc_mem_xfer(pid_t pid, uint64_t addr, void *buf, size_t len,
+			  bool write)
+{
+	char path[64];
+	size_t done = 0;
+	int fd, e = 0;
+
+	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr)
+		return -EFAULT;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = write ? pwrite(fd, (const char *)buf + done,
+					   len - done, (off_t)(addr + done))
+				  : pread(fd, (char *)buf + done, len - done,
+					  (off_t)(addr + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? errno : 0;
+			break;
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	return done || !e ? (ssize_t)done : -e;
 }

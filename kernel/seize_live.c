@@ -25,9 +25,7 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -769,49 +767,18 @@ int hwt_seize_regset(struct hwt_seize *s, pid_t tid, int nt_type, void *buf,
 	return 0;
 }
 
-/* /proc/PID/mem reaches read-only (code) pages for the tracer. The int3
- * bytes are out of the code whenever the program is stopped. */
-static ssize_t mem_xfer(struct hwt_seize *s, uint64_t addr, void *buf,
-			size_t len, bool write)
-{
-	char path[64];
-	size_t done = 0;
-	int fd, e = 0;
-
-	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr)
-		return -EFAULT;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)s->pid);
-	fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (done < len) {
-		ssize_t n = write ? pwrite(fd, (const char *)buf + done,
-					   len - done, (off_t)(addr + done))
-				  : pread(fd, (char *)buf + done, len - done,
-					  (off_t)(addr + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			e = n < 0 ? errno : 0;
-			break;
-		}
-		done += (size_t)n;
-	}
-	close(fd);
-	return done || !e ? (ssize_t)done : -e;
-}
-
+/* The int3 bytes are out of the code whenever the program is stopped,
+ * so memory reads show the program's own bytes. */
 ssize_t hwt_seize_mem_read(struct hwt_seize *s, uint64_t addr, void *buf,
 			   size_t len)
 {
-	return mem_xfer(s, addr, buf, len, false);
+	return hwt_proc_mem_xfer(s->pid, addr, buf, len, false);
 }
 
 ssize_t hwt_seize_mem_write(struct hwt_seize *s, uint64_t addr,
 			    const void *buf, size_t len)
 {
-	return mem_xfer(s, addr, (void *)buf, len, true);
+	return hwt_proc_mem_xfer(s->pid, addr, (void *)buf, len, true);
 }
 
 int hwt_seize_detach(struct hwt_seize *s, struct hwt_err *err)

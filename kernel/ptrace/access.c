@@ -9,9 +9,7 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -59,47 +57,14 @@ int hwt_pt_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 	return 0;
 }
 
-static ssize_t mem_xfer(struct hwt_collector *base, uint64_t addr, void *buf,
-			size_t len, bool write)
-{
-	char path[64];
-	size_t done = 0;
-	int fd, e = 0;
-
-	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr)
-		return -EFAULT;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)base->pid);
-	fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (done < len) {
-		ssize_t n = write ? pwrite(fd, (const char *)buf + done,
-					   len - done, (off_t)(addr + done))
-				  : pread(fd, (char *)buf + done, len - done,
-					  (off_t)(addr + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			e = n < 0 ? errno : 0;
-			break;
-		}
-		done += (size_t)n;
-	}
-	close(fd);
-	/* Short counts at unmapped addresses; an error only when nothing
-	 * at all could be transferred. */
-	return done || !e ? (ssize_t)done : -e;
-}
-
 ssize_t hwt_pt_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
 			size_t len)
 {
-	return mem_xfer(base, addr, buf, len, false);
+	return hwt_proc_mem_xfer(base->pid, addr, buf, len, false);
 }
 
 ssize_t hwt_pt_mem_write(struct hwt_collector *base, uint64_t addr,
 			 const void *buf, size_t len)
 {
-	return mem_xfer(base, addr, (void *)buf, len, true);
+	return hwt_proc_mem_xfer(base->pid, addr, (void *)buf, len, true);
 }
