@@ -26,6 +26,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include "debugreg.h"
 #include "seize.h"
 
 #define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])
@@ -190,27 +191,20 @@ int hwt_seize_dr_apply(struct hwt_seize *s, struct hwt_seize_thread *t,
 		       struct hwt_err *err)
 {
 	struct hwt_seize_breaks *b = &s->brk;
+	int rc;
 
 	if (t->dr_gen == b->dr_gen)
 		return 0;
-	/* Disable first: no slot may be live with a stale address. */
-	if (ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(7), 0) < 0)
-		goto fail;
-	for (unsigned i = 0; i < HWT_SEIZE_DR_SLOTS && b->dr7; i++)
-		if (ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(i),
-			   (void *)(uintptr_t)b->dr_addr[i]) < 0)
-			goto fail;
-	if (b->dr7 && ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(7),
-			     (void *)b->dr7) < 0)
-		goto fail;
+	rc = hwt_dr_load(t->tid, b->dr_addr, b->dr7);
+	if (rc == -ESRCH)
+		return 0;   /* the thread died: its death is reported */
+	if (rc < 0)
+		return hwt_err_set(err, EOPNOTSUPP, "cannot set debug "
+				   "registers of thread %d (%s): watchpoints "
+				   "are unavailable here", (int)t->tid,
+				   strerror(-rc));
 	t->dr_gen = b->dr_gen;
 	return 0;
-fail:
-	if (errno == ESRCH)
-		return 0;   /* the thread died: its death is reported */
-	return hwt_err_set(err, EOPNOTSUPP, "cannot set debug registers of "
-			   "thread %d (%s): watchpoints are unavailable here",
-			   (int)t->tid, strerror(errno));
 }
 
 const struct hwt_watch *hwt_seize_dr_hit(struct hwt_seize *s,

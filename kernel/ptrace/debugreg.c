@@ -15,6 +15,7 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
+#include "../debugreg.h"
 #include "tracer.h"
 
 #define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])
@@ -67,29 +68,22 @@ int hwt_pt_dr_configure(struct pt_collector *c, const struct hwt_watch *w,
 int hwt_pt_dr_apply(struct pt_collector *c, struct pt_thread *t,
 		    struct hwt_err *err)
 {
+	int rc;
+
 	if (t->dr_gen == c->dr_gen)
 		return 0;
-	/* Disable first: no slot may be live with a stale address. */
-	if (ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(7), 0) < 0)
-		goto fail;
-	for (unsigned i = 0; i < HWT_PT_DR_SLOTS && c->dr7; i++)
-		if (ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(i),
-			   (void *)(uintptr_t)c->dr_addr[i]) < 0)
-			goto fail;
-	if (c->dr7 && ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(7),
-			     (void *)c->dr7) < 0)
-		goto fail;
+	rc = hwt_dr_load(t->tid, c->dr_addr, c->dr7);
+	if (rc == -ESRCH)
+		return 0;   /* the thread died: its death is reported */
+	if (rc < 0)
+		return hwt_err_set(err, EOPNOTSUPP,
+				   "cannot set debug registers of thread %d "
+				   "(%s): read and access watchpoints are "
+				   "unavailable here; use write watchpoints",
+				   (int)t->tid, strerror(-rc));
 	t->dr_gen = c->dr_gen;
 	t->dr_set = c->dr7 != 0;
 	return 0;
-fail:
-	if (errno == ESRCH)
-		return 0;   /* the thread died: its death is reported */
-	return hwt_err_set(err, EOPNOTSUPP,
-			   "cannot set debug registers of thread %d (%s): "
-			   "read and access watchpoints are unavailable here; "
-			   "use write watchpoints", (int)t->tid,
-			   strerror(errno));
 }
 
 int hwt_pt_dr_hit(struct pt_collector *c, struct pt_thread *t)
