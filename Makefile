@@ -40,6 +40,10 @@ LIBS_EXT := -lcapstone -ldw -lelf -ljansson -lipt -lopencsd_c_api -lopencsd
 
 .PHONY: all binaries deps check check-unit demo bench clean programs fuzz
 
+# `make` alone builds what `make all` builds, whatever the included
+# component files define first.
+.DEFAULT_GOAL := all
+
 # Components with build rules of their own add their outputs to EXTRA_ALL.
 EXTRA_ALL :=
 -include plugin/lldb/build.mk

@@ -16,6 +16,8 @@ LLDB_CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -Wshadow -fPIC $(CFLAGS) \
 ifneq ($(SAN),1)
 ifneq ($(wildcard $(LLDB_PREFIX)/include/lldb/API/LLDB.h),)
 EXTRA_ALL += $(LLDB_PLUGIN)
+else ifeq ($(MAKELEVEL),0)
+$(info LLDB plugin not built: no $(LLDB_PREFIX)/include/lldb/API/LLDB.h (Debian package liblldb-22-dev))
 endif
 endif
 
