@@ -37,8 +37,8 @@
  * The result is plain hwt-sw records in segs->bytes, cut into segments of
  * at most HWT_SW_SEG_INSNS instructions like plain chunks, so decoding
  * stays lazy and item numbers are fixed once the history is open.
- * Direct branch targets come from a Capstone handle of our own (x86: the
- * module records x86 programs), cached per address.
+ * Direct branch targets and rep string ops come from the image's
+ * instruction cache (x86.c decodes them).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -53,19 +53,8 @@
 #define EXPAND_MAX_WALK (1u << 20)
 /* Instructions walked for one trace, about 300 MB of expanded records. */
 #define EXPAND_MAX_TOTAL (1ull << 28)
-#define TCACHE_SLOTS 4096u
-
-struct tslot {
-	uint64_t addr, target;   /* target 0: not a direct branch */
-	bool used;
-};
-
 struct hwt_sw_expand {
 	struct hwt_image *img;
-	csh cs[2];               /* x86-64, x86-32 */
-	cs_insn *csi[2];
-	bool cs_open[2];
-	struct tslot *tcache;
 	uint64_t *path;          /* addresses of the walk in progress */
 	size_t path_cap;
 	uint64_t walked;         /* against EXPAND_MAX_TOTAL */
@@ -87,11 +76,6 @@ int hwt_sw_expand_new(struct hwt_image *img, struct hwt_sw_expand **out)
 	if (!x)
 		return -ENOMEM;
 	x->img = img;
-	x->tcache = calloc(TCACHE_SLOTS, sizeof(*x->tcache));
-	if (!x->tcache) {
-		free(x);
-		return -ENOMEM;
-	}
 	*out = x;
 	return 0;
 }
@@ -100,64 +84,8 @@ void hwt_sw_expand_free(struct hwt_sw_expand *x)
 {
 	if (!x)
 		return;
-	for (int i = 0; i < 2; i++) {
-		if (!x->cs_open[i])
-			continue;
-		cs_free(x->csi[i], 1);
-		cs_close(&x->cs[i]);
-	}
-	free(x->tcache);
 	free(x->path);
 	free(x);
-}
-
-/* Decode the instruction at addr with our handle for its mode; NULL
- * when there is no code or Capstone cannot be set up. */
-static const cs_insn *decode_at(struct hwt_sw_expand *x, uint64_t addr)
-{
-	const struct hwt_span *span = hwt_image_span(x->img, addr);
-	int m = span && span->isa == HWT_ISA_X86_32 ? 1 : 0;
-	uint8_t code[HWT_MAX_INSN];
-	const uint8_t *p = code;
-	size_t len;
-	uint64_t a = addr;
-
-	if (!x->cs_open[m]) {
-		if (cs_open(CS_ARCH_X86, m ? CS_MODE_32 : CS_MODE_64,
-			    &x->cs[m]) != CS_ERR_OK)
-			return NULL;
-		cs_option(x->cs[m], CS_OPT_DETAIL, CS_OPT_ON);
-		x->csi[m] = cs_malloc(x->cs[m]);
-		if (!x->csi[m]) {
-			cs_close(&x->cs[m]);
-			return NULL;
-		}
-		x->cs_open[m] = true;
-	}
-	len = hwt_image_read(x->img, addr, code, sizeof(code));
-	if (!len || !cs_disasm_iter(x->cs[m], &p, &len, &a, x->csi[m]))
-		return NULL;
-	return x->csi[m];
-}
-
-/* The target of the direct branch at addr in *target; false for any
- * other instruction (and when Capstone cannot be set up, which makes the
- * walk treat the branch as landing on the record or not taken). */
-static bool direct_target(struct hwt_sw_expand *x, uint64_t addr,
-			  uint64_t *target)
-{
-	struct tslot *s = &x->tcache[(addr ^ addr >> 12) % TCACHE_SLOTS];
-	const cs_insn *in;
-
-	if (!s->used || s->addr != addr) {
-		*s = (struct tslot){ .addr = addr, .used = true };
-		in = decode_at(x, addr);
-		if (in && in->detail->x86.op_count == 1 &&
-		    in->detail->x86.operands[0].type == X86_OP_IMM)
-			s->target = (uint64_t)in->detail->x86.operands[0].imm;
-	}
-	*target = s->target;
-	return s->target != 0;
 }
 
 /* Whether addr holds a rep-prefixed string instruction, which traps
@@ -165,25 +93,10 @@ static bool direct_target(struct hwt_sw_expand *x, uint64_t addr,
  * record at the current address is a loop back to it, walked. */
 static bool rep_string(struct hwt_sw_expand *x, uint64_t addr)
 {
-	const cs_insn *in = decode_at(x, addr);
-	uint8_t rep = in ? in->detail->x86.prefix[0] : 0;
+	struct hwt_insn_info in;
 
-	if (rep != X86_PREFIX_REP && rep != X86_PREFIX_REPNE)
-		return false;
-	switch (in->id) {
-	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD:
-	case X86_INS_MOVSQ: case X86_INS_STOSB: case X86_INS_STOSW:
-	case X86_INS_STOSD: case X86_INS_STOSQ: case X86_INS_LODSB:
-	case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
-	case X86_INS_SCASB: case X86_INS_SCASW: case X86_INS_SCASD:
-	case X86_INS_SCASQ: case X86_INS_CMPSB: case X86_INS_CMPSW:
-	case X86_INS_CMPSD: case X86_INS_CMPSQ: case X86_INS_INSB:
-	case X86_INS_INSW: case X86_INS_INSD: case X86_INS_OUTSB:
-	case X86_INS_OUTSW: case X86_INS_OUTSD:
-		return true;
-	default:
-		return false;
-	}
+	return !hwt_image_insn_detail(x->img, addr, HWT_ISA_DEFAULT, &in) &&
+		in.rep_string;
 }
 
 static int close_piece(struct out *o)
@@ -262,14 +175,13 @@ static int path_push(struct hwt_sw_expand *x, size_t n, uint64_t pc)
 static int64_t walk(struct hwt_sw_expand *x, uint64_t cur, uint64_t t,
 		    char *why, size_t whysz)
 {
-	uint64_t pc = cur, saved = cur, tg;
+	uint64_t pc = cur, saved = cur;
 	uint32_t power = 1, lam = 0;
 	size_t n = 0;
 
 	for (;;) {
-		enum hwt_insn_class cls;
+		struct hwt_insn_info in;
 		uint64_t next;
-		uint8_t len;
 		int rc;
 
 		if (n >= EXPAND_MAX_WALK) {
@@ -278,7 +190,7 @@ static int64_t walk(struct hwt_sw_expand *x, uint64_t cur, uint64_t t,
 			return -EDOM;
 		}
 		x->walked++;
-		rc = hwt_image_insn_info(x->img, pc, &len, &cls);
+		rc = hwt_image_insn_detail(x->img, pc, HWT_ISA_DEFAULT, &in);
 		if (rc == -ENOMEM)
 			return rc;
 		if (rc) {
@@ -287,21 +199,20 @@ static int64_t walk(struct hwt_sw_expand *x, uint64_t cur, uint64_t t,
 				 "decode", (unsigned long long)pc);
 			return -EDOM;
 		}
-		switch (cls) {
+		switch (in.cls) {
 		case HWT_INSN_CJUMP:
-			next = direct_target(x, pc, &tg) && tg == t ?
-				t : pc + len;
+			next = in.direct && in.target == t ? t : pc + in.len;
 			break;
 		case HWT_INSN_JUMP:
 		case HWT_INSN_CALL:
-			next = direct_target(x, pc, &tg) ? tg : t;
+			next = in.direct ? in.target : t;
 			break;
 		case HWT_INSN_RET:
 		case HWT_INSN_SYSCALL:
 			next = t;
 			break;
 		default:
-			next = pc + len;
+			next = pc + in.len;
 			break;
 		}
 		if (next == t)

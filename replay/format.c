@@ -34,6 +34,7 @@ int hwt_format_item(struct hwt_image *img, const char *tid,
 	struct hwt_symbol sym;
 	bool have_sym;
 	size_t len = 0;
+	int rc;
 
 	if (!size)
 		return -ENOSPC;
@@ -47,8 +48,14 @@ int hwt_format_item(struct hwt_image *img, const char *tid,
 			    it->index, it->gap_reason);
 		return len < size ? (int)len : -ENOSPC;
 	}
-	if (hwt_image_insn_isa(img, it->addr, it->isa, true, &insn) != 0)
+	/* Bytes that do not decode are shown as they are ("undecodable:
+	 * 62 f2 ..."); only an address without code says so. */
+	rc = hwt_image_insn_isa(img, it->addr, it->isa, true, &insn);
+	if (rc == -ENOENT)
 		strcpy(insn.text, "(no code)");
+	else if (rc && rc != -EILSEQ)
+		snprintf(insn.text, sizeof(insn.text), "(cannot decode: %s)",
+			 strerror(-rc));
 	have_sym = hwt_image_symbolize(img, it->addr, &sym) == 0;
 	if (tsv) {
 		put(buf, size, &len, "%s\t%" PRIu64 "\t0x%" PRIx64 "\t%s", tid,

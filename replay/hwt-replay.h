@@ -1,7 +1,7 @@
 /* hwt-replay.h - turn recorded traces into instruction and call history.
  *
  * image    what code was at an address (ELF files at load addresses, cores)
- * insn     instruction length and class (Capstone)
+ * insn     instruction length, class and text (x86: Zydis; Arm: Capstone)
  * history  instruction history of one thread, built lazily from the newest
  *          end; items are numbered 1..count, oldest first (GDB's numbering)
  * calls    function-call segments with nesting levels
@@ -71,7 +71,8 @@ struct hwt_insn {
 
 const char *hwt_insn_class_name(enum hwt_insn_class cls);
 /* Decode the instruction at addr from the image; text only if want_text.
- * -ENOENT when no code is mapped there, -EILSEQ when it does not decode. */
+ * -ENOENT when no code is mapped there, -EILSEQ when it does not decode
+ * (then the text, if wanted, is "undecodable:" and the bytes there). */
 int hwt_image_insn(struct hwt_image *img, uint64_t addr, bool want_text,
 		   struct hwt_insn *out);
 /* The same in a given instruction set (an item's isa). */

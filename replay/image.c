@@ -33,6 +33,12 @@ int hwt_image_new(struct hwt_image **out, struct hwt_err *err)
 	img = calloc(1, sizeof(*img));
 	if (!img)
 		return hwt_err_set(err, ENOMEM, "out of memory for the image");
+	if (hwt_x86_init(&img->x86)) {
+		free(img);
+		return hwt_err_set(err, EINVAL, "the Zydis library refuses its "
+				   "x86 decoder settings; is libzydis4 "
+				   "installed as built?");
+	}
 	*out = img;
 	return 0;
 }

@@ -40,13 +40,6 @@
 
 #define PT_BUF 65536u
 #define PT_TNT_MAX 47u           /* bits of a TNT-64 packet */
-#define PT_TCACHE 4096u          /* direct-branch targets remembered */
-
-struct tslot {
-	uint64_t addr, target;   /* target 0: indirect */
-	bool used;
-};
-
 struct enc {
 	struct pt_encoder *e;
 	struct pt_config cfg;
@@ -58,9 +51,6 @@ struct enc {
 	size_t psb_period;
 	uint64_t psb_at;         /* stream offset of the last PSB */
 	struct hwt_image *img;
-	csh cs;
-	cs_insn *csi;
-	struct tslot *tcache;
 };
 
 /* Move the encoder's buffer to out and rewind it. */
@@ -184,22 +174,10 @@ static int enable(struct enc *x, uint64_t ip)
 /* The target of the direct branch at addr, or 0 for an indirect one. */
 static uint64_t direct_target(struct enc *x, uint64_t addr)
 {
-	struct tslot *s = &x->tcache[(addr ^ addr >> 12) % PT_TCACHE];
-	uint8_t code[HWT_MAX_INSN];
-	const uint8_t *p = code;
-	size_t len = hwt_image_read(x->img, addr, code, sizeof(code));
-	uint64_t a = addr;
-	const cs_x86 *d;
+	struct hwt_insn_info in;
 
-	if (s->used && s->addr == addr)
-		return s->target;
-	*s = (struct tslot){ .addr = addr, .used = true };
-	if (!cs_disasm_iter(x->cs, &p, &len, &a, x->csi))
-		return 0;
-	d = &x->csi->detail->x86;
-	if (d->op_count == 1 && d->operands[0].type == X86_OP_IMM)
-		s->target = (uint64_t)d->operands[0].imm;
-	return s->target;
+	return !hwt_image_insn_detail(x->img, addr, HWT_ISA_X86_64, &in) &&
+		in.direct ? in.target : 0;
 }
 
 /* Encode how insn ends when it goes on to next in the normal way; false
@@ -376,14 +354,7 @@ int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
 		(uint8_t)opts->cpu.model : 0x55;
 	x->cfg.cpu.stepping = opts && opts->cpu.vendor[0] ?
 		(uint8_t)opts->cpu.stepping : 4;
-	x->tcache = calloc(PT_TCACHE, sizeof(*x->tcache));
-	rc = x->tcache ? 0 : -ENOMEM;
-	if (!rc && (cs_open(CS_ARCH_X86, CS_MODE_64, &x->cs) != CS_ERR_OK ||
-		    cs_option(x->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-		    !(x->csi = cs_malloc(x->cs))))
-		rc = -ENOMEM;
-	if (!rc && pt_cpu_errata(&x->cfg.errata, &x->cfg.cpu) < 0)
-		rc = -EINVAL;
+	rc = pt_cpu_errata(&x->cfg.errata, &x->cfg.cpu) < 0 ? -EINVAL : 0;
 	if (!rc && !(x->e = pt_alloc_encoder(&x->cfg)))
 		rc = -ENOMEM;
 	if (rc)
@@ -399,11 +370,6 @@ int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
 		x->out = NULL;
 	}
 	pt_free_encoder(x->e);
-	if (x->csi)
-		cs_free(x->csi, 1);
-	if (x->cs)
-		cs_close(&x->cs);
-	free(x->tcache);
 	free(x->out);
 	free(x);
 	return rc;

@@ -1,6 +1,7 @@
 /* replay-int.h - what the replay/ files share and callers never see.
  *
- * The image is split over image.c (address space), insn.c (Capstone),
+ * The image is split over image.c (address space), insn.c (instructions:
+ * x86.c with Zydis, arm.c with Capstone),
  * symbols.c (ELF and PLT symbols) and lines.c (DWARF line tables); they
  * share struct hwt_image. History, calls and cursor use the fast lookups
  * declared here instead of the string-building public ones.
@@ -10,12 +11,13 @@
 
 #include <string.h>
 
-#include <capstone/capstone.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
+#include "arm.h"
 #include "hwt-replay.h"
+#include "x86.h"
 
 /* x86-64 pages; load addresses are page-aligned mapping starts. */
 #define HWT_PAGE_SIZE 4096u
@@ -79,11 +81,19 @@ struct hwt_span {
 	enum hwt_isa isa;        /* what its code is when nobody says */
 };
 
+/* What the bytes at an address say, beyond struct hwt_insn. */
+struct hwt_insn_info {
+	uint64_t target;         /* x86 direct branch: where it goes */
+	uint8_t len;
+	uint8_t cls;             /* enum hwt_insn_class */
+	bool direct;             /* target is known from the bytes */
+	bool rep_string;         /* x86 rep string op: traps per iteration */
+};
+
 struct hwt_insn_slot {
 	uint64_t addr;
+	struct hwt_insn_info info;
 	int8_t rc;               /* 0, -ENOENT or -EILSEQ */
-	uint8_t len;
-	uint8_t cls;
 	uint8_t isa;             /* the same bytes differ in A32 and T32 */
 	bool used;
 };
@@ -108,13 +118,9 @@ struct hwt_image {
 	size_t nmap;
 	bool dirty;
 	size_t last;             /* index of the last map hit */
-	/* insn.c: one Capstone handle per instruction set, opened on
-	 * first use; csi of the last decode */
-	csh cs[HWT_ISA_X86_32 + 1];
-	bool cs_open[HWT_ISA_X86_32 + 1];
-	cs_insn *csis[HWT_ISA_X86_32 + 1];
-	cs_insn *csi;
-	csh cur_cs;
+	/* insn.c: the decoders and the per-address cache */
+	struct hwt_x86 x86;
+	struct hwt_arm arm;
 	struct hwt_insn_slot *icache;
 	/* symbols.c / lines.c: the last answers, reused while addr is
 	 * inside their range, and a small cache for hwt_image_symbolize */
@@ -150,6 +156,10 @@ int hwt_image_insn_info(struct hwt_image *img, uint64_t addr, uint8_t *len,
 int hwt_image_insn_info_isa(struct hwt_image *img, uint64_t addr,
 			    enum hwt_isa isa, uint8_t *len,
 			    enum hwt_insn_class *cls);
+/* Everything the cache knows of the instruction at addr: also the
+ * direct target of an x86 branch and whether it is a rep string op. */
+int hwt_image_insn_detail(struct hwt_image *img, uint64_t addr,
+			  enum hwt_isa isa, struct hwt_insn_info *out);
 void hwt_insn_fini(struct hwt_image *img);
 
 /* ---- symbols.c ---- */

@@ -107,27 +107,32 @@ static bool keep1(struct hwt_image *img, const struct history *hs, size_t i,
 	return *steps && xorshift64(steps) % 4 == 0;
 }
 
-/* The target of the direct branch at addr, 0 for any other. */
+/* The target of the direct branch at addr, 0 for any other: worked out
+ * here from Zydis's decoded operands, apart from the raw-immediate path
+ * replay takes. */
 static uint64_t direct_target(struct hwt_image *img, uint64_t addr)
 {
-	static csh cs;
-	static cs_insn *ci;
+	static ZydisDecoder dec;
+	static bool ready;
 	uint8_t code[HWT_MAX_INSN];
-	const uint8_t *cp = code;
 	size_t len = hwt_image_read(img, addr, code, sizeof(code));
-	uint64_t a = addr;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZyanU64 target;
 
-	if (!ci) {
-		if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+	if (!ready) {
+		if (ZYAN_FAILED(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+						 ZYDIS_STACK_WIDTH_64)))
 			abort();
-		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-		ci = cs_malloc(cs);
+		ready = true;
 	}
-	if (!cs_disasm_iter(cs, &cp, &len, &a, ci) ||
-	    ci->detail->x86.op_count != 1 ||
-	    ci->detail->x86.operands[0].type != X86_OP_IMM)
+	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, code, len, &in, ops)) ||
+	    in.operand_count_visible != 1 ||
+	    ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE ||
+	    !ops[0].imm.is_relative ||
+	    ZYAN_FAILED(ZydisCalcAbsoluteAddress(&in, &ops[0], addr, &target)))
 		return 0;
-	return (uint64_t)ci->detail->x86.operands[0].imm;
+	return target;
 }
 
 /* The records of hs (marks[i]: instruction i is one; marks[0] is the
@@ -529,24 +534,29 @@ static bool items_are(struct hwt_history *h, const struct want *w, size_t n,
 	return true;
 }
 
-static struct hwt_image *code_image(char *path)
+/* An image holding bytes at base, through a temporary file at path. */
+static struct hwt_image *bytes_image(char *path, const uint8_t *bytes,
+				     size_t size, uint64_t base)
 {
 	struct hwt_image *img = NULL;
 	struct hwt_err err = { 0 };
 	int fd = mkstemp(path);
-	bool ok = fd >= 0 && write(fd, code, sizeof(code)) ==
-		(ssize_t)sizeof(code);
+	bool ok = fd >= 0 && write(fd, bytes, size) == (ssize_t)size;
 
 	if (fd >= 0)
 		close(fd);
 	if (!ok || hwt_image_new(&img, &err) ||
-	    hwt_image_add_raw(img, path, 0, sizeof(code), B, HWT_ISA_X86_64,
-			      &err)) {
+	    hwt_image_add_raw(img, path, 0, size, base, HWT_ISA_X86_64, &err)) {
 		CHECK("hand-made code image", false, "%s", err.msg);
 		hwt_image_free(img);
 		return NULL;
 	}
 	return img;
+}
+
+static struct hwt_image *code_image(char *path)
+{
+	return bytes_image(path, code, sizeof(code), B);
 }
 
 static void test_rules(struct hwt_image *img)
@@ -791,6 +801,92 @@ static void test_options(void)
 	hwt_collect_close(c);
 }
 
+/* Code the decoder does not know (an APX instruction, REX2 prefix d5,
+ * which Zydis 4.0 cannot decode): block-step expansion must make it a
+ * gap naming the bytes and resume at the next record; the Intel PT
+ * encoder must stop tracing before it and resume after it, so that a
+ * decoder shows a gap there and never walks the bytes wrongly; and a
+ * listing shows the bytes, not "(no code)". */
+static void test_undecodable(void)
+{
+	static const uint8_t apx[] = {
+		0x90,                           /* 00 nop */
+		0xd5, 0x19, 0x01, 0xc8,         /* 01 APX add (REX2) */
+		0x90,                           /* 05 nop */
+		0xc3,                           /* 06 ret */
+	};
+	const uint64_t base = 0x30000;
+	static const struct want expanded[] = {
+		I(0x30000),
+		G("the bytes at 0x30001 do not decode"),
+		I(0x30006), I(0x30040),
+	};
+	static const struct want encoded[] = {
+		I(0x30000), G("tracing was off from 0x30001"), I(0x30005),
+		I(0x30006),
+	};
+	char tmp[] = "/tmp/hwt-apx-XXXXXX", why[600], line[256];
+	struct hwt_image *img = bytes_image(tmp, apx, sizeof(apx), base);
+	struct hwt_history *h = NULL, *pt = NULL;
+	struct hwt_err err = { 0 };
+	struct hwt_cpu_info cpu = { .vendor = "GenuineIntel", .family = 6,
+				    .model = 0x55 };
+	struct tbuf tb = { 0 }, steps = { 0 };
+	struct hwt_item it;
+	struct chunk c;
+	uint8_t *stream = NULL;
+	size_t size = 0;
+	int rc;
+
+	if (!img)
+		return;
+	ch_begin(&c, &tb, base, 0, HWT_SW_CHUNK_BRANCHES);
+	ch_rec(&c, base + 6, false);
+	ch_rec(&c, base + 0x40, false);
+	ch_end(&c);
+	rc = hwt_history_open_sw(tb.p, tb.n, 0, img, &h, &err);
+	CHECK("undecodable: expansion makes a gap naming the bytes and "
+	      "resumes at the next record",
+	      rc == 0 && items_are(h, expanded, sizeof(expanded) /
+				   sizeof(expanded[0]), why, sizeof(why)),
+	      "rc %d %s / %s", rc, err.msg, rc ? "" : why);
+	hwt_history_free(h);
+	h = NULL;
+
+	/* An exact (single-step) history through it, encoded as PT */
+	ch_begin(&c, &steps, base, 0, 0);
+	ch_rec(&c, base + 1, false);
+	ch_rec(&c, base + 5, false);
+	ch_rec(&c, base + 6, false);
+	ch_rec(&c, base + 0x40, false);
+	ch_end(&c);
+	rc = hwt_history_open_sw(steps.p, steps.n, 0, img, &h, &err);
+	if (!rc)
+		rc = hwt_history_get(h, 2, &it, &err);
+	line[0] = '\0';
+	if (!rc)
+		rc = hwt_format_item(img, "1", &it, false, line, sizeof(line)) < 0;
+	CHECK("undecodable: the listing shows the bytes",
+	      rc == 0 && strstr(line, "undecodable: d5 19 01 c8") &&
+	      !strstr(line, "(no code)"), "rc %d %s: '%s'", rc, err.msg, line);
+	if (!rc)
+		rc = hwt_pt_encode(h, img, 0, 0, NULL, &stream, &size, &err);
+	if (!rc)
+		rc = hwt_history_open_pt(stream, size, &cpu, img, &pt, &err);
+	CHECK("undecodable: Intel PT encoding stops before the bytes and "
+	      "resumes after them, a gap where they are",
+	      rc == 0 && items_are(pt, encoded, sizeof(encoded) /
+				   sizeof(encoded[0]), why, sizeof(why)),
+	      "rc %d %s / %s", rc, err.msg, rc ? "" : why);
+	hwt_history_free(pt);
+	hwt_history_free(h);
+	free(stream);
+	free(tb.p);
+	free(steps.p);
+	hwt_image_free(img);
+	unlink(tmp);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const progs[] = {
@@ -808,6 +904,7 @@ int main(int argc, char **argv)
 		hwt_image_free(img);
 		unlink(tmp);
 	}
+	test_undecodable();
 	test_garbage();
 	test_options();
 	/* argv[0] is BUILD/tests/unit/test_expand_sw; the test programs

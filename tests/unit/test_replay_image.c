@@ -33,6 +33,38 @@ __asm__(".text\n"
 	".byte 0xcc\n");
 extern const char insn_samples[];
 
+/* Today's ISA as glibc runs it on AVX-512 machines (EVEX string
+ * functions), CET, AMX, VAES, BMI2, and branches with targets; encodings
+ * and texts from GNU as and objdump 2.40. Then an APX instruction (REX2
+ * prefix d5), which Zydis 4.0 does not know: it must read as undecodable
+ * with its bytes. */
+__asm__(".text\n"
+	".globl isa_samples\n"
+	"isa_samples:\n"
+	".byte 0xc5, 0xfb, 0x93, 0xc1\n"
+	".byte 0x62, 0xf1, 0x7d, 0x20, 0x74, 0x0f\n"
+	".byte 0x62, 0xf2, 0x76, 0x4a, 0x26, 0xc1\n"
+	".byte 0x62, 0xb3, 0x6d, 0x20, 0x3e, 0xd9, 0x01\n"
+	".byte 0x62, 0xf3, 0x65, 0x48, 0x25, 0xe2, 0xde\n"
+	".byte 0xc4, 0xe1, 0xf9, 0x98, 0xc8\n"
+	".byte 0xf3, 0x0f, 0x1e, 0xfa\n"
+	".byte 0x3e, 0xff, 0xe0\n"
+	".byte 0xf2, 0xff, 0xe2\n"
+	".byte 0xc4, 0xe2, 0x78, 0x49, 0x06\n"
+	".byte 0xc4, 0xe2, 0x7b, 0x49, 0xc0\n"
+	".byte 0x62, 0xf2, 0x6d, 0x48, 0xdc, 0xd9\n"
+	".byte 0xc4, 0xe2, 0xf9, 0xf7, 0xcb\n"
+	".byte 0x62, 0xe1, 0xfe, 0x48, 0x7f, 0x44, 0x17, 0xff\n"
+	".byte 0xf3, 0xaa\n"
+	".byte 0xf3, 0xc3\n"
+	".byte 0xc7, 0xf8, 0xfa, 0xff, 0xff, 0xff\n"
+	".byte 0xe3, 0xfe\n"
+	".byte 0xe2, 0xfe\n"
+	".byte 0xe8, 0x10, 0x00, 0x00, 0x00\n"
+	".byte 0x0f, 0x05\n"
+	".byte 0xd5, 0x19, 0x01, 0xc8\n");
+extern const char isa_samples[];
+
 static const int probe_line = __LINE__ + 2;
 __attribute__((noinline, used)) int probe_fn(int x);
 __attribute__((noinline, used)) int probe_fn(int x)
@@ -235,6 +267,74 @@ static void test_insns(void)
 	hwt_image_free(img);
 }
 
+static void test_isa(void)
+{
+	static const struct {
+		uint8_t len;
+		enum hwt_insn_class cls;
+		int64_t target;         /* from the instruction; 0: none */
+		const char *text;
+	} want[] = {
+		{ 4, HWT_INSN_OTHER, 0, "kmovd  %k1,%eax" },
+		{ 6, HWT_INSN_OTHER, 0, "vpcmpeqb (%rdi),%ymm16,%k1" },
+		{ 6, HWT_INSN_OTHER, 0, "vptestnmb %zmm1,%zmm1,%k0{%k2}" },
+		{ 7, HWT_INSN_OTHER, 0, "vpcmpltub %ymm17,%ymm18,%k3" },
+		{ 7, HWT_INSN_OTHER, 0, "vpternlogd $0xde,%zmm2,%zmm3,%zmm4" },
+		{ 5, HWT_INSN_OTHER, 0, "kortestd %k0,%k1" },
+		{ 4, HWT_INSN_OTHER, 0, "endbr64" },
+		{ 3, HWT_INSN_JUMP, 0, "notrack jmp *%rax" },
+		{ 3, HWT_INSN_JUMP, 0, "bnd jmp *%rdx" },
+		{ 5, HWT_INSN_OTHER, 0, "ldtilecfg (%rsi)" },
+		{ 5, HWT_INSN_OTHER, 0, "tilezero %tmm0" },
+		{ 6, HWT_INSN_OTHER, 0, "vaesenc %zmm1,%zmm2,%zmm3" },
+		{ 5, HWT_INSN_OTHER, 0, "shlx   %rax,%rbx,%rcx" },
+		{ 8, HWT_INSN_OTHER, 0, "vmovdqu64 %zmm16,-0x40(%rdi,%rdx,1)" },
+		{ 2, HWT_INSN_OTHER, 0, "rep stos %al,%es:(%rdi)" },
+		{ 2, HWT_INSN_RET, 0, "repz ret" },
+		{ 6, HWT_INSN_OTHER, 0, NULL },
+		{ 2, HWT_INSN_CJUMP, 0, NULL },
+		{ 2, HWT_INSN_CJUMP, 0, NULL },
+		{ 5, HWT_INSN_CALL, 5 + 0x10, NULL },
+		{ 2, HWT_INSN_SYSCALL, 0, "syscall" },
+	};
+	struct hwt_image *img;
+	struct hwt_err err = { 0 };
+	struct hwt_insn in;
+	struct hwt_insn_info info;
+	uint64_t a = addr_of(isa_samples), target;
+	size_t i;
+	int rc = 0;
+
+	hwt_image_new(&img, &err);
+	hwt_image_add_elf(img, "/proc/self/exe", self_load, &err);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		rc = hwt_image_insn(img, a, true, &in);
+		if (rc || in.len != want[i].len || in.cls != want[i].cls ||
+		    (want[i].text && strcmp(in.text, want[i].text)))
+			break;
+		/* jrcxz and loop to themselves: the target is their own
+		 * address; a call's is after it */
+		target = want[i].target ? a + (uint64_t)want[i].target :
+			in.cls == HWT_INSN_CJUMP ? a : 0;
+		rc = hwt_image_insn_detail(img, a, HWT_ISA_DEFAULT, &info);
+		if (rc || info.direct != (target != 0) || info.target != target ||
+		    info.rep_string != (i == 14))
+			break;
+		a += in.len;
+	}
+	CHECK("x86 whole ISA: length, class, target and text",
+	      i == sizeof(want) / sizeof(want[0]),
+	      "sample %zu at 0x%llx: rc %d len %u class %s text '%s' "
+	      "direct %d target 0x%llx rep %d", i, (unsigned long long)a, rc,
+	      in.len, hwt_insn_class_name(in.cls), in.text, info.direct,
+	      (unsigned long long)info.target, info.rep_string);
+	rc = hwt_image_insn(img, a, true, &in);
+	CHECK("x86 undecodable bytes are shown, not hidden",
+	      rc == -EILSEQ && !strncmp(in.text, "undecodable: d5 19 01 c8",
+					24), "rc %d text '%s'", rc, in.text);
+	hwt_image_free(img);
+}
+
 /* A minimal ELF core: one header, phdrs, then each segment's bytes. */
 struct fake_seg {
 	uint64_t vaddr, filesz;
@@ -407,6 +507,7 @@ int main(void)
 	test_plt();
 	test_linker();
 	test_insns();
+	test_isa();
 	test_core(dir);
 	test_errors(dir);
 	test_bundle(dir);

@@ -1,0 +1,251 @@
+/* arm.c - Arm decoding with Capstone (see arm.h). */
+#include <errno.h>
+#include <stdio.h>
+
+#include "arm.h"
+
+/* Slot of isa in struct hwt_arm, or -1 for a non-Arm isa. */
+static int slot(enum hwt_isa isa)
+{
+	return isa == HWT_ISA_A64 ? 0 : isa == HWT_ISA_A32 ? 1 :
+		isa == HWT_ISA_T32 ? 2 : -1;
+}
+
+static cs_insn *open_isa(struct hwt_arm *a, int s)
+{
+	static const struct { cs_arch arch; int mode; } modes[] = {
+		{ CS_ARCH_ARM64, CS_MODE_ARM },
+		{ CS_ARCH_ARM, CS_MODE_ARM },
+		{ CS_ARCH_ARM, CS_MODE_THUMB },
+	};
+
+	if (!a->open[s]) {
+		if (cs_open(modes[s].arch, (cs_mode)modes[s].mode,
+			    &a->cs[s]) != CS_ERR_OK)
+			return NULL;
+		/* the classification reads operands and condition codes */
+		if (cs_option(a->cs[s], CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+		    !(a->insn[s] = cs_malloc(a->cs[s]))) {
+			cs_close(&a->cs[s]);
+			return NULL;
+		}
+		a->open[s] = true;
+	}
+	return a->insn[s];
+}
+
+void hwt_arm_fini(struct hwt_arm *a)
+{
+	for (int s = 0; s < 3; s++)
+		if (a->open[s]) {
+			cs_free(a->insn[s], 1);
+			cs_close(&a->cs[s]);
+			a->open[s] = false;
+		}
+}
+
+/* AArch64: Capstone 4 puts no call/return groups on A64 branches. */
+static enum hwt_insn_class classify_a64(const cs_insn *in)
+{
+	switch (in->id) {
+	case ARM64_INS_BL:
+	case ARM64_INS_BLR:
+		return HWT_INSN_CALL;
+	case ARM64_INS_RET:
+	case ARM64_INS_ERET:
+		return HWT_INSN_RET;
+	case ARM64_INS_BR:
+		return HWT_INSN_JUMP;
+	case ARM64_INS_B:
+		return in->detail->arm64.cc == ARM64_CC_INVALID ||
+			in->detail->arm64.cc == ARM64_CC_AL ?
+			HWT_INSN_JUMP : HWT_INSN_CJUMP;
+	case ARM64_INS_CBZ:
+	case ARM64_INS_CBNZ:
+	case ARM64_INS_TBZ:
+	case ARM64_INS_TBNZ:
+		return HWT_INSN_CJUMP;
+	case ARM64_INS_SVC:
+	case ARM64_INS_HVC:
+	case ARM64_INS_SMC:
+		return HWT_INSN_SYSCALL;
+	default:
+		return HWT_INSN_OTHER;
+	}
+}
+
+/* AArch32 (ARM and Thumb): any write to pc is a branch; which kind
+ * follows the usual idioms (bx lr, pop {..pc}, ldr pc, [sp], ...). */
+static enum hwt_insn_class classify_a32(const cs_insn *in)
+{
+	const cs_arm *a = &in->detail->arm;
+	bool cond = a->cc != ARM_CC_AL && a->cc != ARM_CC_INVALID;
+	bool writes_pc = false, lr = false, sp_base = false;
+	enum hwt_insn_class cls = HWT_INSN_OTHER;
+
+	for (int i = 0; i < a->op_count; i++) {
+		const cs_arm_op *op = &a->operands[i];
+
+		if (op->type == ARM_OP_REG && op->reg == ARM_REG_PC)
+			writes_pc = true;
+		if (op->type == ARM_OP_REG && op->reg == ARM_REG_LR)
+			lr = true;
+		if (op->type == ARM_OP_MEM && op->mem.base == ARM_REG_SP)
+			sp_base = true;
+	}
+	switch (in->id) {
+	case ARM_INS_BL:
+	case ARM_INS_BLX:
+		return HWT_INSN_CALL;
+	case ARM_INS_BX:
+		cls = lr ? HWT_INSN_RET : HWT_INSN_JUMP;
+		break;
+	case ARM_INS_B:
+		cls = HWT_INSN_JUMP;
+		break;
+	case ARM_INS_CBZ:
+	case ARM_INS_CBNZ:
+		return HWT_INSN_CJUMP;
+	case ARM_INS_TBB:
+	case ARM_INS_TBH:
+		cls = HWT_INSN_JUMP;
+		break;
+	case ARM_INS_SVC:
+	case ARM_INS_SMC:
+	case ARM_INS_HVC:
+		return HWT_INSN_SYSCALL;
+	case ARM_INS_ERET:
+	case ARM_INS_RFEIA:
+	case ARM_INS_RFEIB:
+	case ARM_INS_RFEDA:
+	case ARM_INS_RFEDB:
+		return HWT_INSN_RET;
+	case ARM_INS_POP:
+		cls = writes_pc ? HWT_INSN_RET : HWT_INSN_OTHER;
+		break;
+	case ARM_INS_LDM:
+	case ARM_INS_LDMIB:
+	case ARM_INS_LDMDA:
+	case ARM_INS_LDMDB:
+		/* ldm sp!, {..pc}: the first operand is the base register */
+		cls = !writes_pc ? HWT_INSN_OTHER :
+			a->op_count && a->operands[0].type == ARM_OP_REG &&
+			a->operands[0].reg == ARM_REG_SP ? HWT_INSN_RET :
+			HWT_INSN_JUMP;
+		break;
+	case ARM_INS_LDR:
+		cls = !(a->op_count && a->operands[0].type == ARM_OP_REG &&
+			a->operands[0].reg == ARM_REG_PC) ? HWT_INSN_OTHER :
+			sp_base ? HWT_INSN_RET : HWT_INSN_JUMP;
+		break;
+	case ARM_INS_MOV:
+		cls = !(a->op_count && a->operands[0].type == ARM_OP_REG &&
+			a->operands[0].reg == ARM_REG_PC) ? HWT_INSN_OTHER :
+			lr ? HWT_INSN_RET : HWT_INSN_JUMP;
+		break;
+	default:
+		/* add pc, ... and other data processing into pc; from lr
+		 * (subs pc, lr, #4) it is an exception return */
+		if (a->op_count && a->operands[0].type == ARM_OP_REG &&
+		    a->operands[0].reg == ARM_REG_PC &&
+		    (a->operands[0].access & CS_AC_WRITE))
+			cls = lr ? HWT_INSN_RET : HWT_INSN_JUMP;
+		break;
+	}
+	return cond && cls != HWT_INSN_OTHER ? HWT_INSN_CJUMP : cls;
+}
+
+/* Arm instruction lengths are architectural: 4 bytes in A64 and A32, 2 or
+ * 4 in T32 by the first halfword. Capstone 4 does not know every newer
+ * instruction (some Advanced SIMD, v8.x and v9 ones); the trace decoder
+ * did walk them, so their length is taken from the encoding and they are
+ * shown as ".inst". Returns the length, 0 if the bytes are not there. */
+static unsigned arm_raw(const uint8_t *b, size_t n, enum hwt_isa isa,
+			uint32_t *word)
+{
+	unsigned len = 4;
+
+	if (isa == HWT_ISA_T32 && n >= 2 && (b[1] >> 3) < 0x1d)
+		len = 2;
+	if (n < len)
+		return 0;
+	*word = len == 2 ? (uint32_t)(b[0] | b[1] << 8) :
+		isa == HWT_ISA_T32 ? (uint32_t)(b[0] | b[1] << 8) << 16 |
+			(uint32_t)(b[2] | b[3] << 8) :
+		(uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+			(uint32_t)b[3] << 24;
+	return len;
+}
+
+/* Capstone's decode of code into the isa's slot: 0, -EILSEQ, -ENOMEM. */
+static int capstone(struct hwt_arm *a, int s, const uint8_t *code, size_t n,
+		    uint64_t addr, cs_insn **out)
+{
+	cs_insn *in = open_isa(a, s);
+	const uint8_t *p = code;
+	uint64_t at = addr;
+
+	if (!in)
+		return -ENOMEM;
+	if (!cs_disasm_iter(a->cs[s], &p, &n, &at, in))
+		return -EILSEQ;
+	*out = in;
+	return 0;
+}
+
+int hwt_arm_decode(struct hwt_arm *a, enum hwt_isa isa, const uint8_t *code,
+		   size_t n, uint64_t addr, struct hwt_arm_insn *out)
+{
+	int s = slot(isa), rc;
+	cs_insn *in;
+	uint32_t word;
+	unsigned len;
+
+	if (s < 0)
+		return -EINVAL;
+	rc = capstone(a, s, code, n, addr, &in);
+	if (rc == -ENOMEM)
+		return rc;
+	if (!rc) {
+		out->len = (uint8_t)in->size;
+		out->cls = isa == HWT_ISA_A64 ? classify_a64(in) :
+			classify_a32(in);
+		return 0;
+	}
+	len = arm_raw(code, n, isa, &word);
+	if (!len)
+		return -EILSEQ;
+	out->len = (uint8_t)len;
+	out->cls = HWT_INSN_OTHER;
+	return 0;
+}
+
+int hwt_arm_text(struct hwt_arm *a, enum hwt_isa isa, const uint8_t *code,
+		 size_t n, uint64_t addr, char *text, size_t size)
+{
+	int s = slot(isa), rc;
+	cs_insn *in;
+	uint32_t word;
+	unsigned len;
+
+	if (s < 0)
+		return -EINVAL;
+	rc = capstone(a, s, code, n, addr, &in);
+	if (rc == -ENOMEM)
+		return rc;
+	if (!rc) {
+		/* Capstone's Arm text is GDB's, padded the same way */
+		if (in->op_str[0])
+			snprintf(text, size, "%-6.24s %.64s", in->mnemonic,
+				 in->op_str);
+		else
+			snprintf(text, size, "%.31s", in->mnemonic);
+		return 0;
+	}
+	len = arm_raw(code, n, isa, &word);
+	if (!len)
+		return -EILSEQ;
+	snprintf(text, size, len == 2 ? ".inst.n 0x%04x" : ".inst  0x%08x",
+		 word);
+	return 0;
+}
