@@ -103,7 +103,7 @@ demo: deps
 	$(MAKE) all
 	@scripts/demo.sh build
 
-BENCH_BINS := $(O)/bench/bench_replay
+BENCH_BINS := $(O)/bench/bench_replay $(O)/bench/bench_decode
 $(O)/bench/%: $(O)/bench/%.o $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
 

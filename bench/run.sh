@@ -40,3 +40,6 @@ n_big=${BENCH_REPLAY_ITERS:-400000}
 
 # --- GDB over hwt-server: GDB's own btrace processing vs the server's bc ---
 "$here/gdb_server.sh" "$build"
+
+# --- x86 decoder: Zydis vs Capstone, and the replay walk before and after -
+"$here/decoder.sh" "$build"

@@ -114,16 +114,46 @@ int hwt_x86_decode(const struct hwt_x86 *x, bool mode32, const uint8_t *code,
 
 /* Names GDB and objdump (AT&T) give where Zydis's differ: condition
  * codes by their other name, and the AT&T conversions. */
-static const char *const gdb_names[][2] = {
-	{ "jz", "je" }, { "jnz", "jne" }, { "jnb", "jae" }, { "jnbe", "ja" },
-	{ "jnl", "jge" }, { "jnle", "jg" },
-	{ "setz", "sete" }, { "setnz", "setne" }, { "setnb", "setae" },
-	{ "setnbe", "seta" }, { "setnl", "setge" }, { "setnle", "setg" },
-	{ "cmovz", "cmove" }, { "cmovnz", "cmovne" }, { "cmovnb", "cmovae" },
-	{ "cmovnbe", "cmova" }, { "cmovnl", "cmovge" }, { "cmovnle", "cmovg" },
-	{ "cbw", "cbtw" }, { "cwde", "cwtl" }, { "cdqe", "cltq" },
-	{ "cwd", "cwtd" }, { "cdq", "cltd" }, { "cqo", "cqto" },
+static const struct {
+	ZydisMnemonic zydis;
+	const char *gdb;
+} gdb_names[] = {
+	{ ZYDIS_MNEMONIC_JZ, "je" }, { ZYDIS_MNEMONIC_JNZ, "jne" },
+	{ ZYDIS_MNEMONIC_JNB, "jae" }, { ZYDIS_MNEMONIC_JNBE, "ja" },
+	{ ZYDIS_MNEMONIC_JNL, "jge" }, { ZYDIS_MNEMONIC_JNLE, "jg" },
+	{ ZYDIS_MNEMONIC_SETZ, "sete" }, { ZYDIS_MNEMONIC_SETNZ, "setne" },
+	{ ZYDIS_MNEMONIC_SETNB, "setae" }, { ZYDIS_MNEMONIC_SETNBE, "seta" },
+	{ ZYDIS_MNEMONIC_SETNL, "setge" }, { ZYDIS_MNEMONIC_SETNLE, "setg" },
+	{ ZYDIS_MNEMONIC_CMOVZ, "cmove" }, { ZYDIS_MNEMONIC_CMOVNZ, "cmovne" },
+	{ ZYDIS_MNEMONIC_CMOVNB, "cmovae" }, { ZYDIS_MNEMONIC_CMOVNBE, "cmova" },
+	{ ZYDIS_MNEMONIC_CMOVNL, "cmovge" }, { ZYDIS_MNEMONIC_CMOVNLE, "cmovg" },
+	{ ZYDIS_MNEMONIC_CBW, "cbtw" }, { ZYDIS_MNEMONIC_CWDE, "cwtl" },
+	{ ZYDIS_MNEMONIC_CDQE, "cltq" }, { ZYDIS_MNEMONIC_CWD, "cwtd" },
+	{ ZYDIS_MNEMONIC_CDQ, "cltd" }, { ZYDIS_MNEMONIC_CQO, "cqto" },
 };
+
+/* Append s to text[*len], cut to size (text stays terminated). */
+static void append(char *text, size_t size, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*len + n >= size)
+		n = size - 1 - *len;
+	memcpy(text + *len, s, n);
+	*len += n;
+	text[*len] = '\0';
+}
+
+/* Copy src (at most n bytes of it) into dst of size bytes, always
+ * terminated; what the text formatting does instead of snprintf("%s"),
+ * which costs more than the decode. */
+static void copy_str(char *dst, size_t size, const char *src, size_t n)
+{
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
 
 /* AVX-512 integer compares with a predicate GDB names in the mnemonic
  * ("vpcmpeqb", "vpcmpltub"); the others keep their immediate. */
@@ -168,7 +198,7 @@ static void gdb_mnemonic(const ZydisDecodedInstruction *in,
 
 	*drop_imm = false;
 	if (!base) {
-		snprintf(name, size, "%s", zy_name);
+		copy_str(name, size, zy_name, strlen(zy_name));
 		return;
 	}
 	switch (in->mnemonic) {
@@ -237,17 +267,18 @@ static void gdb_mnemonic(const ZydisDecodedInstruction *in,
 		break;
 	}
 	for (size_t i = 0; i < sizeof(gdb_names) / sizeof(*gdb_names); i++)
-		if (!strcmp(base, gdb_names[i][0])) {
-			snprintf(name, size, "%s", gdb_names[i][1]);
+		if (in->mnemonic == gdb_names[i].zydis) {
+			copy_str(name, size, gdb_names[i].gdb,
+				 strlen(gdb_names[i].gdb));
 			return;
 		}
 	/* Zydis's size suffix stays only where no register operand gives
 	 * the size ("movl $0x1,-0x4(%rbp)"), as in GDB. */
 	if (strlen(zy_name) == blen + 1 && !strncmp(zy_name, base, blen) &&
 	    has_register_operand(in, ops))
-		snprintf(name, size, "%s", base);
+		copy_str(name, size, base, strlen(base));
 	else
-		snprintf(name, size, "%s", zy_name);
+		copy_str(name, size, zy_name, strlen(zy_name));
 }
 
 /* Prefix words Zydis writes before the mnemonic, with GDB's spelling. */
@@ -287,7 +318,7 @@ static void add_piece(struct layout *l, const char *text,
 		      const ZydisDecodedOperand *op)
 {
 	if (l->n < sizeof(l->p) / sizeof(*l->p)) {
-		snprintf(l->p[l->n].text, PIECE_LEN, "%s", text);
+		copy_str(l->p[l->n].text, PIECE_LEN, text, strlen(text));
 		l->p[l->n++].op = op;
 	}
 }
@@ -325,7 +356,7 @@ static void split(const ZydisDecodedInstruction *in,
 			plen = sizeof(l->prefixes) - 1;
 		p++;
 	}
-	snprintf(zy_name, name_size, "%.*s", (int)wl, w);
+	copy_str(zy_name, name_size, w, wl);
 	if (*p)
 		p++;
 	while (*p) {
@@ -338,7 +369,7 @@ static void split(const ZydisDecodedInstruction *in,
 				(*end == ')' || *end == '}');
 			end++;
 		}
-		snprintf(text, sizeof(text), "%.*s", (int)(end - p), p);
+		copy_str(text, sizeof(text), p, (size_t)(end - p));
 		k++;
 		add_piece(l, text, k <= in->operand_count_visible ?
 			  &ops[in->operand_count_visible - k] : NULL);
@@ -361,7 +392,7 @@ static void x87_registers(struct piece *pc)
 	else
 		snprintf(out, sizeof(out), "%.*s%%st(%c)%s",
 			 (int)(r - pc->text), pc->text, r[3], r + 4);
-	snprintf(pc->text, PIECE_LEN, "%s", out);
+	copy_str(pc->text, PIECE_LEN, out, strlen(out));
 }
 
 /* GDB keeps an encoded zero displacement: "0x0(%rbp)". */
@@ -377,7 +408,7 @@ static void zero_displacement(struct piece *pc)
 		return;
 	snprintf(out, sizeof(out), "%.*s0x0%s", (int)(paren - pc->text),
 		 pc->text, paren);
-	snprintf(pc->text, PIECE_LEN, "%s", out);
+	copy_str(pc->text, PIECE_LEN, out, strlen(out));
 }
 
 /* Masks and other AVX-512 decorators follow their operand: "%k1{%k2}". */
@@ -603,7 +634,7 @@ static void gdb_layout(const ZydisDecodedInstruction *in,
 		       char *text, size_t size)
 {
 	struct layout l = { .n = 0 };
-	char zy_name[32], head[96];
+	char zy_name[32];
 	bool drop_imm;
 	size_t len;
 
@@ -635,18 +666,25 @@ static void gdb_layout(const ZydisDecodedInstruction *in,
 		zero_displacement(&l.p[i]);
 		tight_decorators(&l.p[i]);
 	}
-	snprintf(head, sizeof(head), "%s%s", l.prefixes, l.name);
-	len = (size_t)snprintf(text, size, l.n ? "%-6s " : "%s", head);
-	if (len >= size)
-		len = size - 1;
+	len = 0;
+	text[0] = '\0';
+	append(text, size, &len, l.prefixes);
+	append(text, size, &len, l.name);
+	/* the mnemonic column is six wide, then one blank */
+	while (l.n && len < 6)
+		append(text, size, &len, " ");
+	if (l.n)
+		append(text, size, &len, " ");
 	/* GDB marks an indirect branch's operand: "jmp *%rax" */
 	if ((in->mnemonic == ZYDIS_MNEMONIC_CALL ||
 	     in->mnemonic == ZYDIS_MNEMONIC_JMP) && !in->raw.imm[0].is_relative &&
 	    l.n && l.p[0].text[0] != '*' && l.p[0].text[0] != '$')
-		len += (size_t)snprintf(text + len, size - len, "*");
-	for (unsigned i = 0; i < l.n && len < size; i++)
-		len += (size_t)snprintf(text + len, size - len, "%s%s",
-					i ? "," : "", l.p[i].text);
+		append(text, size, &len, "*");
+	for (unsigned i = 0; i < l.n; i++) {
+		if (i)
+			append(text, size, &len, ",");
+		append(text, size, &len, l.p[i].text);
+	}
 }
 
 int hwt_x86_text(const struct hwt_x86 *x, bool mode32, const uint8_t *code,
