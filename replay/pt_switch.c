@@ -45,15 +45,18 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
-/* perf's time_zero conversion run backwards (LLDB's ToTSC); times
- * before time_zero are before any TSC the trace can hold. */
+/* perf's time_zero conversion run backwards (LLDB's ToTSC). The
+ * arithmetic is modulo 2^64, as perf's: time_zero is the perf clock's
+ * value at TSC 0, which lies before the perf clock's own zero on real
+ * machines, so it is usually "negative" (above 2^63 as written). A time
+ * that comes out before TSC 0 (more than 2^63 ns, 292 years, would be
+ * needed to mean anything else) is before any TSC the trace can hold. */
 static uint64_t to_tsc(const struct hwt_tsc_conv *c, uint64_t ns)
 {
-	uint64_t t, quot, rem;
+	uint64_t t = ns - c->time_zero, quot, rem;
 
-	if (ns <= c->time_zero || !c->time_mult || c->time_shift > 63)
+	if ((int64_t)t <= 0 || !c->time_mult || c->time_shift > 63)
 		return 0;
-	t = ns - c->time_zero;
 	quot = t / c->time_mult;
 	rem = t % c->time_mult;
 	if (c->time_shift && quot > UINT64_MAX >> c->time_shift)
