@@ -943,6 +943,40 @@ static void test_per_cpu(struct hwt_image *img)
 		29000000000000000ull);
 }
 
+/* Records as `export --per-cpu` writes them (hwt_pt_switch_record at
+ * hwt_tsc_to_perf_ns times) read back as the executions they describe,
+ * each switch at most a few ticks early (ToTSC rounds down). */
+static void test_switch_writer(void)
+{
+	const struct hwt_tsc_conv conv = { 1076264588, 31,
+					   18433473881008870804ull };
+	const uint64_t t0 = 29000000000000000ull, at[4] = {
+		t0, t0 + 500000, t0 + 1000000, t0 + 1500000 };
+	uint8_t rec[4][HWT_PT_SWITCH_RECORD_SIZE];
+	struct hwt_err err = { 0 };
+	struct hwt_pt_piece *v = NULL;
+	size_t nv = 0;
+	bool same = true;
+	int rc;
+
+	for (size_t k = 0; k < 4; k++) {
+		uint64_t ns = hwt_tsc_to_perf_ns(&conv, at[k]);
+
+		same &= ns == perf_ns(&conv, at[k]);
+		hwt_pt_switch_record(rec[k], k % 2, 10, k < 2 ? 11 : 12, ns);
+	}
+	CHECK("pt switch writer: perf's clock from a TSC", same,
+	      "hwt_tsc_to_perf_ns differs from perf_event_mmap_page's formula");
+	rc = hwt_pt_switch_parse(rec[0], sizeof(rec), 12, &conv, 0, 3, &v,
+				 &nv, &err);
+	CHECK("pt switch writer: records read back as the execution",
+	      rc == 0 && nv == 1 && v[0].begin_known && v[0].end_known &&
+	      v[0].tsc_begin <= at[2] && v[0].tsc_begin + 3 >= at[2] &&
+	      v[0].tsc_end <= at[3] && v[0].tsc_end + 3 >= at[3] &&
+	      v[0].cpu == 3, "rc %d %s: %zu pieces", rc, err.msg, nv);
+	free(v);
+}
+
 /* Malformed context-switch records, straight to the parser. */
 static void test_switch_records(void)
 {
@@ -1018,6 +1052,7 @@ int main(void)
 		test_ptwrite(img);
 		test_per_cpu(img);
 		test_switch_records();
+		test_switch_writer();
 		test_mode32(img);
 	}
 	hwt_image_free(img);
