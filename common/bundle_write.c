@@ -266,13 +266,44 @@ static json_object *bundle_json(const struct hwt_bundle *b)
  * for another tool should not depend on that). Addresses are written as
  * "0x..." strings, as LLDB's own `trace save` does. */
 
+/* A per-cpu bundle's threads have no trace of their own. */
 static json_object *pt_thread_json(const struct hwt_bundle *b,
 				   const struct hwt_bundle_thread *t)
 {
 	json_object *o = json_object_new_object();
 
 	return done(o, add_i64(o, "tid", t->tid) ||
-		    add_str(o, "iptTrace", t->trace_file));
+		    (t->trace_file && add_str(o, "iptTrace", t->trace_file)));
+}
+
+static json_object *pt_cpu_json(const struct hwt_bundle_pt_cpu *c)
+{
+	json_object *o = json_object_new_object();
+
+	return done(o, add_i64(o, "id", c->id) ||
+		    add_str(o, "iptTrace", c->trace_file) ||
+		    add_str(o, "contextSwitchTrace", c->switch_file));
+}
+
+static json_object *pt_cpus_json(const struct hwt_bundle *b)
+{
+	json_object *arr = json_object_new_array();
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < b->npt_cpus; i++)
+		rc = hwt_json_append(arr, pt_cpu_json(&b->pt_cpus[i]));
+	return done(arr, rc);
+}
+
+/* timeZero as the number it is, above 2^63 on real machines (LLDB
+ * reads it as a number or a string). */
+static json_object *tsc_conv_json(const struct hwt_tsc_conv *c)
+{
+	json_object *o = json_object_new_object();
+
+	return done(o, add_u64(o, "timeMult", c->time_mult) ||
+		    add_u64(o, "timeShift", c->time_shift) ||
+		    add_u64(o, "timeZero", c->time_zero));
 }
 
 static json_object *pt_bundle_json(const struct hwt_bundle *b)
@@ -282,7 +313,12 @@ static json_object *pt_bundle_json(const struct hwt_bundle *b)
 	return done(root, add_str(root, "type", HWT_BUNDLE_TYPE_PT) ||
 		    hwt_json_add(root, "cpuInfo", cpu_json(&b->cpu)) ||
 		    hwt_json_add(root, "processes", one_process(
-			    process_json(b, pt_thread_json, true))));
+			    process_json(b, pt_thread_json, true))) ||
+		    (b->npt_cpus &&
+		     hwt_json_add(root, "cpus", pt_cpus_json(b))) ||
+		    (b->has_tsc_conv &&
+		     hwt_json_add(root, "tscPerfZeroConversion",
+				  tsc_conv_json(&b->tsc_conv))));
 }
 
 int hwt_bundle_stage_commit(const char *staging_dir, const char *final_dir,

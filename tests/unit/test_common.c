@@ -503,6 +503,61 @@ static void test_bundle_big(void)
 	free(dir);
 }
 
+/* The writer's per-cpu LLDB schema: cpus[], tscPerfZeroConversion with
+ * timeZero as the number it is, threads without a trace of their own. */
+static void test_write_per_cpu(void)
+{
+	struct hwt_bundle_thread th = { .tid = 7 };
+	struct hwt_bundle_pt_cpu cpu = { .id = 3,
+		.trace_file = "cpus/3.intelpt_trace",
+		.switch_file = "cpus/3.perf_context_switch_trace" };
+	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_PT, .pid = 7,
+		.threads = &th, .nthreads = 1, .pt_cpus = &cpu, .npt_cpus = 1,
+		.has_tsc_conv = true, .tsc_conv = { 1076264588, 31,
+						    18433473881008870804ull } };
+	char *dir = path_in("percpu"), *staging = NULL, *json = NULL;
+	struct hwt_bundle *r = NULL;
+	struct hwt_err err = { 0 };
+	uint8_t *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	strcpy(b.cpu.vendor, "GenuineIntel");
+	b.cpu.family = 6;
+	b.cpu.model = 85;
+	b.cpu.stepping = 4;
+	rc = hwt_bundle_stage_begin(dir, &staging, &err);
+	if (!rc)
+		rc = hwt_bundle_stage_write(staging, cpu.trace_file, "", 0, &err);
+	if (!rc)
+		rc = hwt_bundle_stage_write(staging, cpu.switch_file, "", 0,
+					    &err);
+	if (!rc)
+		rc = hwt_bundle_stage_commit(staging, dir, &b, &err);
+	free(staging);
+	if (!rc)
+		rc = hwt_bundle_read(dir, &r, &err);
+	CHECK("per-cpu bundle written and read back", rc == 0 &&
+	      r->npt_cpus == 1 && r->pt_cpus[0].id == 3 &&
+	      !strcmp(r->pt_cpus[0].switch_file, cpu.switch_file) &&
+	      r->nthreads == 1 && !r->threads[0].trace_file &&
+	      r->has_tsc_conv && r->tsc_conv.time_zero == b.tsc_conv.time_zero &&
+	      r->tsc_conv.time_mult == 1076264588 &&
+	      r->tsc_conv.time_shift == 31, "rc %d: %s", rc, err.msg);
+	if (!rc)
+		hwt_bundle_free(r);
+	if (asprintf(&json, "%s/trace.json", dir) < 0)
+		abort();
+	rc = hwt_read_file(json, 1 << 20, &text, &len, &err);
+	CHECK("per-cpu bundle: timeZero written as a number",
+	      rc == 0 && strstr((char *)text,
+				"\"timeZero\": 18433473881008870804"),
+	      "%s", text ? (char *)text : err.msg);
+	free(text);
+	free(json);
+	free(dir);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -514,6 +569,7 @@ int main(void)
 	test_json();
 	test_bundle();
 	test_bundle_big();
+	test_write_per_cpu();
 	hwt_bundle_stage_abort(tmpdir);
 	return check_exit();
 }
