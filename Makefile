@@ -36,7 +36,7 @@ HWTRACE     := $(O)/hwtrace
 HWT_SERVER  := $(O)/hwt-server
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 
-LIBS_EXT := -lZydis -lcapstone -ldw -lelf -ljansson -lipt -lopencsd_c_api -lopencsd
+LIBS_EXT := -lZydis -lcapstone -ldw -lelf -ljson-c -lipt -lopencsd_c_api -lopencsd
 
 .PHONY: all binaries deps check check-unit demo bench clean programs fuzz
 

@@ -4,7 +4,6 @@
  * existence and size, and each error names the file and the field so the
  * user can tell what is wrong with the bundle. */
 #include <errno.h>
-#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +11,23 @@
 #include <sys/stat.h>
 
 #include "hwt-common.h"
+#include "hwt-json.h"
 
 struct reader {
 	const char *json_path;   /* for messages */
 	struct hwt_err *err;
 	bool lldb;               /* an LLDB intel-pt bundle (docs/intel-pt.md) */
 };
+
+static bool is_object(const json_object *v)
+{
+	return json_object_is_type(v, json_type_object);
+}
+
+static bool is_array(const json_object *v)
+{
+	return json_object_is_type(v, json_type_array);
+}
 
 static int field_err(struct reader *rd, const char *field, const char *what)
 {
@@ -27,17 +37,18 @@ static int field_err(struct reader *rd, const char *field, const char *what)
 
 /* A field's value; null counts as absent (LLDB's `trace save` writes
  * "cpus": null and the like for what a trace does not have). */
-static json_t *field_value(json_t *obj, const char *field)
+static json_object *field_value(json_object *obj, const char *field)
 {
-	json_t *v = json_object_get(obj, field);
+	json_object *v = NULL;
 
-	return v && json_is_null(v) ? NULL : v;
+	json_object_object_get_ex(obj, field, &v);
+	return json_object_is_type(v, json_type_null) ? NULL : v;
 }
 
-static json_t *get(struct reader *rd, json_t *obj, const char *field,
-		   bool required, int *rc)
+static json_object *get(struct reader *rd, json_object *obj,
+			const char *field, bool required, int *rc)
 {
-	json_t *v = field_value(obj, field);
+	json_object *v = field_value(obj, field);
 
 	if (!v && required)
 		*rc = field_err(rd, field, "is missing");
@@ -45,68 +56,68 @@ static json_t *get(struct reader *rd, json_t *obj, const char *field,
 }
 
 /* The same, naming the field by its whole path when it is missing. */
-static json_t *get_at(struct reader *rd, json_t *obj, const char *field,
-		      const char *path, bool required, int *rc)
+static json_object *get_at(struct reader *rd, json_object *obj,
+			   const char *field, const char *path, bool required,
+			   int *rc)
 {
-	json_t *v = field_value(obj, field);
+	json_object *v = field_value(obj, field);
 
 	if (!v && required)
 		*rc = field_err(rd, path, "is missing");
 	return v;
 }
 
-static int get_string(struct reader *rd, json_t *obj, const char *field,
-		      const char *path, bool required, char **out)
+static int get_string(struct reader *rd, json_object *obj,
+		      const char *field, const char *path, bool required,
+		      char **out)
 {
 	int rc = 0;
-	json_t *v = get_at(rd, obj, field, path, required, &rc);
+	json_object *v = get_at(rd, obj, field, path, required, &rc);
+	size_t len;
 
 	*out = NULL;
 	if (!v)
 		return rc;
-	if (!json_is_string(v) || json_string_length(v) == 0 ||
-	    json_string_length(v) >= PATH_MAX)
+	len = json_object_is_type(v, json_type_string) ?
+		(size_t)json_object_get_string_len(v) : 0;
+	if (len == 0 || len >= PATH_MAX)
 		return field_err(rd, path, "must be a non-empty string");
-	if (strlen(json_string_value(v)) != json_string_length(v))
+	if (strlen(json_object_get_string(v)) != len)
 		return field_err(rd, path, "contains a NUL character");
-	*out = strdup(json_string_value(v));
+	*out = strdup(json_object_get_string(v));
 	return *out ? 0 : hwt_err_set(rd->err, ENOMEM, "out of memory");
 }
 
 /* Integers may be JSON numbers or "0x..." / decimal strings, as in LLDB's
- * bundles. */
-static int get_u64(struct reader *rd, json_t *obj, const char *field,
+ * bundles; every value of the uint64 range is kept exactly. */
+static int get_u64(struct reader *rd, json_object *obj, const char *field,
 		   const char *path, bool required, uint64_t *out)
 {
+	char why[96], what[200];
 	int rc = 0;
-	json_t *v = get_at(rd, obj, field, path, required, &rc);
+	json_object *v = get_at(rd, obj, field, path, required, &rc);
 
-	if (!v)
+	if (!v || hwt_json_get_u64(v, out, why, sizeof(why)) == 0)
 		return rc;
-	if (json_is_integer(v) && json_integer_value(v) >= 0) {
-		*out = (uint64_t)json_integer_value(v);
-		return 0;
-	}
-	if (json_is_string(v) && hwt_parse_u64(json_string_value(v), out) == 0)
-		return 0;
-	return field_err(rd, path, "must be a non-negative integer");
+	snprintf(what, sizeof(what), "must be a non-negative integer (a "
+		 "number or a string such as \"0x7f00\"); %s", why);
+	return field_err(rd, path, what);
 }
 
-static int get_i64(struct reader *rd, json_t *obj, const char *field,
+static int get_i64(struct reader *rd, json_object *obj, const char *field,
 		   const char *path, bool required, int64_t *out)
 {
+	char why[96], what[160];
 	int rc = 0;
-	json_t *v = get_at(rd, obj, field, path, required, &rc);
+	json_object *v = get_at(rd, obj, field, path, required, &rc);
 
-	if (!v)
+	if (!v || hwt_json_get_i64(v, out, why, sizeof(why)) == 0)
 		return rc;
-	if (!json_is_integer(v))
-		return field_err(rd, path, "must be an integer");
-	*out = json_integer_value(v);
-	return 0;
+	snprintf(what, sizeof(what), "must be an integer; %s", why);
+	return field_err(rd, path, what);
 }
 
-static int get_int(struct reader *rd, json_t *obj, const char *field,
+static int get_int(struct reader *rd, json_object *obj, const char *field,
 		   const char *path, int *out)
 {
 	int64_t v = 0;
@@ -213,7 +224,7 @@ static int check_pt_cpu(struct reader *rd, const struct hwt_bundle *b)
 	return 0;
 }
 
-static int read_pt_cpu(struct reader *rd, struct hwt_bundle *b, json_t *c,
+static int read_pt_cpu(struct reader *rd, struct hwt_bundle *b, json_object *c,
 		       size_t i)
 {
 	struct hwt_bundle_pt_cpu *cpu = &b->pt_cpus[i];
@@ -221,7 +232,7 @@ static int read_pt_cpu(struct reader *rd, struct hwt_bundle *b, json_t *c,
 	int rc;
 
 #define P(f) (snprintf(path, sizeof(path), "cpus[%zu]%s%s", i, *f ? "." : "", f), path)
-	if (!json_is_object(c))
+	if (!is_object(c))
 		return field_err(rd, P(""), "must be an object");
 	if ((rc = get_i64(rd, c, "id", P("id"), true, &cpu->id)) ||
 	    (rc = get_string(rd, c, "iptTrace", P("iptTrace"), true,
@@ -240,29 +251,30 @@ static int read_pt_cpu(struct reader *rd, struct hwt_bundle *b, json_t *c,
 
 /* cpus[], tscPerfZeroConversion and kernel: the parts of LLDB's schema
  * outside processes[]. */
-static int read_pt_extra(struct reader *rd, json_t *root,
+static int read_pt_extra(struct reader *rd, json_object *root,
 			 struct hwt_bundle *b)
 {
-	json_t *cpus, *conv, *kernel;
+	json_object *cpus, *conv, *kernel;
 	int64_t mult = 0, shift = 0;
 	int rc = 0;
 
 	if ((cpus = get(rd, root, "cpus", false, &rc))) {
-		if (!json_is_array(cpus) || json_array_size(cpus) == 0 ||
-		    json_array_size(cpus) > HWT_BUNDLE_MAX_CPUS)
+		if (!is_array(cpus) || json_object_array_length(cpus) == 0 ||
+		    json_object_array_length(cpus) > HWT_BUNDLE_MAX_CPUS)
 			return field_err(rd, "cpus",
 					 "must be an array of 1 to 4096 cpus");
-		b->npt_cpus = json_array_size(cpus);
+		b->npt_cpus = json_object_array_length(cpus);
 		b->pt_cpus = calloc(b->npt_cpus, sizeof(*b->pt_cpus));
 		if (!b->pt_cpus)
 			return hwt_err_set(rd->err, ENOMEM, "out of memory");
 		for (size_t i = 0; i < b->npt_cpus; i++)
-			if ((rc = read_pt_cpu(rd, b, json_array_get(cpus, i), i)))
+			if ((rc = read_pt_cpu(rd, b,
+					json_object_array_get_idx(cpus, i), i)))
 				return rc;
 	}
 	if ((conv = get(rd, root, "tscPerfZeroConversion", b->npt_cpus > 0,
 			&rc))) {
-		if (!json_is_object(conv))
+		if (!is_object(conv))
 			return field_err(rd, "tscPerfZeroConversion",
 					 "must be an object");
 		if ((rc = get_i64(rd, conv, "timeMult",
@@ -290,7 +302,7 @@ static int read_pt_extra(struct reader *rd, json_t *root,
 	}
 	if (!(kernel = get(rd, root, "kernel", false, &rc)))
 		return 0;
-	if (!json_is_object(kernel))
+	if (!is_object(kernel))
 		return field_err(rd, "kernel", "must be an object");
 	b->kernel_load_address = 0xffffffff81000000ull;
 	if ((rc = get_string(rd, kernel, "file", "kernel.file", true,
@@ -301,15 +313,15 @@ static int read_pt_extra(struct reader *rd, json_t *root,
 	return check_file(rd, b, "kernel.file", b->kernel_file, false, 0);
 }
 
-static int read_cpu(struct reader *rd, json_t *root, struct hwt_bundle *b)
+static int read_cpu(struct reader *rd, json_object *root, struct hwt_bundle *b)
 {
 	char *vendor = NULL;
 	int rc = 0;
-	json_t *cpu = get(rd, root, "cpuInfo", true, &rc);
+	json_object *cpu = get(rd, root, "cpuInfo", true, &rc);
 
 	if (!cpu)
 		return rc;
-	if (!json_is_object(cpu))
+	if (!is_object(cpu))
 		return field_err(rd, "cpuInfo", "must be an object");
 	if ((rc = get_string(rd, cpu, "vendor", "cpuInfo.vendor", true, &vendor)))
 		return rc;
@@ -328,7 +340,7 @@ static int read_cpu(struct reader *rd, json_t *root, struct hwt_bundle *b)
 	return rc;
 }
 
-static int read_thread(struct reader *rd, struct hwt_bundle *b, json_t *t,
+static int read_thread(struct reader *rd, struct hwt_bundle *b, json_object *t,
 		       size_t i, const char *key)
 {
 	struct hwt_bundle_thread *th = &b->threads[i];
@@ -336,7 +348,7 @@ static int read_thread(struct reader *rd, struct hwt_bundle *b, json_t *t,
 	int rc;
 
 #define P(f) (snprintf(path, sizeof(path), "processes[0].threads[%zu].%s", i, f), path)
-	if (!json_is_object(t))
+	if (!is_object(t))
 		return field_err(rd, (snprintf(path, sizeof(path),
 					       "processes[0].threads[%zu]", i), path),
 				 "must be an object");
@@ -373,7 +385,7 @@ static int read_thread(struct reader *rd, struct hwt_bundle *b, json_t *t,
 #undef P
 }
 
-static int read_module(struct reader *rd, struct hwt_bundle *b, json_t *m,
+static int read_module(struct reader *rd, struct hwt_bundle *b, json_object *m,
 		       size_t i)
 {
 	struct hwt_bundle_module *mod = &b->modules[i];
@@ -381,7 +393,7 @@ static int read_module(struct reader *rd, struct hwt_bundle *b, json_t *m,
 	int rc;
 
 #define P(f) (snprintf(path, sizeof(path), "processes[0].modules[%zu].%s", i, f), path)
-	if (!json_is_object(m))
+	if (!is_object(m))
 		return field_err(rd, (snprintf(path, sizeof(path),
 					       "processes[0].modules[%zu]", i), path),
 				 "must be an object");
@@ -414,7 +426,7 @@ static int read_module(struct reader *rd, struct hwt_bundle *b, json_t *m,
 #undef P
 }
 
-static int read_stop(struct reader *rd, json_t *root, struct hwt_bundle *b)
+static int read_stop(struct reader *rd, json_object *root, struct hwt_bundle *b)
 {
 	static const char *const names[] = {
 		[HWT_STOP_NONE] = "running", [HWT_STOP_EXITED] = "exited",
@@ -423,11 +435,11 @@ static int read_stop(struct reader *rd, json_t *root, struct hwt_bundle *b)
 	char *reason = NULL;
 	int64_t v = 0;
 	int rc = 0;
-	json_t *stop = get(rd, root, "stop", false, &rc);
+	json_object *stop = get(rd, root, "stop", false, &rc);
 
 	if (!stop)
 		return 0;
-	if (!json_is_object(stop))
+	if (!is_object(stop))
 		return field_err(rd, "stop", "must be an object");
 	if ((rc = get_string(rd, stop, "reason", "stop.reason", true, &reason)))
 		return rc;
@@ -463,21 +475,21 @@ static int read_stop(struct reader *rd, json_t *root, struct hwt_bundle *b)
 /* LLDB allows several processes per bundle; hwtrace reads one. Check the
  * shape of every element first, so that a broken second process is
  * reported as what it is. */
-static int check_pt_processes(struct reader *rd, json_t *procs)
+static int check_pt_processes(struct reader *rd, json_object *procs)
 {
 	char path[48];
 	int64_t pid;
 	int rc = 0;
 
-	if (!json_is_array(procs) || json_array_size(procs) == 0)
+	if (!is_array(procs) || json_object_array_length(procs) == 0)
 		return field_err(rd, "processes", "must be a non-empty array "
 				 "(hwtrace reads per-thread and per-cpu "
 				 "traces of one process)");
-	for (size_t i = 0; i < json_array_size(procs); i++) {
-		json_t *p = json_array_get(procs, i), *t;
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		json_object *p = json_object_array_get_idx(procs, i), *t;
 
 		snprintf(path, sizeof(path), "processes[%zu]", i);
-		if (!json_is_object(p))
+		if (!is_object(p))
 			return field_err(rd, path, "must be an object");
 		snprintf(path, sizeof(path), "processes[%zu].pid", i);
 		if ((rc = get_i64(rd, p, "pid", path, true, &pid)))
@@ -485,23 +497,25 @@ static int check_pt_processes(struct reader *rd, json_t *procs)
 		snprintf(path, sizeof(path), "processes[%zu].threads", i);
 		if (!(t = get_at(rd, p, "threads", path, true, &rc)))
 			return rc;
-		if (!json_is_array(t))
+		if (!is_array(t))
 			return field_err(rd, path, "must be an array");
 		snprintf(path, sizeof(path), "processes[%zu].modules", i);
-		if ((t = field_value(p, "modules")) && !json_is_array(t))
+		if ((t = field_value(p, "modules")) && !is_array(t))
 			return field_err(rd, path, "must be an array");
 	}
-	if (json_array_size(procs) > 1)
+	if (json_object_array_length(procs) > 1)
 		return hwt_err_set(rd->err, ENOTSUP, "%s: field 'processes' "
 				   "has %zu processes; hwtrace reads bundles "
 				   "of one process: split the bundle",
-				   rd->json_path, json_array_size(procs));
+				   rd->json_path,
+				   json_object_array_length(procs));
 	return 0;
 }
 
-static int read_process(struct reader *rd, json_t *root, struct hwt_bundle *b)
+static int read_process(struct reader *rd, json_object *root,
+			struct hwt_bundle *b)
 {
-	json_t *procs, *proc, *threads, *modules;
+	json_object *procs, *proc, *threads, *modules;
 	const char *key = hwt_bundle_trace_key(b->type);
 	int rc = 0;
 
@@ -509,11 +523,11 @@ static int read_process(struct reader *rd, json_t *root, struct hwt_bundle *b)
 		return rc;
 	if (rd->lldb && (rc = check_pt_processes(rd, procs)))
 		return rc;
-	if (!json_is_array(procs) || json_array_size(procs) != 1)
+	if (!is_array(procs) || json_object_array_length(procs) != 1)
 		return field_err(rd, "processes",
 				 "must be an array of exactly one process");
-	proc = json_array_get(procs, 0);
-	if (!json_is_object(proc))
+	proc = json_object_array_get_idx(procs, 0);
+	if (!is_object(proc))
 		return field_err(rd, "processes[0]", "must be an object");
 	if ((rc = get_i64(rd, proc, "pid", "processes[0].pid", true, &b->pid)) ||
 	    (rc = get_string(rd, proc, "triple", "processes[0].triple", false,
@@ -521,29 +535,31 @@ static int read_process(struct reader *rd, json_t *root, struct hwt_bundle *b)
 		return rc;
 	if (!(threads = get(rd, proc, "threads", true, &rc)))
 		return rc;
-	if (!json_is_array(threads) || json_array_size(threads) == 0 ||
-	    json_array_size(threads) > HWT_BUNDLE_MAX_THREADS)
+	if (!is_array(threads) || json_object_array_length(threads) == 0 ||
+	    json_object_array_length(threads) > HWT_BUNDLE_MAX_THREADS)
 		return field_err(rd, "processes[0].threads",
 				 "must be an array of 1 to 4096 threads");
-	b->nthreads = json_array_size(threads);
+	b->nthreads = json_object_array_length(threads);
 	b->threads = calloc(b->nthreads, sizeof(*b->threads));
 	if (!b->threads)
 		return hwt_err_set(rd->err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < b->nthreads; i++)
-		if ((rc = read_thread(rd, b, json_array_get(threads, i), i, key)))
+		if ((rc = read_thread(rd, b,
+				json_object_array_get_idx(threads, i), i, key)))
 			return rc;
 	if (!(modules = get(rd, proc, "modules", false, &rc)))
 		return 0;
-	if (!json_is_array(modules) ||
-	    json_array_size(modules) > HWT_BUNDLE_MAX_MODULES)
+	if (!is_array(modules) ||
+	    json_object_array_length(modules) > HWT_BUNDLE_MAX_MODULES)
 		return field_err(rd, "processes[0].modules",
 				 "must be an array of at most 4096 modules");
-	b->nmodules = json_array_size(modules);
+	b->nmodules = json_object_array_length(modules);
 	b->modules = calloc(b->nmodules ? b->nmodules : 1, sizeof(*b->modules));
 	if (!b->modules)
 		return hwt_err_set(rd->err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < b->nmodules; i++)
-		if ((rc = read_module(rd, b, json_array_get(modules, i), i)))
+		if ((rc = read_module(rd, b,
+				json_object_array_get_idx(modules, i), i)))
 			return rc;
 	return 0;
 }
@@ -551,18 +567,15 @@ static int read_process(struct reader *rd, json_t *root, struct hwt_bundle *b)
 static int parse(struct reader *rd, const uint8_t *text, size_t len,
 		 struct hwt_bundle *b)
 {
-	json_error_t jerr;
-	json_t *root;
+	json_object *root;
 	int64_t version = 0;
 	int rc;
 
-	root = json_loadb((const char *)text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
-		return hwt_err_set(rd->err, EINVAL,
-				   "%s: invalid JSON at line %d column %d: %s",
-				   rd->json_path, jerr.line, jerr.column,
-				   jerr.text);
-	if (!json_is_object(root)) {
+	if ((rc = hwt_json_parse((const char *)text, len, &root, rd->err))) {
+		hwt_err_prefix(rd->err, "%s: ", rd->json_path);
+		return rc;
+	}
+	if (!is_object(root)) {
 		rc = field_err(rd, "(top level)", "must be an object");
 		goto out;
 	}
@@ -600,7 +613,7 @@ static int parse(struct reader *rd, const uint8_t *text, size_t len,
 			(rc = check_file(rd, b, "core", b->core, false, 0))))
 		goto out;
 out:
-	json_decref(root);
+	json_object_put(root);
 	return rc;
 }
 

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "hwt-common.h"
+#include "hwt-json.h"
 
 int hwt_bundle_stage_begin(const char *final_dir, char **staging_dir,
 			   struct hwt_err *err)
@@ -115,106 +115,149 @@ int hwt_bundle_stage_copy(const char *staging_dir, const char *rel,
 	return rc;
 }
 
-static json_t *cpu_json(const struct hwt_cpu_info *cpu)
+/* ---- trace.json ---------------------------------------------------------
+ * Built with json-c, which writes every uint64 exactly (addresses of the
+ * upper half, LLDB's timeZero). Each builder returns NULL when out of
+ * memory; hwt_json_add takes such a NULL and fails, so one check at the
+ * end of a chain of adds is enough. */
+
+static int add_str(json_object *o, const char *key, const char *v)
 {
-	return json_pack("{s:s, s:i, s:i, s:i}", "vendor", cpu->vendor,
-			 "family", cpu->family, "model", cpu->model,
-			 "stepping", cpu->stepping);
+	return hwt_json_add(o, key, json_object_new_string(v));
 }
 
-static json_t *threads_json(const struct hwt_bundle *b)
+static int add_i64(json_object *o, const char *key, int64_t v)
 {
-	json_t *arr = json_array();
+	return hwt_json_add(o, key, json_object_new_int64(v));
+}
 
-	for (size_t i = 0; arr && i < b->nthreads; i++) {
-		const struct hwt_bundle_thread *t = &b->threads[i];
-		json_t *o = json_pack("{s:I, s:s, s:I, s:I, s:I, s:I}",
-				      "tid", (json_int_t)t->tid,
-				      hwt_bundle_trace_key(b->type),
-				      t->trace_file,
-				      "traceSize", (json_int_t)t->trace_size,
-				      "lostBytes", (json_int_t)t->lost_bytes,
-				      "lostInstructions",
-				      (json_int_t)t->lost_insns,
-				      "instructions",
-				      (json_int_t)t->insn_total);
+static int add_u64(json_object *o, const char *key, uint64_t v)
+{
+	return hwt_json_add(o, key, json_object_new_uint64(v));
+}
 
-		if (!o || json_array_append_new(arr, o)) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
+static json_object *done(json_object *o, int rc)
+{
+	if (!rc)
+		return o;
+	json_object_put(o);
+	return NULL;
+}
+
+static json_object *cpu_json(const struct hwt_cpu_info *cpu)
+{
+	json_object *o = json_object_new_object();
+
+	return done(o, add_str(o, "vendor", cpu->vendor) ||
+		    add_i64(o, "family", cpu->family) ||
+		    add_i64(o, "model", cpu->model) ||
+		    add_i64(o, "stepping", cpu->stepping));
+}
+
+static json_object *thread_json(const struct hwt_bundle *b,
+				const struct hwt_bundle_thread *t)
+{
+	json_object *o = json_object_new_object();
+
+	return done(o, add_i64(o, "tid", t->tid) ||
+		    add_str(o, hwt_bundle_trace_key(b->type), t->trace_file) ||
+		    add_u64(o, "traceSize", t->trace_size) ||
+		    add_u64(o, "lostBytes", t->lost_bytes) ||
+		    add_u64(o, "lostInstructions", t->lost_insns) ||
+		    add_u64(o, "instructions", t->insn_total));
 }
 
 /* LLDB's schema takes loadAddress as a "0x..." string or a number; our
  * own bundles write the number, LLDB bundles the string LLDB writes. */
-static json_t *modules_json(const struct hwt_bundle *b, bool hex_address)
+static json_object *module_json(const struct hwt_bundle_module *m,
+				bool hex_address)
 {
-	json_t *arr = json_array();
+	json_object *o = json_object_new_object();
+	char addr[24];
 
-	for (size_t i = 0; arr && i < b->nmodules; i++) {
-		const struct hwt_bundle_module *m = &b->modules[i];
-		char addr[24];
-		json_t *o;
-
-		snprintf(addr, sizeof(addr), "0x%llx",
-			 (unsigned long long)m->load_address);
-		o = json_pack("{s:s, s:o}", "systemPath", m->system_path,
-			      "loadAddress", hex_address ? json_string(addr)
-			      : json_integer((json_int_t)m->load_address));
-		if (o && m->file && json_object_set_new(o, "file",
-							json_string(m->file)))
-			json_decref(o), o = NULL;
-		if (o && m->uuid && json_object_set_new(o, "uuid",
-							json_string(m->uuid)))
-			json_decref(o), o = NULL;
-		if (!o || json_array_append_new(arr, o)) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
+	snprintf(addr, sizeof(addr), "0x%llx",
+		 (unsigned long long)m->load_address);
+	return done(o, add_str(o, "systemPath", m->system_path) ||
+		    (m->file && add_str(o, "file", m->file)) ||
+		    (hex_address ? add_str(o, "loadAddress", addr) :
+		     add_u64(o, "loadAddress", m->load_address)) ||
+		    (m->uuid && add_str(o, "uuid", m->uuid)));
 }
 
-static json_t *stop_json(const struct hwt_bundle *b)
+static json_object *modules_json(const struct hwt_bundle *b, bool hex_address)
 {
+	json_object *arr = json_object_new_array();
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < b->nmodules; i++)
+		rc = hwt_json_append(arr, module_json(&b->modules[i],
+						      hex_address));
+	return done(arr, rc);
+}
+
+static json_object *stop_json(const struct hwt_bundle *b)
+{
+	json_object *o = json_object_new_object();
+
 	switch (b->stop_reason) {
 	case HWT_STOP_EXITED:
-		return json_pack("{s:s, s:i}", "reason", "exited", "status",
-				 b->stop_status);
+		return done(o, add_str(o, "reason", "exited") ||
+			    add_i64(o, "status", b->stop_status));
 	case HWT_STOP_SIGNALED:
-		return json_pack("{s:s, s:i}", "reason", "signaled", "signal",
-				 b->stop_signal);
+		return done(o, add_str(o, "reason", "signaled") ||
+			    add_i64(o, "signal", b->stop_signal));
 	case HWT_STOP_FAULT:
-		return json_pack("{s:s, s:i, s:I, s:I}", "reason", "fault",
-				 "signal", b->stop_signal, "tid",
-				 (json_int_t)b->stop_tid, "pc",
-				 (json_int_t)b->stop_pc);
+		return done(o, add_str(o, "reason", "fault") ||
+			    add_i64(o, "signal", b->stop_signal) ||
+			    add_i64(o, "tid", b->stop_tid) ||
+			    add_u64(o, "pc", b->stop_pc));
 	case HWT_STOP_NONE:
 		break;
 	}
-	return json_pack("{s:s}", "reason", "running");
+	return done(o, add_str(o, "reason", "running"));
 }
 
-static json_t *bundle_json(const struct hwt_bundle *b)
+/* processes[0] with its threads, each written by thread. */
+static json_object *process_json(const struct hwt_bundle *b,
+				 json_object *(*thread)(
+					 const struct hwt_bundle *,
+					 const struct hwt_bundle_thread *),
+				 bool hex_address)
 {
-	json_t *proc = json_pack("{s:I, s:s, s:o, s:o}", "pid",
-				 (json_int_t)b->pid, "triple",
-				 b->triple ? b->triple : "x86_64-unknown-linux-gnu",
-				 "threads", threads_json(b), "modules",
-				 modules_json(b, false));
-	json_t *root = json_pack("{s:s, s:i, s:o, s:[o], s:o}", "type", b->type,
-				 "version", HWT_BUNDLE_VERSION, "cpuInfo",
-				 cpu_json(&b->cpu), "processes", proc, "stop",
-				 stop_json(b));
+	json_object *proc = json_object_new_object();
+	json_object *threads = json_object_new_array();
+	int rc = !threads || add_i64(proc, "pid", b->pid) ||
+		add_str(proc, "triple", b->triple ? b->triple :
+			"x86_64-unknown-linux-gnu");
 
-	if (root && b->core && json_object_set_new(root, "core",
-						   json_string(b->core))) {
-		json_decref(root);
-		return NULL;
+	for (size_t i = 0; !rc && i < b->nthreads; i++)
+		rc = hwt_json_append(threads, thread(b, &b->threads[i]));
+	if (rc) {
+		json_object_put(threads);
+		return done(proc, rc);
 	}
-	return root;
+	return done(proc, hwt_json_add(proc, "threads", threads) ||
+		    hwt_json_add(proc, "modules", modules_json(b, hex_address)));
+}
+
+static json_object *one_process(json_object *proc)
+{
+	json_object *arr = json_object_new_array();
+
+	return done(arr, hwt_json_append(arr, proc));
+}
+
+static json_object *bundle_json(const struct hwt_bundle *b)
+{
+	json_object *root = json_object_new_object();
+
+	return done(root, add_str(root, "type", b->type) ||
+		    add_i64(root, "version", HWT_BUNDLE_VERSION) ||
+		    hwt_json_add(root, "cpuInfo", cpu_json(&b->cpu)) ||
+		    hwt_json_add(root, "processes", one_process(
+			    process_json(b, thread_json, false))) ||
+		    hwt_json_add(root, "stop", stop_json(b)) ||
+		    (b->core && add_str(root, "core", b->core)));
 }
 
 /* ---- LLDB's intel-pt schema (docs/lldb.md) ----------------------------
@@ -223,47 +266,73 @@ static json_t *bundle_json(const struct hwt_bundle *b)
  * for another tool should not depend on that). Addresses are written as
  * "0x..." strings, as LLDB's own `trace save` does. */
 
-static json_t *pt_threads_json(const struct hwt_bundle *b)
+/* A per-cpu bundle's threads have no trace of their own. */
+static json_object *pt_thread_json(const struct hwt_bundle *b,
+				   const struct hwt_bundle_thread *t)
 {
-	json_t *arr = json_array();
+	json_object *o = json_object_new_object();
 
-	for (size_t i = 0; arr && i < b->nthreads; i++) {
-		json_t *o = json_pack("{s:I, s:s}", "tid",
-				      (json_int_t)b->threads[i].tid,
-				      "iptTrace", b->threads[i].trace_file);
-
-		if (!o || json_array_append_new(arr, o)) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
+	return done(o, add_i64(o, "tid", t->tid) ||
+		    (t->trace_file && add_str(o, "iptTrace", t->trace_file)));
 }
 
-static json_t *pt_bundle_json(const struct hwt_bundle *b)
+static json_object *pt_cpu_json(const struct hwt_bundle_pt_cpu *c)
 {
-	json_t *proc = json_pack("{s:I, s:s, s:o, s:o}", "pid",
-				 (json_int_t)b->pid, "triple",
-				 b->triple ? b->triple : "x86_64-unknown-linux-gnu",
-				 "threads", pt_threads_json(b), "modules",
-				 modules_json(b, true));
+	json_object *o = json_object_new_object();
 
-	return json_pack("{s:s, s:o, s:[o]}", "type", HWT_BUNDLE_TYPE_PT,
-			 "cpuInfo", cpu_json(&b->cpu), "processes", proc);
+	return done(o, add_i64(o, "id", c->id) ||
+		    add_str(o, "iptTrace", c->trace_file) ||
+		    add_str(o, "contextSwitchTrace", c->switch_file));
+}
+
+static json_object *pt_cpus_json(const struct hwt_bundle *b)
+{
+	json_object *arr = json_object_new_array();
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < b->npt_cpus; i++)
+		rc = hwt_json_append(arr, pt_cpu_json(&b->pt_cpus[i]));
+	return done(arr, rc);
+}
+
+/* timeZero as the number it is, above 2^63 on real machines (LLDB
+ * reads it as a number or a string). */
+static json_object *tsc_conv_json(const struct hwt_tsc_conv *c)
+{
+	json_object *o = json_object_new_object();
+
+	return done(o, add_u64(o, "timeMult", c->time_mult) ||
+		    add_u64(o, "timeShift", c->time_shift) ||
+		    add_u64(o, "timeZero", c->time_zero));
+}
+
+static json_object *pt_bundle_json(const struct hwt_bundle *b)
+{
+	json_object *root = json_object_new_object();
+
+	return done(root, add_str(root, "type", HWT_BUNDLE_TYPE_PT) ||
+		    hwt_json_add(root, "cpuInfo", cpu_json(&b->cpu)) ||
+		    hwt_json_add(root, "processes", one_process(
+			    process_json(b, pt_thread_json, true))) ||
+		    (b->npt_cpus &&
+		     hwt_json_add(root, "cpus", pt_cpus_json(b))) ||
+		    (b->has_tsc_conv &&
+		     hwt_json_add(root, "tscPerfZeroConversion",
+				  tsc_conv_json(&b->tsc_conv))));
 }
 
 int hwt_bundle_stage_commit(const char *staging_dir, const char *final_dir,
 			    const struct hwt_bundle *b, struct hwt_err *err)
 {
-	json_t *root = strcmp(b->type, HWT_BUNDLE_TYPE_PT) ? bundle_json(b) :
-		pt_bundle_json(b);
+	json_object *root = strcmp(b->type, HWT_BUNDLE_TYPE_PT) ?
+		bundle_json(b) : pt_bundle_json(b);
 	char *text;
 	int rc;
 
 	if (!root)
 		return hwt_err_set(err, ENOMEM, "cannot build trace.json");
-	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(root);
+	text = hwt_json_text(root, true);
+	json_object_put(root);
 	if (!text)
 		return hwt_err_set(err, ENOMEM, "cannot serialise trace.json");
 	rc = hwt_bundle_stage_write(staging_dir, "trace.json", text,

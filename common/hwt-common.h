@@ -325,7 +325,9 @@ int hwt_bundle_load_file(const struct hwt_bundle *b, const char *rel,
  * files in the staging directory it got from hwt_bundle_stage_begin; commit
  * writes trace.json and renames the staging directory to final_dir.
  * type HWT_BUNDLE_TYPE_PT writes LLDB's intel-pt schema (threads' trace_file
- * as iptTrace, no version, sizes or stop: docs/lldb.md). */
+ * as iptTrace, no version, sizes or stop: docs/lldb.md); with pt_cpus a
+ * per-cpu one (cpus[], tscPerfZeroConversion when has_tsc_conv, threads
+ * without trace_file). */
 int hwt_bundle_stage_begin(const char *final_dir, char **staging_dir,
 			   struct hwt_err *err);
 int hwt_bundle_stage_commit(const char *staging_dir, const char *final_dir,

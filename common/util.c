@@ -65,7 +65,9 @@ int hwt_parse_u64(const char *s, uint64_t *v)
 	char *end;
 	unsigned long long x;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* strtoull would skip leading spaces and then take a sign, wrapping
+	 * " -1" to UINT64_MAX: a number starts with its first digit. */
+	if (!s || *s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	x = strtoull(s, &end, 0);

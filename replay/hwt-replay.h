@@ -202,6 +202,9 @@ struct hwt_pt_encode_opts {
 	struct hwt_cpu_info cpu;  /* the stream's cpu; vendor GenuineIntel
 				   * (empty vendor: family 6 model 0x55) */
 	size_t psb_period;        /* bytes between PSB+ (0: 4096) */
+	uint64_t tsc;             /* not 0: the TSC every PSB+ carries, below
+				   * 2^56 (a per-cpu trace's stretch of one
+				   * thread, hwt_pt_switch_record) */
 };
 
 /* Items first..last (0, 0: all) of an x86-64 history as an Intel PT
@@ -213,6 +216,25 @@ int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
 		  uint64_t first, uint64_t last,
 		  const struct hwt_pt_encode_opts *opts, uint8_t **out,
 		  size_t *size, struct hwt_err *err);
+
+/* ---- per-cpu Intel PT: perf's context-switch records (pt_switch.c) ---
+ * A per-cpu trace (LLDB's cpus[]) keeps for each cpu the perf_event
+ * PERF_RECORD_SWITCH_CPU_WIDE records of who ran there, read when a
+ * thread's history is opened (docs/intel-pt.md). These write them. */
+
+#define HWT_PT_SWITCH_RECORD_SIZE 32u
+
+/* perf's clock (ns) at TSC tsc (perf_event_mmap_page's time_zero
+ * formula, modulo 2^64). Reading converts back the way LLDB does, which
+ * rounds down: a time comes back up to time_mult's rounding (a few
+ * ticks) early. */
+uint64_t hwt_tsc_to_perf_ns(const struct hwt_tsc_conv *conv, uint64_t tsc);
+/* One record as LLDB stores it (sample_id_all with PERF_SAMPLE_TID and
+ * PERF_SAMPLE_TIME): thread pid/tid switched onto the cpu (switch_out
+ * false) or off it at perf time ns, the idle task (0) on the other side. */
+void hwt_pt_switch_record(uint8_t out[HWT_PT_SWITCH_RECORD_SIZE],
+			  bool switch_out, uint32_t pid, uint32_t tid,
+			  uint64_t ns);
 
 /* ---- cursor ------------------------------------------------------------ */
 

@@ -4,7 +4,7 @@
  * from each instruction's class and the address of the item after it, the
  * way the hardware would have traced the same flow (user space only):
  *
- *   start          PSB, PSBEND, MODE.EXEC 64-bit, TIP.PGE(first insn)
+ *   start          PSB, [TSC,] PSBEND, MODE.EXEC 64-bit, TIP.PGE(first insn)
  *   cond. branch   one TNT bit: taken unless the next item falls through
  *   ret, indirect  TIP(next); returns are never compressed, so decoders
  *   jump or call   need no call stack to follow the stream
@@ -16,8 +16,12 @@
  *                  being off, a gap the history does not have.)
  *   async (signal) FUP + TIP(handler)
  *   gap            FUP + TIP.PGD, then TIP.PGE at the next instruction
- *   every ~N bytes PSB, MODE.EXEC, FUP(next insn), PSBEND, so decoders can
- *                  start anywhere and skip to the end quickly
+ *   every ~N bytes PSB, [TSC,] MODE.EXEC, FUP(next insn), PSBEND, so
+ *                  decoders can start anywhere and skip to the end quickly
+ *
+ * With a TSC given (opts->tsc), every PSB+ carries it: per-cpu traces are
+ * split into threads by the time of each PSB, and the whole stream is one
+ * thread's stretch on a cpu at that time.
  *   end            FUP + TIP.PGD at the last item's address
  *
  * A FUP names the instruction the event happens before, so the one that
@@ -50,6 +54,7 @@ struct enc {
 	unsigned ntnt;
 	size_t psb_period;
 	uint64_t psb_at;         /* stream offset of the last PSB */
+	uint64_t tsc;            /* in every PSB+; 0: none */
 	struct hwt_image *img;
 };
 
@@ -157,6 +162,12 @@ static int put_psb(struct enc *x, bool with_ip, uint64_t next)
 	x->psb_at = stream_offset(x);
 	if (!rc)
 		rc = put(x, &psb);
+	if (!rc && x->tsc) {
+		struct pt_packet tsc = { .type = ppt_tsc };
+
+		tsc.payload.tsc.tsc = x->tsc;
+		rc = put(x, &tsc);
+	}
 	if (!rc && with_ip)
 		rc = put_mode_exec(x);
 	if (!rc && with_ip)
@@ -338,11 +349,17 @@ int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
 				   "Intel cpu; got vendor '%s' (give "
 				   "GenuineIntel or leave it empty)",
 				   opts->cpu.vendor);
+	/* A TSC packet holds the counter's low 7 bytes. */
+	if (opts && opts->tsc >= 1ull << 56)
+		return hwt_err_set(err, EINVAL, "TSC %llu does not fit the 56 "
+				   "bits of an Intel PT TSC packet",
+				   (unsigned long long)opts->tsc);
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	x->img = img;
 	x->psb_period = opts && opts->psb_period ? opts->psb_period : 4096;
+	x->tsc = opts ? opts->tsc : 0;
 	x->cfg.size = sizeof(x->cfg);
 	x->cfg.begin = x->buf;
 	x->cfg.end = x->buf + sizeof(x->buf);

@@ -25,7 +25,7 @@
 #define PERF_RECORD_MISC_SWITCH_OUT 0x2000u
 #define PERF_HEADER_SIZE 8u
 /* header, next_prev_pid/tid, then sample_id: pid, tid, time */
-#define SWITCH_RECORD_SIZE 32u
+#define SWITCH_RECORD_SIZE HWT_PT_SWITCH_RECORD_SIZE
 /* A bound on context-switch files: 1 GiB of records. */
 #define SWITCH_MAX_BYTES (1ull << 30)
 
@@ -45,15 +45,18 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
-/* perf's time_zero conversion run backwards (LLDB's ToTSC); times
- * before time_zero are before any TSC the trace can hold. */
+/* perf's time_zero conversion run backwards (LLDB's ToTSC). The
+ * arithmetic is modulo 2^64, as perf's: time_zero is the perf clock's
+ * value at TSC 0, which lies before the perf clock's own zero on real
+ * machines, so it is usually "negative" (above 2^63 as written). A time
+ * that comes out before TSC 0 (more than 2^63 ns, 292 years, would be
+ * needed to mean anything else) is before any TSC the trace can hold. */
 static uint64_t to_tsc(const struct hwt_tsc_conv *c, uint64_t ns)
 {
-	uint64_t t, quot, rem;
+	uint64_t t = ns - c->time_zero, quot, rem;
 
-	if (ns <= c->time_zero || !c->time_mult || c->time_shift > 63)
+	if ((int64_t)t <= 0 || !c->time_mult || c->time_shift > 63)
 		return 0;
-	t = ns - c->time_zero;
 	quot = t / c->time_mult;
 	rem = t % c->time_mult;
 	if (c->time_shift && quot > UINT64_MAX >> c->time_shift)
@@ -63,6 +66,36 @@ static uint64_t to_tsc(const struct hwt_tsc_conv *c, uint64_t ns)
 	if (c->time_shift >= 32)
 		return UINT64_MAX;
 	return (quot << c->time_shift) + (rem << c->time_shift) / c->time_mult;
+}
+
+uint64_t hwt_tsc_to_perf_ns(const struct hwt_tsc_conv *c, uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (c->time_shift > 63)
+		return c->time_zero;
+	quot = tsc >> c->time_shift;
+	rem = tsc & ((1ull << c->time_shift) - 1);
+	return c->time_zero + quot * c->time_mult +
+		((rem * c->time_mult) >> c->time_shift);
+}
+
+void hwt_pt_switch_record(uint8_t out[HWT_PT_SWITCH_RECORD_SIZE],
+			  bool switch_out, uint32_t pid, uint32_t tid,
+			  uint64_t ns)
+{
+	const uint32_t type = PERF_RECORD_SWITCH_CPU_WIDE;
+	const uint16_t misc = switch_out ? PERF_RECORD_MISC_SWITCH_OUT : 0;
+	const uint16_t size = SWITCH_RECORD_SIZE;
+
+	/* next_prev_pid and next_prev_tid (bytes 8-15): the idle task. */
+	memset(out, 0, SWITCH_RECORD_SIZE);
+	memcpy(out, &type, 4);
+	memcpy(out + 4, &misc, 2);
+	memcpy(out + 6, &size, 2);
+	memcpy(out + 16, &pid, 4);
+	memcpy(out + 20, &tid, 4);
+	memcpy(out + 24, &ns, 8);
 }
 
 static int add_piece(struct hwt_pt_piece **v, size_t *nv,

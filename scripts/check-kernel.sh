@@ -69,7 +69,7 @@ gcc $CFLAGS -std=c11 -D_GNU_SOURCE -I"$SRC/common" -I"$SRC/kernel" \
 	-o "$R/tests/hwt-collect-guest" "$K/hwt-collect-guest.c" \
 	"$SRC"/kernel/*.c "$SRC"/kernel/ptrace/*.c "$SRC"/kernel/perf/*.c \
 	"$SRC"/kernel/module/*.c "$SRC"/common/*.c \
-	-ljansson -lelf -lz -lpthread >"$B/collect-guest.log" 2>&1 ||
+	-ljson-c -lelf -lz -lpthread >"$B/collect-guest.log" 2>&1 ||
 	{ cat "$B/collect-guest.log"; die "hwt-collect-guest build failed"; }
 for p in sig fork exec threads naps; do
 	gcc $CFLAGS -o "$R/tests/$p" "$K/$p.c" -lpthread || die "$p build failed"

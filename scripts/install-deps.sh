@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config python3 gdb procps util-linux
-libzydis-dev libcapstone-dev libelf-dev libdw-dev libjansson-dev
+libzydis-dev libcapstone-dev libelf-dev libdw-dev libjson-c-dev
 libopencsd-dev libopencsd-bin
 libipt-dev
 lldb-22 liblldb-22-dev python3-lldb-22

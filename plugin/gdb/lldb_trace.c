@@ -22,12 +22,12 @@
  * reason: TSC timestamps (the history has none) and per-cpu tracing
  * (there are no cpu buffers). */
 #include <errno.h>
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwt-json.h"
 #include "server.h"
 
 /* lldb-server's limits for a per-thread buffer: a power of two from one
@@ -241,24 +241,34 @@ static int reply_err(struct server *s, const char *fmt, ...)
 	return rsp_send_str(&s->conn, reply);
 }
 
-/* The request's JSON object with "type" checked to be ours. */
-static json_t *parse(struct server *s, const char *arg, int *rc)
+/* A member of the request; null counts as absent. */
+static json_object *member(json_object *j, const char *key)
 {
-	json_error_t jerr;
-	json_t *j, *type;
+	json_object *f = NULL;
+
+	json_object_object_get_ex(j, key, &f);
+	return json_object_is_type(f, json_type_null) ? NULL : f;
+}
+
+/* The request's JSON object with "type" checked to be ours. */
+static json_object *parse(struct server *s, const char *arg, int *rc)
+{
+	struct hwt_err err = { 0 };
+	json_object *j = NULL, *type;
 
 	/* The packet bound (RSP_MAX_PAYLOAD) keeps the text small. */
 	*rc = 0;
-	j = json_loads(arg, JSON_REJECT_DUPLICATES, &jerr);
-	if (!j || !json_is_object(j)) {
-		json_decref(j);
+	if (hwt_json_parse(arg, strlen(arg), &j, &err) ||
+	    !json_object_is_type(j, json_type_object)) {
+		json_object_put(j);
 		*rc = reply_err(s, "Malformed JSON request: %s.",
-				j ? "not an object" : jerr.text);
+				j ? "not an object" : err.msg);
 		return NULL;
 	}
-	type = json_object_get(j, "type");
-	if (!json_is_string(type) || strcmp(json_string_value(type), "intel-pt")) {
-		json_decref(j);
+	type = member(j, "type");
+	if (!json_object_is_type(type, json_type_string) ||
+	    strcmp(json_object_get_string(type), "intel-pt")) {
+		json_object_put(j);
 		*rc = reply_err(s, "Unsupported tracing technology: only "
 				"\"intel-pt\" is served.");
 		return NULL;
@@ -268,41 +278,34 @@ static json_t *parse(struct server *s, const char *arg, int *rc)
 
 /* An unsigned field LLDB writes as a number or a "0x..." string; absent
  * leaves *v. */
-static bool get_u64(json_t *j, const char *key, uint64_t *v)
+static bool get_u64(json_object *j, const char *key, uint64_t *v)
 {
-	json_t *f = json_object_get(j, key);
+	json_object *f = member(j, key);
+	char why[96];
 
-	if (!f || json_is_null(f))
-		return true;
-	if (json_is_integer(f) && json_integer_value(f) >= 0) {
-		*v = (uint64_t)json_integer_value(f);
-		return true;
-	}
-	if (json_is_string(f)) {
-		const char *str = json_string_value(f);
-		char *end;
-		unsigned long long x;
-
-		errno = 0;
-		x = strtoull(str, &end, 0);
-		if (!errno && end != str && !*end && str[0] != '-') {
-			*v = x;
-			return true;
-		}
-	}
-	return false;
+	return !f || hwt_json_get_u64(f, v, why, sizeof(why)) == 0;
 }
 
-static bool get_bool(json_t *j, const char *key, bool *v)
+static bool get_bool(json_object *j, const char *key, bool *v)
 {
-	json_t *f = json_object_get(j, key);
+	json_object *f = member(j, key);
 
-	if (!f || json_is_null(f))
+	if (!f)
 		return true;
-	if (!json_is_boolean(f))
+	if (!json_object_is_type(f, json_type_boolean))
 		return false;
-	*v = json_is_true(f);
+	*v = json_object_get_boolean(f);
 	return true;
+}
+
+/* A tid of a request's list; -1 for anything but a positive integer. */
+static int64_t tid_of(json_object *v)
+{
+	int64_t tid;
+	char why[96];
+
+	return hwt_json_get_i64(v, &tid, why, sizeof(why)) || tid <= 0 ?
+		-1 : tid;
 }
 
 static int handle_start(struct server *s, struct lldb_trace *lt,
@@ -311,18 +314,18 @@ static int handle_start(struct server *s, struct lldb_trace *lt,
 	uint64_t size = LT_DEFAULT_TRACE_SIZE, limit = 0, psb = 0;
 	bool tsc = false, per_cpu = false;
 	struct hwt_err err = { 0 };
-	json_t *j, *tids;
+	json_object *j, *tids;
 	int rc;
 
 	j = parse(s, arg, &rc);
 	if (!j)
 		return rc;
-	tids = json_object_get(j, "tids");
+	tids = member(j, "tids");
 	if (!get_u64(j, "iptTraceSize", &size) ||
 	    !get_u64(j, "processBufferSizeLimit", &limit) ||
 	    !get_u64(j, "psbPeriod", &psb) || !get_bool(j, "enableTsc", &tsc) ||
 	    !get_bool(j, "perCpuTracing", &per_cpu) ||
-	    (tids && !json_is_null(tids) && !json_is_array(tids))) {
+	    (tids && !json_object_is_type(tids, json_type_array))) {
 		rc = reply_err(s, "Malformed jLLDBTraceStart request.");
 		goto out;
 	}
@@ -331,7 +334,7 @@ static int handle_start(struct server *s, struct lldb_trace *lt,
 			       "trace has no TSC. Start without enableTsc.");
 		goto out;
 	}
-	if (per_cpu && (!tids || json_is_null(tids))) {
+	if (per_cpu && !tids) {
 		rc = reply_err(s, "Per-cpu tracing is not available: the "
 			       "software trace is per thread. Start without "
 			       "perCpuTracing.");
@@ -345,7 +348,7 @@ static int handle_start(struct server *s, struct lldb_trace *lt,
 			       (unsigned long long)size);
 		goto out;
 	}
-	if (!tids || json_is_null(tids)) {
+	if (!tids) {
 		if (lt->process_wide) {
 			/* Post-mortem it was traced from the start: the
 			 * request is already satisfied. */
@@ -365,12 +368,11 @@ static int handle_start(struct server *s, struct lldb_trace *lt,
 			}
 		lt->process_wide = true;
 	} else {
-		size_t i, n = json_array_size(tids);
-		json_t *v;
+		size_t i, n = json_object_array_length(tids);
 
 		/* All or nothing: check every tid before tracing any. */
-		json_array_foreach(tids, i, v) {
-			int64_t tid = json_is_integer(v) ? json_integer_value(v) : -1;
+		for (i = 0; i < n; i++) {
+			int64_t tid = tid_of(json_object_array_get_idx(tids, i));
 
 			if (tid <= 0 || !srv_thread_of(s, tid)) {
 				rc = reply_err(s, "Thread %lld is not in the "
@@ -386,7 +388,7 @@ static int handle_start(struct server *s, struct lldb_trace *lt,
 		/* Post-mortem a thread with a trace has had it from the
 		 * start, so asking again changes nothing. */
 		for (i = 0; i < n; i++) {
-			int64_t tid = json_integer_value(json_array_get(tids, i));
+			int64_t tid = tid_of(json_object_array_get_idx(tids, i));
 
 			if (!find(lt, tid) && add(s, lt, tid, post_mortem(s), &err)) {
 				rc = reply_err(s, "Cannot trace thread %lld: %s",
@@ -397,22 +399,22 @@ static int handle_start(struct server *s, struct lldb_trace *lt,
 	}
 	rc = rsp_send_str(&s->conn, "OK");
 out:
-	json_decref(j);
+	json_object_put(j);
 	return rc;
 }
 
 static int handle_stop(struct server *s, struct lldb_trace *lt,
 		       const char *arg)
 {
-	json_t *j, *tids, *v;
-	size_t i;
+	json_object *j, *tids;
+	size_t i, n;
 	int rc;
 
 	j = parse(s, arg, &rc);
 	if (!j)
 		return rc;
-	tids = json_object_get(j, "tids");
-	if (!tids || json_is_null(tids)) {
+	tids = member(j, "tids");
+	if (!tids) {
 		if (!lt->process_wide) {
 			rc = reply_err(s, "Process not currently traced.");
 			goto out;
@@ -420,12 +422,13 @@ static int handle_stop(struct server *s, struct lldb_trace *lt,
 		while (lt->n)
 			drop(lt, &lt->th[lt->n - 1]);
 		lt->process_wide = false;
-	} else if (!json_is_array(tids)) {
+	} else if (!json_object_is_type(tids, json_type_array)) {
 		rc = reply_err(s, "Malformed jLLDBTraceStop request.");
 		goto out;
 	} else {
-		json_array_foreach(tids, i, v) {
-			int64_t tid = json_is_integer(v) ? json_integer_value(v) : -1;
+		n = json_object_array_length(tids);
+		for (i = 0; i < n; i++) {
+			int64_t tid = tid_of(json_object_array_get_idx(tids, i));
 
 			if (!find(lt, tid)) {
 				rc = reply_err(s, "Thread %lld not currently "
@@ -433,21 +436,22 @@ static int handle_stop(struct server *s, struct lldb_trace *lt,
 				goto out;
 			}
 		}
-		json_array_foreach(tids, i, v)
-			drop(lt, find(lt, json_integer_value(v)));
+		for (i = 0; i < n; i++)
+			drop(lt, find(lt, tid_of(
+				json_object_array_get_idx(tids, i))));
 	}
 	rc = rsp_send_str(&s->conn, "OK");
 out:
-	json_decref(j);
+	json_object_put(j);
 	return rc;
 }
 
-static int send_json(struct server *s, json_t *j)
+static int send_json(struct server *s, json_object *j)
 {
-	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	char *text = j ? hwt_json_text(j, false) : NULL;
 	int rc;
 
-	json_decref(j);
+	json_object_put(j);
 	if (!text)
 		return reply_err(s, "Out of memory.");
 	rc = rsp_send(&s->conn, text, strlen(text), true);
@@ -455,31 +459,55 @@ static int send_json(struct server *s, json_t *j)
 	return rc;
 }
 
-static json_t *binary_data(const char *kind, size_t size)
+/* [{"kind": kind, "size": size}] */
+static json_object *binary_data(const char *kind, size_t size)
 {
-	return json_pack("[{s:s,s:I}]", "kind", kind, "size", (json_int_t)size);
+	json_object *arr = json_object_new_array(), *o = json_object_new_object();
+
+	if (hwt_json_add(o, "kind", json_object_new_string(kind)) ||
+	    hwt_json_add(o, "size", json_object_new_uint64(size)) ||
+	    hwt_json_append(arr, o)) {
+		json_object_put(o);
+		json_object_put(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/* {"tid": tid, "binaryData": [{"kind": "iptTrace", "size": size}]} */
+static json_object *traced_thread(int64_t tid, size_t size)
+{
+	json_object *o = json_object_new_object();
+
+	if (hwt_json_add(o, "tid", json_object_new_int64(tid)) ||
+	    hwt_json_add(o, "binaryData", binary_data("iptTrace", size))) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
 }
 
 static int handle_get_state(struct server *s, struct lldb_trace *lt,
 			    const char *arg)
 {
 	struct hwt_err err = { 0 };
-	json_t *j, *threads, *resp, *warnings;
+	json_object *j, *threads, *resp, *warnings;
 	int rc;
 
 	j = parse(s, arg, &rc);
 	if (!j)
 		return rc;
-	json_decref(j);
+	json_object_put(j);
 	/* A process-wide trace takes in the threads born since. */
 	if (lt->process_wide)
 		for (size_t i = 0; i < s->nthreads; i++)
 			if (!find(lt, s->threads[i].tid) &&
 			    (!post_mortem(s) || s->threads[i].bundle_idx >= 0))
 				add(s, lt, s->threads[i].tid, true, &err);
-	threads = json_array();
-	warnings = json_array();
-	for (size_t i = 0; i < lt->n;) {
+	threads = json_object_new_array();
+	warnings = json_object_new_array();
+	rc = threads && warnings ? 0 : -ENOMEM;
+	for (size_t i = 0; !rc && i < lt->n;) {
 		struct lt_thread *t = &lt->th[i];
 
 		if (!srv_thread_of(s, t->tid)) {
@@ -492,20 +520,28 @@ static int handle_get_state(struct server *s, struct lldb_trace *lt,
 
 			snprintf(w, sizeof(w), "thread %lld: %s",
 				 (long long)t->tid, err.msg);
-			json_array_append_new(warnings, json_string(w));
+			rc = hwt_json_append(warnings,
+					     json_object_new_string(w));
 		}
-		json_array_append_new(threads, json_pack("{s:I,s:o}", "tid",
-			(json_int_t)t->tid, "binaryData",
-			binary_data("iptTrace", t->pt_len)));
+		if (!rc)
+			rc = hwt_json_append(threads,
+					     traced_thread(t->tid, t->pt_len));
 		i++;
 	}
-	resp = json_pack("{s:o,s:o,s:b}", "tracedThreads", threads,
-			 "processBinaryData",
-			 binary_data("procfsCpuInfo", lt->cpuinfo_len),
-			 "usingCgroupFiltering", 0);
-	if (resp && json_array_size(warnings))
-		json_object_set(resp, "warnings", warnings);
-	json_decref(warnings);
+	resp = json_object_new_object();
+	if (rc || hwt_json_add(resp, "tracedThreads", threads) ||
+	    hwt_json_add(resp, "processBinaryData",
+			 binary_data("procfsCpuInfo", lt->cpuinfo_len)) ||
+	    hwt_json_add(resp, "usingCgroupFiltering",
+			 json_object_new_boolean(0)) ||
+	    (json_object_array_length(warnings) &&
+	     hwt_json_add(resp, "warnings", json_object_get(warnings)))) {
+		if (rc)
+			json_object_put(threads);
+		json_object_put(resp);
+		resp = NULL;
+	}
+	json_object_put(warnings);
 	return send_json(s, resp);
 }
 
@@ -514,27 +550,27 @@ static int handle_get_binary(struct server *s, struct lldb_trace *lt,
 {
 	/* LLDB 22 asks for the whole object (no offset or size); older
 	 * clients name a range. */
-	uint64_t off = 0, size = UINT64_MAX, tid = 0;
+	uint64_t off = 0, size = 0, tid = 0;
 	struct hwt_err err = { 0 };
 	const uint8_t *data;
 	const char *kind;
+	json_object *j;
 	size_t len;
-	json_t *j;
 	int rc;
 
 	j = parse(s, arg, &rc);
 	if (!j)
 		return rc;
-	kind = json_string_value(json_object_get(j, "kind"));
+	kind = json_object_is_type(member(j, "kind"), json_type_string) ?
+		json_object_get_string(member(j, "kind")) : NULL;
 	if (!kind || !get_u64(j, "offset", &off) || !get_u64(j, "size", &size) ||
 	    !get_u64(j, "tid", &tid)) {
-		json_decref(j);
-		return reply_err(s, "Malformed jLLDBTraceGetBinaryData request.");
+		rc = reply_err(s, "Malformed jLLDBTraceGetBinaryData request.");
+		goto out;
 	}
-	if (json_object_get(j, "cpuId") &&
-	    !json_is_null(json_object_get(j, "cpuId"))) {
-		json_decref(j);
-		return reply_err(s, "No per-cpu data: the trace is per thread.");
+	if (member(j, "cpuId")) {
+		rc = reply_err(s, "No per-cpu data: the trace is per thread.");
+		goto out;
 	}
 	if (strcmp(kind, "procfsCpuInfo") == 0) {
 		data = (const uint8_t *)lt->cpuinfo;
@@ -543,30 +579,33 @@ static int handle_get_binary(struct server *s, struct lldb_trace *lt,
 		struct lt_thread *t = find(lt, (int64_t)tid);
 
 		if (!t) {
-			json_decref(j);
-			return reply_err(s, "Thread %llu not currently traced.",
-					 (unsigned long long)tid);
+			rc = reply_err(s, "Thread %llu not currently traced.",
+				       (unsigned long long)tid);
+			goto out;
 		}
 		if (encode(s, t, &err)) {
-			json_decref(j);
-			return reply_err(s, "%s", err.msg);
+			rc = reply_err(s, "%s", err.msg);
+			goto out;
 		}
 		data = t->pt;
 		len = t->pt_len;
 	} else {
 		rc = reply_err(s, "Unknown binary data kind \"%s\".", kind);
-		json_decref(j);
-		return rc;
+		goto out;
 	}
-	json_decref(j);
-	if (off <= len && size == UINT64_MAX)
+	/* No size: all from the offset on. */
+	if (!member(j, "size") && off <= len)
 		size = len - off;
 	if (off > len || size > len - off)
-		return reply_err(s, "Range %llu+%llu is beyond the %zu bytes of "
-				 "%s.", (unsigned long long)off,
-				 (unsigned long long)size, len, kind);
-	return rsp_send(&s->conn, data ? data + off : (const uint8_t *)"",
-			(size_t)size, true);
+		rc = reply_err(s, "Range %llu+%llu is beyond the %zu bytes of "
+			       "%s.", (unsigned long long)off,
+			       (unsigned long long)size, len, kind);
+	else
+		rc = rsp_send(&s->conn, data ? data + off :
+			      (const uint8_t *)"", (size_t)size, true);
+out:
+	json_object_put(j);
+	return rc;
 }
 
 bool lldb_trace_handle(struct server *s, const char *pkt, int *rc)

@@ -240,7 +240,8 @@ def check_variants(hwtrace, corpus, tmp):
     report('intelpt per-cpu bundle needs tscPerfZeroConversion', rc == 1 and
            "'tscPerfZeroConversion' is missing" in err,
            f'exit {rc}: {err.strip()}')
-    check_per_cpu(hwtrace, corpus, tmp)
+    for what, conv, tsc0 in CONVERSIONS:
+        check_per_cpu(hwtrace, corpus, tmp, what, conv, tsc0)
 
 
 def switch(out, tid, ns):
@@ -250,23 +251,45 @@ def switch(out, tid, ns):
                        tid, tid, ns)
 
 
-def check_per_cpu(hwtrace, corpus, tmp):
+def perf_ns(conv, tsc):
+    """perf's clock at a TSC (perf_event_mmap_page's formula), modulo
+    2^64 as on real machines, where timeZero is above 2^63."""
+    mult, shift = conv['timeMult'], conv['timeShift']
+    zero = int(conv['timeZero'], 0) if isinstance(conv['timeZero'], str) \
+        else conv['timeZero']
+    return (zero + (tsc >> shift) * mult +
+            (((tsc & ((1 << shift) - 1)) * mult) >> shift)) % 2**64
+
+
+# (name, tscPerfZeroConversion, TSC of the trace's start): a toy one, and
+# a Skylake server's (LLDB's multi-core test bundle) with TSCs of a machine
+# up for months, whose timeZero is above 2^63 and written as a number.
+CONVERSIONS = [
+    ('', {'timeMult': 1, 'timeShift': 0, 'timeZero': '0x10'}, 0),
+    (' (timeZero above 2^63)', {'timeMult': 1076264588, 'timeShift': 31,
+                                'timeZero': 18433473881008870804},
+     29000000000000000),
+]
+
+
+def check_per_cpu(hwtrace, corpus, tmp, what, conv, tsc0):
     """One cpu runs pt_stream(): thread 3842849 until tsc 1500 (its first
     PSB segment, tsc 1000), then thread 77 from 1600 (the second, tsc
-    2000). timeZero 16, mult 1, shift 0: tsc = ns - 16."""
-    d = os.path.join(tmp, 'percpu')
+    2000), all times after tsc0; the switch records hold perf's times of
+    those under conv."""
+    d = os.path.join(tmp, 'percpu' + str(tsc0))
     os.makedirs(d)
     with open(os.path.join(d, 'cpu0.trace'), 'wb') as f:
-        f.write(pt_stream())
-    good = (switch(False, 3842849, 916) + switch(True, 3842849, 1516) +
-            switch(False, 77, 1616))
+        f.write(pt_stream(tsc0))
+    good = (switch(False, 3842849, perf_ns(conv, tsc0 + 900)) +
+            switch(True, 3842849, perf_ns(conv, tsc0 + 1500)) +
+            switch(False, 77, perf_ns(conv, tsc0 + 1600)))
     doc = base_doc(corpus)
     doc['processes'][0]['threads'] = [{'tid': 3842849}, {'tid': 77}]
     doc['processes'][0]['modules'][0]['file'] = os.path.join(corpus, 'a.out')
     doc['cpus'] = [{'id': 0, 'iptTrace': 'cpu0.trace',
                     'contextSwitchTrace': 'cpu0.switch'}]
-    doc['tscPerfZeroConversion'] = {'timeMult': 1, 'timeShift': 0,
-                                    'timeZero': '0x10'}
+    doc['tscPerfZeroConversion'] = conv
     path = write_bundle(d, doc)
     loop = [0x400521, 0x400525, 0x400529, 0x40052d]
     cases = [('split into threads by context switches', good, 0, None),
@@ -275,14 +298,15 @@ def check_per_cpu(hwtrace, corpus, tmp):
              ('context-switch record size 0 is a clear error',
               good[:32] + b'\0' * 32, 1, 'has size 0'),
              ('context-switch times going backwards are a clear error',
-              switch(False, 77, 900) + switch(True, 77, 800), 1,
+              switch(False, 77, perf_ns(conv, tsc0 + 900)) +
+              switch(True, 77, perf_ns(conv, tsc0 + 800)), 1,
               'back in time')]
     for name, data, want_rc, msg in cases:
         with open(os.path.join(d, 'cpu0.switch'), 'wb') as f:
             f.write(data)
         rc, out, err = run(hwtrace, 'dump', '--insn', '--tsv', path)
         if want_rc:
-            report(f'intelpt per-cpu: {name}', rc == 1 and msg in err and
+            report(f'intelpt per-cpu{what}: {name}', rc == 1 and msg in err and
                    'cpus[0].contextSwitchTrace' in err and
                    'Sanitizer' not in err, f'exit {rc}: {err.strip()}')
             continue
@@ -292,16 +316,17 @@ def check_per_cpu(hwtrace, corpus, tmp):
             by.setdefault(r[0], []).append(r)
         a = [r[3] for r in by.get('3842849', []) if r[2] == 'insn']
         b = [r[3] for r in by.get('77', []) if r[2] == 'insn']
-        report(f'intelpt per-cpu: {name}', rc == 0 and
+        report(f'intelpt per-cpu{what}: {name}', rc == 0 and
                a == [0x400518, 0x40051f, 0x400529, 0x40052d] + loop and
                b == loop * 2 and len(rows) == 16,
                f'exit {rc}: {[hex(x) for x in a]} {[hex(x) for x in b]} '
                f'{err.strip()}')
 
 
-def pt_stream():
+def pt_stream(tsc0=0):
     """A PT stream over a.out's loop written by hand, two PSBs with TSC
-    1000 and 2000: 8 instructions each, the second PSB in mid-run."""
+    tsc0 + 1000 and tsc0 + 2000: 8 instructions each, the second PSB in
+    mid-run."""
     psb = bytes([2, 0x82] * 8)
 
     def fup(ip):
@@ -311,8 +336,8 @@ def pt_stream():
         return (psb + bytes([0x19]) + tsc.to_bytes(7, 'little') +
                 bytes([0x99, 0x01]) + fup(ip) + bytes([2, 0x23]))
     # TNT-8: the bits after the highest set (stop) bit, first branch first.
-    return (psbplus(1000, 0x400518) + bytes([0x0e]) +        # taken, taken
-            psbplus(2000, 0x400521) + bytes([0x0c]) +        # taken, not
+    return (psbplus(tsc0 + 1000, 0x400518) + bytes([0x0e]) +  # taken, taken
+            psbplus(tsc0 + 2000, 0x400521) + bytes([0x0c]) +  # taken, not
             fup(0x40052f) + bytes([0x01]))                   # TIP.PGD
 
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "hwt-common.h"
+#include "hwt-json.h"
 #include "check.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -116,6 +117,116 @@ static void test_parse(void)
 	      hwt_parse_size("4Q", &v) < 0 && hwt_parse_size("-1", &v) < 0 &&
 	      hwt_parse_size("", &v) < 0 && hwt_parse_u64("12x", &v) < 0 &&
 	      hwt_parse_size("99999999999999999999G", &v) < 0, "accepted");
+}
+
+/* ---- JSON: exact uint64, and what json-c alone would let through ---- */
+
+/* Values LLDB writes (timeZero of a Skylake server) and the edges of the
+ * signed range, where a signed 64-bit reader stops. */
+static const uint64_t big_values[] = {
+	1ull << 63, (1ull << 63) + 1, 18433473881008870804ull, UINT64_MAX,
+};
+
+static bool json_refused(const char *text, const char *needle, char *msg,
+			 size_t size)
+{
+	struct json_object *o = NULL;
+	struct hwt_err err = { 0 };
+	int rc = hwt_json_parse(text, strlen(text), &o, &err);
+
+	snprintf(msg, size, "rc %d: %s", rc, err.msg);
+	json_object_put(o);
+	return rc == -EINVAL && !o && strstr(err.msg, needle);
+}
+
+static void test_json(void)
+{
+	static const struct { const char *name, *text, *needle; } bad[] = {
+		{ "above UINT64_MAX",
+		  "{\"tscPerfZeroConversion\": {\"timeZero\": "
+		  "18446744073709551616}}",
+		  "field 'tscPerfZeroConversion.timeZero': the integer "
+		  "18446744073709551616 does not fit in 64 bits" },
+		{ "below INT64_MIN", "{\"a\": [-9223372036854775809]}",
+		  "field 'a[0]': the integer -9223372036854775809" },
+		{ "duplicate key",
+		  "{\"processes\": [{\"pid\": 1,\n \"pid\": 2}]}",
+		  "line 2 column 2, in field 'processes[0].pid': this key "
+		  "is given twice" },
+		{ "duplicate key spelled with an escape",
+		  "{\"pid\": 1, \"\\u0070id\": 2}", "given twice" },
+		{ "NUL in a key", "{\"a\\u0000b\": 1}", "NUL" },
+		{ "NaN", "{\"a\": NaN}", "a value was expected" },
+		{ "single-quoted key", "{'a': 1}", "double quotes" },
+		{ "leading zero", "[00]", "leading zeros" },
+		{ "fraction without digits", "[1.]", "digit must follow" },
+		{ "raw tab in a string", "[\"a\tb\"]", "control character" },
+		{ "lone surrogate", "[\"\\udc00\"]", "surrogate" },
+		{ "invalid UTF-8", "[\"\xc3\x28\"]", "UTF-8" },
+		{ "trailing text", "{} {}", "text follows" },
+		{ "empty", " ", "empty" },
+	};
+	static const char mixed[] = "[-5, 1.5, \"0x8000000000000001\", "
+		"\" -1\", -9223372036854775808]";
+	char msg[600], why[96], *text = NULL;
+	struct json_object *o = NULL, *arr = json_object_new_array();
+	struct hwt_err err = { 0 };
+	bool ok = arr != NULL;
+	uint64_t u = 0;
+	int64_t i = 0;
+
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "json refuses %s", bad[k].name);
+		CHECK(name, json_refused(bad[k].text, bad[k].needle, msg,
+					 sizeof(msg)), "%s", msg);
+	}
+
+	/* Written and read back digit for digit. */
+	for (size_t k = 0; ok && k < 4; k++)
+		ok = hwt_json_append(arr, json_object_new_uint64(
+					     big_values[k])) == 0;
+	text = ok ? hwt_json_text(arr, false) : NULL;
+	CHECK("json writes uint64 exactly", text && !strcmp(text,
+	      "[9223372036854775808,9223372036854775809,"
+	      "18433473881008870804,18446744073709551615]"), "%s", text ? text : "(out of memory)");
+	ok = text && hwt_json_parse(text, strlen(text), &o, &err) == 0;
+	for (size_t k = 0; ok && k < 4; k++)
+		ok = hwt_json_get_u64(json_object_array_get_idx(o, k), &u, why,
+				      sizeof(why)) == 0 && u == big_values[k];
+	CHECK("json reads uint64 exactly", ok, "%s; last read %llu", err.msg,
+	      (unsigned long long)u);
+	CHECK("json uint64 is not a signed integer",
+	      ok && hwt_json_get_i64(json_object_array_get_idx(o, 0), &i, why,
+				     sizeof(why)) == -EINVAL &&
+	      strstr(why, "9223372036854775808"), "%s", why);
+	json_object_put(o);
+	json_object_put(arr);
+	free(text);
+
+	ok = hwt_json_parse(mixed, strlen(mixed), &o, &err) == 0;
+	CHECK("json negative is not unsigned",
+	      ok && hwt_json_get_u64(json_object_array_get_idx(o, 0), &u, why,
+				     sizeof(why)) == -EINVAL &&
+	      strstr(why, "negative (-5)"), "%s %s", err.msg, why);
+	CHECK("json fraction is not an integer",
+	      ok && hwt_json_get_u64(json_object_array_get_idx(o, 1), &u, why,
+				     sizeof(why)) == -EINVAL &&
+	      strstr(why, "1.5, not an integer"), "%s", why);
+	CHECK("json hex string above 2^63",
+	      ok && hwt_json_get_u64(json_object_array_get_idx(o, 2), &u, why,
+				     sizeof(why)) == 0 &&
+	      u == (1ull << 63) + 1, "%s", why);
+	CHECK("json string with a sign is not a number",
+	      ok && hwt_json_get_u64(json_object_array_get_idx(o, 3), &u, why,
+				     sizeof(why)) == -EINVAL, "took %llu",
+	      (unsigned long long)u);
+	CHECK("json INT64_MIN exactly",
+	      ok && hwt_json_get_i64(json_object_array_get_idx(o, 4), &i, why,
+				     sizeof(why)) == 0 && i == INT64_MIN,
+	      "%s", why);
+	json_object_put(o);
 }
 
 static char tmpdir[] = "/tmp/hwt-test-common-XXXXXX";
@@ -269,6 +380,184 @@ static void test_bundle(void)
 	free(good);
 }
 
+/* Unsigned fields of our own bundles and LLDB's timeZero keep every value
+ * of the uint64 range through write and read; values they cannot hold
+ * are errors naming the field. */
+static void test_bundle_big(void)
+{
+	static const char lldb_json[] =
+		"{\"type\": \"intel-pt\", \"cpuInfo\": {\"vendor\": "
+		"\"GenuineIntel\", \"family\": 6, \"model\": 85, \"stepping\": "
+		"4}, \"processes\": [{\"pid\": 7, \"threads\": [{\"tid\": 7}], "
+		"\"modules\": []}], \"cpus\": [{\"id\": 0, \"iptTrace\": "
+		"\"0.pt\", \"contextSwitchTrace\": \"0.sw\"}], "
+		"\"tscPerfZeroConversion\": {\"timeMult\": 1076264588, "
+		"\"timeShift\": 31, \"timeZero\": TIME_ZERO}}";
+	static const uint8_t trace[16] = { 1 };
+	struct hwt_bundle_thread th = { .tid = 42,
+		.trace_file = "threads/42.hwtsw", .trace_size = sizeof(trace),
+		.lost_bytes = 1ull << 63, .insn_total = UINT64_MAX,
+		.lost_insns = 18433473881008870804ull };
+	struct hwt_bundle_module mods[4];
+	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_SW, .pid = 42,
+		.threads = &th, .nthreads = 1, .modules = mods, .nmodules = 4,
+		.stop_reason = HWT_STOP_FAULT, .stop_signal = 11,
+		.stop_tid = 42, .stop_pc = UINT64_MAX };
+	char *dir = path_in("big"), *staging = NULL, *lldb = path_in("lldb");
+	struct hwt_bundle *r = NULL;
+	struct hwt_err err = { 0 };
+	bool same;
+	int rc;
+
+	strcpy(b.cpu.vendor, "AuthenticAMD");
+	for (size_t k = 0; k < 4; k++)
+		mods[k] = (struct hwt_bundle_module){ .system_path = "/bin/true",
+			.load_address = big_values[k] };
+	rc = hwt_bundle_stage_begin(dir, &staging, &err);
+	if (!rc)
+		rc = hwt_bundle_stage_write(staging, th.trace_file, trace,
+					    sizeof(trace), &err);
+	if (!rc)
+		rc = hwt_bundle_stage_commit(staging, dir, &b, &err);
+	free(staging);
+	if (!rc)
+		rc = hwt_bundle_read(dir, &r, &err);
+	same = !rc && r->nmodules == 4 && r->stop_pc == UINT64_MAX &&
+		r->threads[0].lost_bytes == 1ull << 63 &&
+		r->threads[0].insn_total == UINT64_MAX &&
+		r->threads[0].lost_insns == 18433473881008870804ull;
+	for (size_t k = 0; same && k < 4; k++)
+		same = r->modules[k].load_address == big_values[k];
+	CHECK("bundle keeps 2^63, 2^63+1, 18433473881008870804 and UINT64_MAX",
+	      same, "rc %d: %s", rc, err.msg);
+	hwt_bundle_free(r);
+
+	replace_json(dir, "\"pc\": 18446744073709551615",
+		     "\"pc\": 18446744073709551616");
+	expect_bad("bundle refuses a value above UINT64_MAX", dir,
+		   "in field 'stop.pc': the integer 18446744073709551616 does "
+		   "not fit in 64 bits");
+	replace_json(dir, "\"pc\": 18446744073709551616", "\"pc\": -1");
+	expect_bad("bundle refuses a negative unsigned field", dir,
+		   "field 'stop.pc' must be a non-negative integer (a number "
+		   "or a string such as \"0x7f00\"); it is negative (-1)");
+	replace_json(dir, "\"pc\": -1", "\"pc\": 4096.5");
+	expect_bad("bundle refuses a fraction", dir,
+		   "field 'stop.pc' must be a non-negative integer");
+	replace_json(dir, "\"pc\": 4096.5", "\"pc\": 4096, \"pc\": 4097");
+	expect_bad("bundle refuses a key given twice", dir,
+		   "in field 'stop.pc': this key is given twice");
+	replace_json(dir, "\"pc\": 4096, \"pc\": 4097", "\"pc\": 4096");
+	replace_json(dir, "\"pid\": 42", "\"pid\": 9223372036854775808");
+	expect_bad("bundle refuses a signed field above INT64_MAX", dir,
+		   "field 'processes[0].pid' must be an integer; it is "
+		   "9223372036854775808, above the largest");
+
+	/* LLDB's per-cpu shape, timeZero as a number and as a string. */
+	if (mkdir(lldb, 0755) == 0) {
+		static const char *const zeros[] = { "18433473881008870804",
+			"\"18433473881008870804\"" };
+		char *pt, *sw, *json, *text = NULL;
+		FILE *f;
+
+		if (asprintf(&pt, "%s/0.pt", lldb) < 0 ||
+		    asprintf(&sw, "%s/0.sw", lldb) < 0 ||
+		    asprintf(&json, "%s/trace.json", lldb) < 0)
+			abort();
+		fclose(fopen(pt, "w"));
+		fclose(fopen(sw, "w"));
+		for (size_t k = 0; k < 3; k++) {
+			const char *zero = k < 2 ? zeros[k] :
+				"18446744073709551616";
+			const char *at = strstr(lldb_json, "TIME_ZERO");
+
+			free(text);
+			if (asprintf(&text, "%.*s%s%s", (int)(at - lldb_json),
+				     lldb_json, zero, at + 9) < 0 ||
+			    !(f = fopen(json, "w")))
+				abort();
+			fputs(text, f);
+			fclose(f);
+			if (k == 2)
+				break;
+			rc = hwt_bundle_read(lldb, &r, &err);
+			CHECK(k ? "per-cpu bundle: timeZero as a string" :
+			      "per-cpu bundle: timeZero above 2^63",
+			      rc == 0 && r->has_tsc_conv &&
+			      r->tsc_conv.time_zero == 18433473881008870804ull &&
+			      r->tsc_conv.time_mult == 1076264588 &&
+			      r->tsc_conv.time_shift == 31 && r->npt_cpus == 1,
+			      "rc %d: %s", rc, err.msg);
+			if (!rc)
+				hwt_bundle_free(r);
+		}
+		expect_bad("per-cpu bundle: timeZero above UINT64_MAX", lldb,
+			   "field 'tscPerfZeroConversion.timeZero': the integer "
+			   "18446744073709551616 does not fit");
+		free(text);
+		free(pt);
+		free(sw);
+		free(json);
+	}
+	free(lldb);
+	free(dir);
+}
+
+/* The writer's per-cpu LLDB schema: cpus[], tscPerfZeroConversion with
+ * timeZero as the number it is, threads without a trace of their own. */
+static void test_write_per_cpu(void)
+{
+	struct hwt_bundle_thread th = { .tid = 7 };
+	struct hwt_bundle_pt_cpu cpu = { .id = 3,
+		.trace_file = "cpus/3.intelpt_trace",
+		.switch_file = "cpus/3.perf_context_switch_trace" };
+	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_PT, .pid = 7,
+		.threads = &th, .nthreads = 1, .pt_cpus = &cpu, .npt_cpus = 1,
+		.has_tsc_conv = true, .tsc_conv = { 1076264588, 31,
+						    18433473881008870804ull } };
+	char *dir = path_in("percpu"), *staging = NULL, *json = NULL;
+	struct hwt_bundle *r = NULL;
+	struct hwt_err err = { 0 };
+	uint8_t *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	strcpy(b.cpu.vendor, "GenuineIntel");
+	b.cpu.family = 6;
+	b.cpu.model = 85;
+	b.cpu.stepping = 4;
+	rc = hwt_bundle_stage_begin(dir, &staging, &err);
+	if (!rc)
+		rc = hwt_bundle_stage_write(staging, cpu.trace_file, "", 0, &err);
+	if (!rc)
+		rc = hwt_bundle_stage_write(staging, cpu.switch_file, "", 0,
+					    &err);
+	if (!rc)
+		rc = hwt_bundle_stage_commit(staging, dir, &b, &err);
+	free(staging);
+	if (!rc)
+		rc = hwt_bundle_read(dir, &r, &err);
+	CHECK("per-cpu bundle written and read back", rc == 0 &&
+	      r->npt_cpus == 1 && r->pt_cpus[0].id == 3 &&
+	      !strcmp(r->pt_cpus[0].switch_file, cpu.switch_file) &&
+	      r->nthreads == 1 && !r->threads[0].trace_file &&
+	      r->has_tsc_conv && r->tsc_conv.time_zero == b.tsc_conv.time_zero &&
+	      r->tsc_conv.time_mult == 1076264588 &&
+	      r->tsc_conv.time_shift == 31, "rc %d: %s", rc, err.msg);
+	if (!rc)
+		hwt_bundle_free(r);
+	if (asprintf(&json, "%s/trace.json", dir) < 0)
+		abort();
+	rc = hwt_read_file(json, 1 << 20, &text, &len, &err);
+	CHECK("per-cpu bundle: timeZero written as a number",
+	      rc == 0 && strstr((char *)text,
+				"\"timeZero\": 18433473881008870804"),
+	      "%s", text ? (char *)text : err.msg);
+	free(text);
+	free(json);
+	free(dir);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -277,7 +566,10 @@ int main(void)
 	test_bad_records();
 	test_chunk_header();
 	test_parse();
+	test_json();
 	test_bundle();
+	test_bundle_big();
+	test_write_per_cpu();
 	hwt_bundle_stage_abort(tmpdir);
 	return check_exit();
 }

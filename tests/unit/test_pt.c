@@ -730,8 +730,25 @@ static size_t sw_rec(uint8_t *p, uint16_t misc, uint16_t size,
 	return 32;
 }
 
-/* The bundle's conversion: ns = 100 + tsc / 2, so tsc = 2 * (ns - 100). */
-#define NS(tsc) (100 + (tsc) / 2)
+/* perf's clock from a TSC (perf_event_mmap_page's formula), and back as
+ * LLDB's ToTSC does: both modulo 2^64, the way a time_zero above 2^63
+ * (perf's clock read before its own zero) works on real machines. */
+static uint64_t perf_ns(const struct hwt_tsc_conv *c, uint64_t tsc)
+{
+	uint64_t quot = tsc >> c->time_shift;
+	uint64_t rem = tsc & ((1ull << c->time_shift) - 1);
+
+	return c->time_zero + quot * c->time_mult +
+		((rem * c->time_mult) >> c->time_shift);
+}
+
+static uint64_t lldb_tsc(const struct hwt_tsc_conv *c, uint64_t ns)
+{
+	uint64_t t = ns - c->time_zero;
+
+	return (t / c->time_mult << c->time_shift) +
+		((t % c->time_mult) << c->time_shift) / c->time_mult;
+}
 
 static bool put_file(const char *dir, const char *name, const void *d,
 		     size_t n)
@@ -789,43 +806,56 @@ static bool ts_run(const struct items *it, size_t from, size_t n,
 
 /* Thread 11 (A) runs on cpu 0 from tsc 900 to 1998, then on cpu 1 from
  * 3000 to 5000; thread 12 (B) on cpu 1 from 990 until A is switched in
- * at 3000 without B's switch-out, then on cpu 0 from 2000 to the end. */
-static void test_per_cpu(struct hwt_image *img)
+ * at 3000 without B's switch-out, then on cpu 0 from 2000 to the end.
+ * Times are tsc0 + those, the records' times perf's for conv; what
+ * each switch is in TSC again is LLDB's ToTSC of that (sw_tsc), a few
+ * ticks early where the conversion rounds. */
+static void per_cpu(struct hwt_image *img, const char *what,
+		    struct hwt_tsc_conv conv, uint64_t tsc0)
 {
-	static const char json[] =
-		"{\"type\": \"intel-pt\", \"cpuInfo\": {\"vendor\": "
-		"\"GenuineIntel\", \"family\": 6, \"model\": 79, \"stepping\": 1},"
-		" \"processes\": [{\"pid\": 10, \"threads\": [{\"tid\": 11}, "
-		"{\"tid\": 12}, {\"tid\": 13}], \"modules\": []}], \"cpus\": ["
-		"{\"id\": 0, \"iptTrace\": \"cpu0.pt\", \"contextSwitchTrace\": "
-		"\"cpu0.sw\"}, {\"id\": 1, \"iptTrace\": \"cpu1.pt\", "
-		"\"contextSwitchTrace\": \"cpu1.sw\"}], \"tscPerfZeroConversion\":"
-		" {\"timeMult\": 512, \"timeShift\": 10, \"timeZero\": 100}}";
-	char dir[] = "/tmp/hwt-pt-cpus-XXXXXX";
+	char dir[] = "/tmp/hwt-pt-cpus-XXXXXX", json[1024], name[160];
 	struct enc *x0 = malloc(sizeof(*x0)), *x1 = malloc(sizeof(*x1));
 	struct items *it = malloc(sizeof(*it));
 	struct hwt_bundle *b = NULL;
 	struct hwt_err err = { 0 };
-	uint8_t sw0[128], sw1[128], bad[64];
+	uint8_t sw0[128], sw1[128];
 	size_t n0 = 0, n1 = 0, nv = 0;
 	struct hwt_pt_piece *v = NULL;
-	struct hwt_tsc_conv conv = { 512, 10, 100 };
 	bool ok = mkdtemp(dir) != NULL;
+	char a_gap[96], b_gap[96];
+	/* B's piece on cpu 0 starts at its switch-in: its PSB says so. */
+	uint64_t b_cpu0 = lldb_tsc(&conv, perf_ns(&conv, tsc0 + 2000));
 	int rc;
 
+#define NS(tsc) perf_ns(&conv, tsc0 + (tsc))
+	snprintf(json, sizeof(json),
+		 "{\"type\": \"intel-pt\", \"cpuInfo\": {\"vendor\": "
+		 "\"GenuineIntel\", \"family\": 6, \"model\": 79, "
+		 "\"stepping\": 1}, \"processes\": [{\"pid\": 10, \"threads\": "
+		 "[{\"tid\": 11}, {\"tid\": 12}, {\"tid\": 13}], \"modules\": "
+		 "[]}], \"cpus\": [{\"id\": 0, \"iptTrace\": \"cpu0.pt\", "
+		 "\"contextSwitchTrace\": \"cpu0.sw\"}, {\"id\": 1, "
+		 "\"iptTrace\": \"cpu1.pt\", \"contextSwitchTrace\": "
+		 "\"cpu1.sw\"}], \"tscPerfZeroConversion\": {\"timeMult\": "
+		 "%u, \"timeShift\": %u, \"timeZero\": %llu}}", conv.time_mult,
+		 conv.time_shift, (unsigned long long)conv.time_zero);
+	snprintf(a_gap, sizeof(a_gap), "cpu 1 up to tsc %llu",
+		 (unsigned long long)lldb_tsc(&conv, NS(3000)));
+	snprintf(b_gap, sizeof(b_gap), "cpu 0 from tsc %llu",
+		 (unsigned long long)b_cpu0);
 	enc_init(x0);
-	psb(x0, BASE, 1000);
+	psb(x0, BASE, tsc0 + 1000);
 	tnt(x0, 0x7, 3);                 /* A: 9 instructions */
-	psb(x0, BASE, 2000);
+	psb(x0, BASE, b_cpu0);
 	tnt(x0, 0x6, 3);                 /* B: 9 instructions */
 	ip_pkt(x0, ppt_fup, BASE + 8, false);
 	ip_pkt(x0, ppt_tip_pgd, 0, true);
 	enc_init(x1);
-	psb(x1, BASE, 1000);
+	psb(x1, BASE, tsc0 + 1000);
 	tnt(x1, 0x6, 3);                 /* B: 9 instructions */
 	ip_pkt(x1, ppt_fup, BASE + 8, false);
 	ip_pkt(x1, ppt_tip_pgd, 0, true);
-	psb(x1, BASE, 3002);
+	psb(x1, BASE, tsc0 + 3002);
 	tnt(x1, 0xe, 4);                 /* A: 12 instructions */
 	ip_pkt(x1, ppt_fup, BASE + 8, false);
 	ip_pkt(x1, ppt_tip_pgd, 0, true);
@@ -835,6 +865,7 @@ static void test_per_cpu(struct hwt_image *img)
 	n1 += sw_rec(sw1 + n1, 0, 32, 12, NS(990));
 	n1 += sw_rec(sw1 + n1, 0, 32, 11, NS(3000));
 	n1 += sw_rec(sw1 + n1, SW_OUT, 32, 11, NS(5000));
+#undef NS
 	ok = ok && !x0->failed && !x1->failed &&
 		put_file(dir, "trace.json", json, strlen(json)) &&
 		put_file(dir, "cpu0.pt", x0->buf, enc_off(x0)) &&
@@ -842,44 +873,120 @@ static void test_per_cpu(struct hwt_image *img)
 		put_file(dir, "cpu0.sw", sw0, n0) &&
 		put_file(dir, "cpu1.sw", sw1, n1);
 	rc = ok ? hwt_bundle_read(dir, &b, &err) : -EIO;
-	CHECK("pt per-cpu: bundle reads", rc == 0, "rc %d: %s", rc, err.msg);
+#define NAME(text) (snprintf(name, sizeof(name), "pt per-cpu%s: %s", what, \
+			     text), name)
+	CHECK(NAME("bundle reads"), rc == 0, "rc %d: %s", rc, err.msg);
 	if (!rc) {
 		rc = thread_items(b, 0, img, it, &err);
 		show("per-cpu thread 11", it);
-		CHECK("pt per-cpu: thread 11 is 3 iterations on cpu 0, then "
-		      "4 on cpu 1, no gap (both switches known)",
+		CHECK(NAME("thread 11 is 3 iterations on cpu 0, then 4 on cpu "
+			   "1, no gap (both switches known)"),
 		      rc == 0 && it->n == 21 && loops(it, 0, 3) &&
-		      ts_run(it, 0, 9, 1000) && loops(it, 9, 4) &&
-		      ts_run(it, 9, 12, 3002) && !count_gaps(it),
+		      ts_run(it, 0, 9, tsc0 + 1000) && loops(it, 9, 4) &&
+		      ts_run(it, 9, 12, tsc0 + 3002) && !count_gaps(it),
 		      "rc %d %s, %zu items", rc, err.msg, it->n);
 		rc = thread_items(b, 1, img, it, &err);
 		show("per-cpu thread 12", it);
-		CHECK("pt per-cpu: thread 12 is cpu 1's first 9, a gap (no "
-		      "switch-out), then cpu 0's last 9",
+		CHECK(NAME("thread 12 is cpu 1's first 9, a gap (no "
+			   "switch-out), then cpu 0's last 9"),
 		      rc == 0 && it->n == 19 && loops(it, 0, 3) &&
-		      ts_run(it, 0, 9, 1000) && it->gap[9] &&
-		      loops(it, 10, 3) && ts_run(it, 10, 9, 2000),
+		      ts_run(it, 0, 9, tsc0 + 1000) && it->gap[9] &&
+		      loops(it, 10, 3) && ts_run(it, 10, 9, b_cpu0),
 		      "rc %d %s, %zu items", rc, err.msg, it->n);
 		printf("  | gap: %s\n", gap_reason);
-		CHECK("pt per-cpu: the gap names both cpus and the missing "
-		      "switch-out", strstr(gap_reason, "cpu 1 up to tsc 3000") &&
-		      strstr(gap_reason, "cpu 0 from tsc 2000") &&
+		CHECK(NAME("the gap names both cpus and the missing "
+			   "switch-out"), strstr(gap_reason, a_gap) &&
+		      strstr(gap_reason, b_gap) &&
 		      strstr(gap_reason, "switch-out"), "%s", gap_reason);
 		rc = thread_items(b, 2, img, it, &err);
-		CHECK("pt per-cpu: a thread that never ran has no items",
+		CHECK(NAME("a thread that never ran has no items"),
 		      rc == 0 && it->n == 0, "rc %d %s, %zu items", rc,
 		      err.msg, it->n);
 		/* A truncated record in a cpu's file: the error names it. */
 		ok = put_file(dir, "cpu1.sw", sw1, n1 - 5);
 		rc = ok ? thread_items(b, 0, img, it, &err) : 0;
-		CHECK("pt per-cpu: truncated context-switch file is an error "
-		      "naming the file and offset", rc == -EBADMSG &&
+		CHECK(NAME("truncated context-switch file is an error naming "
+			   "the file and offset"), rc == -EBADMSG &&
 		      strstr(err.msg, "cpu1.sw") && strstr(err.msg, "offset 64"),
 		      "rc %d: %s", rc, err.msg);
 	}
 	hwt_bundle_free(b);
+	/* The records' times become TSC as LLDB converts them. */
+	rc = hwt_pt_switch_parse(sw1, n1, 11, &conv, 1, 1, &v, &nv, &err);
+	CHECK(NAME("switch times are LLDB's ToTSC of the records"),
+	      rc == 0 && nv == 1 &&
+	      v[0].tsc_begin == lldb_tsc(&conv, perf_ns(&conv, tsc0 + 3000)) &&
+	      v[0].tsc_end == lldb_tsc(&conv, perf_ns(&conv, tsc0 + 5000)),
+	      "rc %d %s: %zu pieces, first %llu to %llu", rc, err.msg, nv,
+	      nv ? (unsigned long long)v[0].tsc_begin : 0,
+	      nv ? (unsigned long long)v[0].tsc_end : 0);
+#undef NAME
+	free(v);
+	snprintf(json, sizeof(json), "rm -rf '%s'", dir);
+	if (system(json) != 0)
+		printf("  | could not remove %s\n", dir);
+	enc_fini(x0);
+	enc_fini(x1);
+	free(x0);
+	free(x1);
+	free(it);
+}
 
-	/* Malformed records, straight to the parser. */
+static void test_per_cpu(struct hwt_image *img)
+{
+	/* ns = 100 + tsc / 2 */
+	per_cpu(img, "", (struct hwt_tsc_conv){ 512, 10, 100 }, 0);
+	/* A Skylake server's (LLDB's multi-core test bundle): timeZero
+	 * above 2^63, TSCs of a machine up for months. */
+	per_cpu(img, " (timeZero above 2^63)", (struct hwt_tsc_conv){
+		1076264588, 31, 18433473881008870804ull },
+		29000000000000000ull);
+}
+
+/* Records as `export --per-cpu` writes them (hwt_pt_switch_record at
+ * hwt_tsc_to_perf_ns times) read back as the executions they describe,
+ * each switch at most a few ticks early (ToTSC rounds down). */
+static void test_switch_writer(void)
+{
+	const struct hwt_tsc_conv conv = { 1076264588, 31,
+					   18433473881008870804ull };
+	const uint64_t t0 = 29000000000000000ull, at[4] = {
+		t0, t0 + 500000, t0 + 1000000, t0 + 1500000 };
+	uint8_t rec[4][HWT_PT_SWITCH_RECORD_SIZE];
+	struct hwt_err err = { 0 };
+	struct hwt_pt_piece *v = NULL;
+	size_t nv = 0;
+	bool same = true;
+	int rc;
+
+	for (size_t k = 0; k < 4; k++) {
+		uint64_t ns = hwt_tsc_to_perf_ns(&conv, at[k]);
+
+		same &= ns == perf_ns(&conv, at[k]);
+		hwt_pt_switch_record(rec[k], k % 2, 10, k < 2 ? 11 : 12, ns);
+	}
+	CHECK("pt switch writer: perf's clock from a TSC", same,
+	      "hwt_tsc_to_perf_ns differs from perf_event_mmap_page's formula");
+	rc = hwt_pt_switch_parse(rec[0], sizeof(rec), 12, &conv, 0, 3, &v,
+				 &nv, &err);
+	CHECK("pt switch writer: records read back as the execution",
+	      rc == 0 && nv == 1 && v[0].begin_known && v[0].end_known &&
+	      v[0].tsc_begin <= at[2] && v[0].tsc_begin + 3 >= at[2] &&
+	      v[0].tsc_end <= at[3] && v[0].tsc_end + 3 >= at[3] &&
+	      v[0].cpu == 3, "rc %d %s: %zu pieces", rc, err.msg, nv);
+	free(v);
+}
+
+/* Malformed context-switch records, straight to the parser. */
+static void test_switch_records(void)
+{
+	struct hwt_tsc_conv conv = { 512, 10, 100 };
+	struct hwt_err err = { 0 };
+	struct hwt_pt_piece *v = NULL;
+	uint8_t bad[64];
+	size_t nv = 0;
+	int rc;
+
 	sw_rec(bad, 0, 4, 11, 200);
 	rc = hwt_pt_switch_parse(bad, 32, 11, &conv, 0, 0, &v, &nv, &err);
 	CHECK("pt switch: size under the header refused", rc == -EBADMSG &&
@@ -912,14 +1019,6 @@ static void test_per_cpu(struct hwt_image *img)
 			      "records", true, "-");
 	}
 	free(v);
-	snprintf((char *)bad, sizeof(bad), "rm -rf '%s'", dir);
-	if (system((char *)bad) != 0)
-		printf("  | could not remove %s\n", dir);
-	enc_fini(x0);
-	enc_fini(x1);
-	free(x0);
-	free(x1);
-	free(it);
 }
 
 int main(void)
@@ -952,6 +1051,8 @@ int main(void)
 		test_many_psbs(img);
 		test_ptwrite(img);
 		test_per_cpu(img);
+		test_switch_records();
+		test_switch_writer();
 		test_mode32(img);
 	}
 	hwt_image_free(img);

@@ -279,6 +279,73 @@ static void gaps(struct hwt_history *sw, struct hwt_image *img)
 	hwt_history_free(h);
 }
 
+/* A TSC in every PSB+ (per-cpu traces are split by it): the packets of a
+ * stream of the first 20000 items with PSB+ every 64 bytes, each PSB+
+ * with exactly one TSC of the value given, and the same instructions as
+ * without it. A TSC beyond the packet's 56 bits is refused. */
+static void tsc(struct hwt_history *sw, struct hwt_image *img)
+{
+	const uint64_t t = 29000000000001000ull;
+	struct hwt_pt_encode_opts opts = { .psb_period = 64, .tsc = t };
+	struct decoded with = { 0 }, without = { 0 };
+	struct hwt_err err = { 0 };
+	uint64_t last = hwt_history_count(sw) < 20000 ?
+		hwt_history_count(sw) : 20000;
+	uint8_t *pt = NULL, *plain = NULL;
+	size_t size = 0, plain_size = 0, psbs = 0, bad = 0;
+	int rc = hwt_pt_encode(sw, img, 1, last, &opts, &pt, &size, &err);
+
+	opts.tsc = 0;
+	if (!rc)
+		rc = hwt_pt_encode(sw, img, 1, last, &opts, &plain,
+				   &plain_size, &err);
+	CHECK("pt tsc: encode with a TSC in every PSB+", rc == 0, "%s",
+	      err.msg);
+	if (!rc) {
+		struct pt_config cfg;
+		struct pt_packet_decoder *pkt;
+		struct pt_packet p;
+		int in_psb = 0, tscs = 0;
+
+		pt_config_init(&cfg);
+		cfg.begin = pt;
+		cfg.end = pt + size;
+		pkt = pt_pkt_alloc_decoder(&cfg);
+		for (rc = pkt ? pt_pkt_sync_forward(pkt) : -1; rc >= 0 &&
+		     pt_pkt_next(pkt, &p, sizeof(p)) > 0;) {
+			if (p.type == ppt_psb)
+				in_psb = 1, tscs = 0, psbs++;
+			else if (p.type == ppt_tsc && in_psb)
+				bad += ++tscs > 1 || p.payload.tsc.tsc != t;
+			else if (p.type == ppt_tsc)
+				bad++;
+			else if (p.type == ppt_psbend)
+				in_psb = 0, bad += tscs != 1;
+		}
+		pt_pkt_free_decoder(pkt);
+		pt_decode(pt, size, img, &with);
+		pt_decode(plain, plain_size, img, &without);
+		CHECK("pt tsc: each PSB+ has the TSC once",
+		      psbs > 10 && !bad, "%zu PSB+, %zu wrong", psbs, bad);
+		CHECK("pt tsc: the same instructions as without",
+		      with.n == without.n && !with.errors && with.n > 10000 &&
+		      !memcmp(with.addr, without.addr,
+			      with.n * sizeof(*with.addr)),
+		      "%zu and %zu decoded, %d errors", with.n, without.n,
+		      with.errors);
+	}
+	free(pt);
+	free(plain);
+	free(with.addr);
+	free(without.addr);
+	opts.tsc = 1ull << 56;
+	pt = NULL;
+	rc = hwt_pt_encode(sw, img, 1, last, &opts, &pt, &size, &err);
+	CHECK("pt tsc: a TSC beyond 56 bits is refused",
+	      rc == -EINVAL && strstr(err.msg, "56 bits") && !pt,
+	      "rc %d: %s", rc, err.msg);
+}
+
 /* The hwt-sw history of prog against its PT round trip. */
 static void round_trip(const char *prog, const char *tmp)
 {
@@ -403,8 +470,10 @@ static void round_trip(const char *prog, const char *tmp)
 	}
 	if (hwt_decoder_find(HWT_BUNDLE_TYPE_PT))
 		through_hwtrace(prog, h, pt, size, img);
-	if (!strcmp(prog, "signal"))
+	if (!strcmp(prog, "signal")) {
 		gaps(h, img);
+		tsc(h, img);
+	}
 out:
 	free(d.addr);
 	free(pt);

@@ -13,6 +13,18 @@ int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
+struct hwt_image;
+
+/* export_cpus.c: the threads of b, whose code img holds, as the cpus[] of
+ * the per-cpu LLDB bundle o (its threads, pt_cpus and tscPerfZeroConversion
+ * filled in, the files written into staging): the histories cut into
+ * slices of about slice items run in turn on ncpus cpus, Intel PT streams
+ * for cpu. */
+int export_per_cpu(const struct hwt_bundle *b, struct hwt_image *img,
+		   const struct hwt_cpu_info *cpu, size_t ncpus,
+		   uint64_t slice, const char *staging, struct hwt_bundle *o,
+		   struct hwt_err *err);
+
 /* Print "hwtrace: <msg>" for err to stderr; returns HWT_EXIT_ERROR. */
 int cli_fail(const struct hwt_err *err);
 /* Print a usage error and a hint; returns HWT_EXIT_USAGE. */

@@ -1,9 +1,11 @@
 /* export.c - `hwtrace export --lldb`: any x86-64 history as an LLDB
  * intel-pt bundle, so that stock LLDB's `trace load` opens it.
  *
- * Each thread's history is written as Intel PT with hwt_pt_encode; the
- * modules are copied so the bundle needs nothing from this machine. The
- * bundle is staged and renamed into place like record's (bundle_write.c). */
+ * Each thread's history is written as Intel PT with hwt_pt_encode, one
+ * trace per thread, or with --per-cpu as per-cpu traces and context-switch
+ * records (export_cpus.c); the modules are copied so the bundle needs
+ * nothing from this machine. The bundle is staged and renamed into place
+ * like record's (bundle_write.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,14 +17,22 @@
 #include "hwt-replay.h"
 
 static const char export_usage[] =
-	"usage: hwtrace export --lldb -o OUTDIR PATH\n"
+	"usage: hwtrace export --lldb [--per-cpu [--cpus N] [--slice N]] -o OUTDIR PATH\n"
 	"\n"
 	"  --lldb               write an LLDB intel-pt bundle (the only format)\n"
+	"  --per-cpu            per-cpu traces with perf context-switch records,\n"
+	"                       as LLDB's per-cpu tracing saves them, instead of\n"
+	"                       one trace per thread\n"
+	"  --cpus N             cpus the threads take turns on (default 2)\n"
+	"  --slice N            instructions a thread runs per turn (default 4096)\n"
 	"  -o, --output OUTDIR  the new bundle directory; must not exist\n"
 	"\n"
 	"PATH is an x86-64 bundle (hwtrace-sw, hwtrace-bts or intel-pt). Each\n"
 	"thread's history becomes Intel PT; modules are copied into OUTDIR.\n"
 	"Then: lldb -o 'trace load OUTDIR/trace.json'. See docs/lldb.md.\n";
+
+#define EXPORT_CPUS 2
+#define EXPORT_SLICE 4096
 
 /* cpuid of a Skylake server (family 6, model 0x55, stepping 4): a real
  * Intel cpu that libipt knows, so LLDB's decoder applies no unknown-cpu
@@ -33,12 +43,17 @@ static const struct hwt_cpu_info export_cpu = {
 
 struct export_args {
 	const char *out, *path;
+	bool per_cpu;
+	uint64_t cpus, slice;
 };
 
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option longopts[] = {
 		{ "lldb", no_argument, NULL, 'L' },
+		{ "per-cpu", no_argument, NULL, 'P' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "slice", required_argument, NULL, 'S' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -52,6 +67,25 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 		case 'L':
 			lldb = true;
 			break;
+		case 'P':
+			a->per_cpu = true;
+			break;
+		case 'C':
+			if (hwt_parse_u64(optarg, &a->cpus) || !a->cpus ||
+			    a->cpus > HWT_BUNDLE_MAX_CPUS)
+				return cli_usage_error("export", "--cpus takes "
+						       "1 to %u, not '%s'",
+						       HWT_BUNDLE_MAX_CPUS,
+						       optarg);
+			break;
+		case 'S':
+			if (hwt_parse_u64(optarg, &a->slice) || !a->slice ||
+			    a->slice > UINT32_MAX)
+				return cli_usage_error("export", "--slice takes "
+						       "1 to %u instructions, "
+						       "not '%s'", UINT32_MAX,
+						       optarg);
+			break;
 		case 'o':
 			a->out = optarg;
 			break;
@@ -64,6 +98,9 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 	}
 	if (!lldb)
 		return cli_usage_error("export", "give the format: --lldb");
+	if ((a->cpus || a->slice) && !a->per_cpu)
+		return cli_usage_error("export", "--cpus and --slice are for "
+				       "--per-cpu");
 	if (!a->out)
 		return cli_usage_error("export", "give the output directory: -o OUTDIR");
 	if (optind != argc - 1)
@@ -158,15 +195,15 @@ out:
 	return rc;
 }
 
-static int export_lldb(const struct hwt_bundle *b, const char *path,
-		       const char *outdir, struct hwt_err *err)
+static int export_lldb(const struct hwt_bundle *b,
+		       const struct export_args *a, struct hwt_err *err)
 {
 	struct hwt_image *img = NULL;
 	struct hwt_bundle *o;
 	char *staging = NULL;
 	int rc;
 
-	if ((rc = check_x86(b, path, err)))
+	if ((rc = check_x86(b, a->path, err)))
 		return rc;
 	o = calloc(1, sizeof(*o));
 	if (!o || !(o->type = strdup(HWT_BUNDLE_TYPE_PT)) ||
@@ -179,15 +216,21 @@ static int export_lldb(const struct hwt_bundle *b, const char *path,
 	o->pid = b->pid;
 	if ((rc = hwt_image_new(&img, err)) ||
 	    (rc = hwt_image_add_bundle(img, b, err)) ||
-	    (rc = hwt_bundle_stage_begin(outdir, &staging, err)))
+	    (rc = hwt_bundle_stage_begin(a->out, &staging, err)))
 		goto out;
-	for (size_t t = 0; t < b->nthreads && !rc; t++, o->nthreads++)
+	if (a->per_cpu)
+		rc = export_per_cpu(b, img, &export_cpu,
+				    a->cpus ? a->cpus : EXPORT_CPUS,
+				    a->slice ? a->slice : EXPORT_SLICE,
+				    staging, o, err);
+	for (size_t t = 0; !a->per_cpu && t < b->nthreads && !rc;
+	     t++, o->nthreads++)
 		rc = export_thread(b, t, img, staging, &o->threads[t], err);
 	for (size_t i = 0; i < b->nmodules && !rc; i++, o->nmodules++)
 		rc = export_module(b, &b->modules[i], staging, &o->modules[i],
 				   err);
 	if (!rc)
-		rc = hwt_bundle_stage_commit(staging, outdir, o, err);
+		rc = hwt_bundle_stage_commit(staging, a->out, o, err);
 	if (rc)
 		hwt_bundle_stage_abort(staging);
 out:
@@ -207,7 +250,7 @@ int cmd_export(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc;
 	if (!(rc = hwt_bundle_read(a.path, &b, &err)))
-		rc = export_lldb(b, a.path, a.out, &err);
+		rc = export_lldb(b, &a, &err);
 	hwt_bundle_free(b);
 	return rc ? cli_fail(&err) : 0;
 }

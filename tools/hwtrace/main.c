@@ -16,7 +16,7 @@ static const char usage[] =
 	"         instruction or function-call history of a bundle\n"
 	"  info PATH\n"
 	"         what a bundle holds\n"
-	"  export --lldb -o OUTDIR PATH\n"
+	"  export --lldb [--per-cpu] -o OUTDIR PATH\n"
 	"         write an x86-64 history as an LLDB intel-pt bundle\n"
 	"  backends\n"
 	"         each recording backend and whether it works on this machine\n"
