@@ -11,6 +11,8 @@
 #   ORACLE_PROG         absolute path of the program (required)
 #   ORACLE_OUT          output file (required)
 #   ORACLE_ARGS         program arguments, a JSON list of strings (default [])
+#   ORACLE_ENV          the program's environment, a JSON object (default {}:
+#                       empty); e.g. GLIBC_TUNABLES, which picks other libc code
 #   ORACLE_THREAD_FUNC  per-thread mode: record each thread from the first
 #                       instruction of this function until it has returned
 #   ORACLE_MAX_STEPS    safety limit on stepi commands (default 2000000)
@@ -94,6 +96,7 @@ class Oracle:
         self.prog = os.environ["ORACLE_PROG"]
         self.out = os.environ["ORACLE_OUT"]
         self.args = json.loads(os.environ.get("ORACLE_ARGS", "[]") or "[]")
+        self.env = json.loads(os.environ.get("ORACLE_ENV", "{}") or "{}")
         self.thread_func = os.environ.get("ORACLE_THREAD_FUNC") or None
         self.max_steps = int(os.environ.get("ORACLE_MAX_STEPS", "2000000"))
         self.meta = {"program": self.prog, "argv": [self.prog] + self.args,
@@ -212,6 +215,8 @@ class Oracle:
             for line in env_left.splitlines():
                 var = line.split("=", 1)[0]
                 gdb.execute("unset environment %s" % var, to_string=True)
+        for var, value in sorted(self.env.items()):
+            gdb.execute("set environment %s=%s" % (var, value), to_string=True)
         gdb.events.stop.connect(self.on_stop)
         gdb.events.exited.connect(self.on_exit)
         gdb.execute("file %s" % self.prog, to_string=True)
@@ -230,8 +235,9 @@ class Oracle:
             cmdline = [e.decode("utf-8", "replace") for e in f.read().split(b"\0")[:-1]]
         self.meta["environment"] = environ
         self.meta["cmdline"] = cmdline
-        if environ:
-            raise RuntimeError("inferior environment is not empty: %r" % environ)
+        want_env = ["%s=%s" % kv for kv in sorted(self.env.items())]
+        if sorted(environ) != want_env:
+            raise RuntimeError("inferior environment is %r, not %r" % (environ, want_env))
         if cmdline != self.meta["argv"]:
             raise RuntimeError("inferior argv %r != expected %r" % (cmdline, self.meta["argv"]))
         with open("/proc/%d/personality" % self.pid) as f:

@@ -46,15 +46,16 @@ PARALLEL = 2
 class Server(ServerProcess):
     """hwt-server launching ARGV (or attaching), listening on a free port."""
 
-    def __init__(self, exe, tail, tmp, name, cwd):
+    def __init__(self, exe, tail, tmp, name, cwd, env=None):
         # The program's output goes to a file, as in the oracle's run (libc
         # sizes stdout's buffer by what stdout is: a different path).
         self.out = open(os.path.join(tmp, f'{name}.stdout'), 'w')
-        # No address randomisation and an empty environment, as the
-        # oracle's and `hwtrace record`'s runs: the same code addresses.
-        super().__init__(['env', '-i', 'PATH=/usr/bin:/bin', 'setarch', '-R',
-                          exe, '--listen', '127.0.0.1:0'] + tail, tmp, name,
-                         stdout=self.out, cwd=cwd)
+        # No address randomisation and an empty environment (but ENV), as
+        # the oracle's and `hwtrace record`'s runs: the same code.
+        extra = [f'{k}={v}' for k, v in sorted((env or {}).items())]
+        super().__init__(['env', '-i', 'PATH=/usr/bin:/bin', *extra,
+                          'setarch', '-R', exe, '--listen', '127.0.0.1:0'] + tail,
+                         tmp, name, stdout=self.out, cwd=cwd)
 
     def stop(self):
         super().stop()
@@ -130,13 +131,13 @@ gdb.execute("kill")
 '''
 
 
-def oracle_of(prog, programs):
-    """The oracle runs for prog from the cache next to the programs."""
+def oracle_of(prog, programs, env=None):
+    """The oracle runs for prog (in ENV) from the cache next to the programs."""
     cache = os.path.join(os.path.dirname(os.path.realpath(programs)), 'oracle-cache')
     os.makedirs(cache, exist_ok=True)
     p = next(x for x in test_oracle.PROGRAMS if x.name == prog)
     runs, _, _ = test_oracle.run_oracle(p, os.path.realpath(os.path.join(programs, prog)),
-                                        cache, programs)
+                                        cache, programs, env)
     return runs
 
 
@@ -153,15 +154,18 @@ def own_calls(names, own):
 
 
 def check_history(server_exe, programs, tmp, prog, fmt, bts_size='unlimited',
-                  pt_size='unlimited'):
-    name = f'{fmt} {prog}'
+                  pt_size='unlimited', env=None, label=''):
+    """GDB's history of prog recorded in FMT through a live hwt-server,
+    the program run in ENV; LABEL names the run in reports and files."""
+    name = f'{fmt} {prog}{label}'
     path = os.path.realpath(os.path.join(programs, prog))
     try:
-        run = oracle_of(prog, programs)[0]
+        run = oracle_of(prog, programs, env)[0]
     except Exception as e:  # the oracle could not run: that is a failure
         report(name, False, f'oracle: {e}')
         return None
-    srv = Server(server_exe, ['--', path], tmp, f'{fmt}-{prog}-{bts_size}-{pt_size}', programs)
+    tag = f'{fmt}-{prog}{label.replace(" ", "-")}-{bts_size}-{pt_size}'
+    srv = Server(server_exe, ['--', path], tmp, tag, programs, env)
     try:
         if not srv.address:
             report(name, False, f'server did not start: {srv.log()}')
@@ -171,7 +175,6 @@ def check_history(server_exe, programs, tmp, prog, fmt, bts_size='unlimited',
         end = 'dlclose' if prog == 'dlopen' else run.meta.get('end_address', {}).get('address', 'exit')
         script = (f'FORMAT = {fmt!r}\nBTS_SIZE = {bts_size!r}\nPT_SIZE = {pt_size!r}\n'
                   f'END = {end!r}\n' + HISTORY_SCRIPT)
-        tag = f'{fmt}-{prog}-{bts_size}-{pt_size}'
         out, d = gdb(path, srv.address, script, tmp, tag)
     finally:
         srv.wait(10)

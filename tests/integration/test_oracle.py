@@ -228,19 +228,23 @@ class OracleRun:
         return self.insns.get(pc, {}).get("len", 0)
 
 
-def oracle_cache_key(prog_path, prog, programs_dir):
+def oracle_cache_key(prog_path, prog, programs_dir, env=None):
     h = hashlib.sha256()
     h.update(prog_path.encode() + b"\0")
     h.update((prog.thread_func or "").encode() + b"\0")
+    for k, v in sorted((env or {}).items()):
+        h.update(("%s=%s" % (k, v)).encode() + b"\0")
     for p in [ORACLE, prog_path] + [os.path.join(programs_dir, l) for l in prog.libs] + system_libs():
         h.update(p.encode() + b"\0")
         sha256_file(p, h)
     return h.hexdigest()[:20]
 
 
-def run_oracle(prog, prog_path, cache_root, programs_dir):
-    """Returns (list of OracleRun, cache dir, seconds or None if cached)."""
-    key = oracle_cache_key(prog_path, prog, programs_dir)
+def run_oracle(prog, prog_path, cache_root, programs_dir, env=None):
+    """Returns (list of OracleRun, cache dir, seconds or None if cached).
+    ENV: variables the program runs with besides PATH and HOME (such as
+    GLIBC_TUNABLES, which picks other library code)."""
+    key = oracle_cache_key(prog_path, prog, programs_dir, env)
     cdir = os.path.join(cache_root, "%s-%s" % (prog.name, key))
     out = os.path.join(cdir, "oracle.txt")
     meta_path = out + ".json"
@@ -249,11 +253,14 @@ def run_oracle(prog, prog_path, cache_root, programs_dir):
         tmp = cdir + ".tmp%d" % os.getpid()
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
+        extra_env = env or {}
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                "HOME": os.environ.get("HOME", "/root"),
                "ORACLE_PROG": prog_path,
                "ORACLE_OUT": os.path.join(tmp, "oracle.txt"),
                "ORACLE_ARGS": "[]"}
+        if extra_env:
+            env["ORACLE_ENV"] = json.dumps(extra_env)
         if prog.thread_func:
             env["ORACLE_THREAD_FUNC"] = prog.thread_func
         t0 = time.time()
@@ -313,6 +320,19 @@ def funcs_seen(run):
     return {n for n in names if n and not n.endswith("@plt")}
 
 
+def libc_variants(run, functions=("strlen", "strcmp", "memchr")):
+    """{function: implementation GDB named} of libc string functions the
+    oracle ran: glibc's pick for this CPU and GLIBC_TUNABLES, e.g.
+    {"strlen": "__strlen_evex"}."""
+    seen = {}
+    for pc in set(run.addrs):
+        sym = run.insns[pc].get("sym") or ""
+        for f in functions:
+            if sym.startswith("__%s_" % f):
+                seen[f] = sym
+    return seen
+
+
 def need(cond, msg):
     if not cond:
         raise CheckFailed("oracle sanity: " + msg)
@@ -369,6 +389,12 @@ def sanity_qsort(run):
     need(any(run.insns[pc].get("sym") == "qsort@plt" for pc in run.addrs), "qsort@plt not seen")
     ent = sanity_called(run, "cmp_int", indirect=True, from_other_file=True)
     need(len(ent) >= 11, "cmp_int called only %d times" % len(ent))
+
+
+def sanity_strings(run):
+    sanity_exit(run)
+    got = libc_variants(run)
+    need(len(got) == 3, "libc string implementations seen: %r" % got)
 
 
 def sanity_switch(run):
@@ -462,6 +488,7 @@ PROGRAMS = [
     Prog("pie_lib", libs=("libhwtdemo.so",), sanity=sanity_pie_lib),
     Prog("dlopen", libs=("libhwtdemo.so",), sanity=sanity_dlopen),
     Prog("demo_crash", sanity=sanity_demo_crash),
+    Prog("strings", sanity=sanity_strings),
 ]
 
 
