@@ -684,6 +684,7 @@ void hwt_bundle_free(struct hwt_bundle *b)
 	for (size_t i = 0; b->sources && i < b->nsources; i++) {
 		free(b->sources[i].name);
 		free(b->sources[i].core);
+		free(b->sources[i].skipped);
 	}
 	for (size_t i = 0; b->regions && i < b->nregions; i++)
 		free(b->regions[i].file);

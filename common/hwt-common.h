@@ -205,6 +205,7 @@ enum hwt_cs_protocol {
 	HWT_CS_ETMV4,
 	HWT_CS_ETE,
 	HWT_CS_STM,          /* software messages: no instruction trace */
+	HWT_CS_ITM,          /* software messages: no instruction trace */
 };
 
 enum hwt_cs_arch { HWT_CS_ARCH_V7 = 7, HWT_CS_ARCH_V8 = 8, HWT_CS_ARCH_AA64 = 64 };
@@ -228,6 +229,9 @@ struct hwt_bundle_cs_source {
 	bool formatted;          /* buffer holds CoreSight frames (several
 				  * IDs); else raw data of this source */
 	uint32_t regs[HWT_CS_NREGS];
+	char *skipped;           /* why it is not decoded (a protocol with no
+				  * instruction trace, or one hwtrace does
+				  * not decode); NULL: it is a thread */
 };
 
 struct hwt_bundle_region {
@@ -288,8 +292,9 @@ struct hwt_bundle {
 	uint64_t stop_pc;
 	/* ---- CoreSight snapshots (common/snapshot.c); empty otherwise ----
 	 * threads[i] is the trace source sources[i] (tid = its trace ID);
-	 * sources past nthreads carry no instruction trace (STM) and are
-	 * listed only. Memory dumps are raw bytes at an address. */
+	 * the sources past nthreads are skipped, each with its reason (STM
+	 * and ITM carry no instruction trace; other device types are not
+	 * decoded). Memory dumps are raw bytes at an address. */
 	struct hwt_bundle_cs_source *sources;
 	size_t nsources;
 	struct hwt_bundle_region *regions;

@@ -259,6 +259,8 @@ static enum hwt_cs_protocol protocol_of(const char *type)
 		return HWT_CS_ETE;
 	if (!strncasecmp(type, "STM", 3))
 		return HWT_CS_STM;
+	if (!strncasecmp(type, "ITM", 3))
+		return HWT_CS_ITM;
 	return HWT_CS_UNKNOWN;
 }
 
@@ -526,6 +528,42 @@ static const char *core_type_of(struct snap *s, const char *src)
 	return NULL;
 }
 
+/* Why a source of device type `type` (protocol p) is not decoded, as a
+ * new string; NULL for a protocol hwtrace decodes, or when out of
+ * memory (*oom then). */
+static char *skip_reason(enum hwt_cs_protocol p, const char *type, bool *oom)
+{
+	char *why = NULL;
+	int n = 0;
+
+	*oom = false;
+	switch (p) {
+	case HWT_CS_STM:
+		n = asprintf(&why, "%s is a system trace source: software "
+			     "messages, no instruction trace", type);
+		break;
+	case HWT_CS_ITM:
+		n = asprintf(&why, "%s is an instrumentation trace source: "
+			     "software messages, no instruction trace", type);
+		break;
+	case HWT_CS_UNKNOWN:
+		n = asprintf(&why, "trace source type '%s' is not one hwtrace "
+			     "decodes (ETM3.x, ETM4.x, PTM/PFT, ETE)", type);
+		break;
+	default:
+		return NULL;
+	}
+	if (n < 0) {
+		*oom = true;
+		return NULL;
+	}
+	return why;
+}
+
+/* The source device kv names (kv->key, its buffer kv->val), appended to
+ * *list. A source hwtrace decodes becomes a thread of the bundle and
+ * must be sound; any other is kept with the reason it is skipped, and
+ * nothing more of it is read. */
 static int add_source(struct snap *s, const struct ini_kv *kv,
 		      struct hwt_bundle_cs_source **list, size_t *n)
 {
@@ -536,14 +574,13 @@ static int add_source(struct snap *s, const struct ini_kv *kv,
 	struct stat st;
 	const char *core;
 	uint32_t id;
+	bool oom;
 	int rc;
 
 	if (!d)
 		return hwt_err_set(s->err, EINVAL, "%s:%u: source '%s' is no "
 				   "device of snapshot.ini", s->trace.path,
 				   kv->line, kv->key);
-	if ((rc = find_buffer(s, kv->val, &buf)))
-		return rc;
 	v = realloc(*list, (*n + 1) * sizeof(*v));
 	if (!v)
 		return hwt_err_set(s->err, ENOMEM, "out of memory");
@@ -556,6 +593,25 @@ static int add_source(struct snap *s, const struct ini_kv *kv,
 	if (!src->name || (core && !src->core))
 		return hwt_err_set(s->err, ENOMEM, "out of memory");
 	src->protocol = protocol_of(d->type);
+	src->skipped = skip_reason(src->protocol, d->type, &oom);
+	if (oom)
+		return hwt_err_set(s->err, ENOMEM, "out of memory");
+	if (src->skipped)
+		return 0;
+	{
+		struct hwt_err *outer = s->err, local = { 0 };
+
+		s->err = &local;
+		rc = find_buffer(s, kv->val, &buf);
+		s->err = outer;
+		/* a buffer this reader cannot take: the source is skipped */
+		if (rc == -ENOTSUP && !(src->skipped = strdup(local.msg)))
+			return hwt_err_set(s->err, ENOMEM, "out of memory");
+		if (rc == -ENOTSUP)
+			return 0;
+		if (rc)
+			return hwt_err_set(s->err, -rc, "%s", local.msg);
+	}
 	src->formatted = buf.formatted;
 	arch_of(core, src->protocol, &src->arch, &src->profile);
 	if ((rc = dev_regs(d, src, s->err)))
@@ -563,12 +619,7 @@ static int add_source(struct snap *s, const struct ini_kv *kv,
 	id = src->protocol == HWT_CS_ETMV4 || src->protocol == HWT_CS_ETE ?
 		src->regs[HWT_CS_TRCTRACEIDR] : src->regs[HWT_CS_ETMTRACEIDR];
 	src->trace_id = (uint8_t)(id & 0x7f);
-	if (src->protocol == HWT_CS_UNKNOWN)
-		return hwt_err_set(s->err, ENOTSUP, "%s: trace source type "
-				   "'%s' is not supported (ETM3.x, ETM4.x, "
-				   "PTM/PFT, ETE, STM)", d->ini.path, d->type);
-	if (src->protocol != HWT_CS_STM &&
-	    (src->trace_id == 0 || src->trace_id >= 0x70))
+	if (src->trace_id == 0 || src->trace_id >= 0x70)
 		return hwt_err_set(s->err, EINVAL, "%s: trace ID 0x%x is not "
 				   "a valid CoreSight ID (1 to 0x6f)",
 				   d->ini.path, id);
@@ -584,8 +635,6 @@ static int add_source(struct snap *s, const struct ini_kv *kv,
 	}
 	free(path);
 	/* Threads carry the buffer; the source is found by index. */
-	if (src->protocol == HWT_CS_STM)
-		return 0;
 	{
 		struct hwt_bundle *b = s->b;
 		struct hwt_bundle_thread *t = realloc(b->threads,
@@ -657,6 +706,7 @@ static int read_sources(struct snap *s)
 	for (size_t i = 0; i < nother; i++) {
 		free(other[i].name);
 		free(other[i].core);
+		free(other[i].skipped);
 	}
 	free(other);
 	return rc;

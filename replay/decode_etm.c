@@ -148,6 +148,7 @@ static const char *protocol_name(enum hwt_cs_protocol p)
 	case HWT_CS_ETMV4: return "ETMv4";
 	case HWT_CS_ETE: return "ETE";
 	case HWT_CS_STM: return "STM";
+	case HWT_CS_ITM: return "ITM";
 	default: return "unknown";
 	}
 }

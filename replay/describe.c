@@ -78,7 +78,7 @@ static void describe_coresight(FILE *f, const struct hwt_bundle *b)
 	static const char *const proto[] = {
 		[HWT_CS_UNKNOWN] = "unknown", [HWT_CS_ETMV3] = "ETMv3",
 		[HWT_CS_PTM] = "PTM", [HWT_CS_ETMV4] = "ETMv4",
-		[HWT_CS_ETE] = "ETE", [HWT_CS_STM] = "STM",
+		[HWT_CS_ETE] = "ETE", [HWT_CS_STM] = "STM", [HWT_CS_ITM] = "ITM",
 	};
 
 	if (!b->nsources && !b->nregions)
@@ -87,15 +87,17 @@ static void describe_coresight(FILE *f, const struct hwt_bundle *b)
 	for (size_t i = 0; i < b->nsources; i++) {
 		const struct hwt_bundle_cs_source *s = &b->sources[i];
 
+		if (s->skipped) {
+			fprintf(f, "  %s: skipped: %s\n", s->name, s->skipped);
+			continue;
+		}
 		fprintf(f, "  %s: %s", s->name,
-			(unsigned)s->protocol <= HWT_CS_STM ?
+			(unsigned)s->protocol <= HWT_CS_ITM ?
 			proto[s->protocol] : "unknown");
 		if (i < b->nthreads)
 			fprintf(f, " trace ID 0x%x, %s buffer %s", s->trace_id,
 				s->formatted ? "formatted" : "raw",
 				b->threads[i].trace_file);
-		else
-			fprintf(f, " (no instruction trace)");
 		fprintf(f, "%s%s\n", s->core ? " tracing " : "",
 			s->core ? s->core : "");
 	}

@@ -11,7 +11,9 @@ sequence of (start, end exclusive, instruction count) and the same
 instruction set. `dump --insn --tsv` must list exactly that many
 instructions, all decodable. ETE snapshots with decode/fulldecode.txt (from
 the OpenCSD authors) must also match its ranges. A snapshot of software
-messages only (STM) must say it has no instruction trace.
+messages only (STM) must say it has no instruction trace. Sources hwtrace
+does not decode (ITM, unknown device types) added to real snapshots leave
+the decoded ones as they were and are listed by `info` as skipped.
 
 Damaged copies (truncated or bit-flipped trace buffers, broken ini lines)
 must give gaps or a clear error, never a crash; the sanitizer build runs
@@ -204,6 +206,71 @@ def broken_ini(hwtrace, corpus, tmp):
                f'exit {rc}: {err.strip()[-500:]!r} (want {needle!r})')
 
 
+def copy_snapshot(src, dst):
+    shutil.copytree(src, dst)
+    for root, _, files in os.walk(dst):
+        os.chmod(root, 0o755)
+        for fn in files:
+            os.chmod(os.path.join(root, fn), 0o644)
+
+
+def add_device(snap, name, dev_type, regs):
+    """A source device NAME of type DEV_TYPE sharing the snapshot's first
+    trace buffer, written the way OpenCSD's own snapshots write one (its
+    itm_only_csformat: [device] name, class, type; [regs])."""
+    ini = os.path.join(snap, f'{name}.ini')
+    with open(ini, 'w') as f:
+        f.write(f'[device]\nname={name}\nclass=trace_source\ntype={dev_type}\n\n'
+                f'[regs]\n{regs}\n')
+    with open(os.path.join(snap, 'snapshot.ini')) as f:
+        text = f.read()
+    text = text.replace('[device_list]\n', f'[device_list]\n{name}={name}.ini\n', 1)
+    with open(os.path.join(snap, 'snapshot.ini'), 'w') as f:
+        f.write(text)
+    with open(os.path.join(snap, 'trace.ini')) as f:
+        text = f.read()
+    buf = re.search(r'^name=(\S+)', text, re.M).group(1)
+    text = text.replace('[source_buffers]\n', f'[source_buffers]\n{name}={buf}\n', 1)
+    with open(os.path.join(snap, 'trace.ini'), 'w') as f:
+        f.write(text)
+
+
+def mixed_sources(hwtrace, corpus, tmp):
+    """Real snapshots with sources hwtrace does not decode among the ones
+    it does (an ITM, a device type nobody knows): the decodable sources
+    give exactly what they give alone, and info lists the others as
+    skipped with the reason. A snapshot with nothing decodable says so."""
+    for name in ('Snowball', 'juno-uname-001'):
+        src = os.path.join(corpus, 'snapshots', name)
+        d = os.path.join(tmp, f'{name}-mixed')
+        copy_snapshot(src, d)
+        add_device(d, 'ITM_0', 'ITM', 'ITMTCR(0xE80)=0x00140000')
+        add_device(d, 'XYZ_0', 'XYZ9.9', 'XYZCR(0x000)=0x1')
+        for what in ('--ranges', '--insn'):
+            rc0, want, err0 = run(hwtrace, 'dump', what, '--tsv', src)
+            rc, got, err = run(hwtrace, 'dump', what, '--tsv', d)
+            report(f'{name} with ITM and unknown sources: dump {what} is the '
+                   'decodable sources\' alone', rc == rc0 == 0 and got == want
+                   and want and not sanitizer_report(err),
+                   f'exit {rc} (alone {rc0}), {len(got.splitlines())} lines, '
+                   f'alone {len(want.splitlines())}: {err.strip()[-300:]}')
+        rc, out, err = run(hwtrace, 'info', d)
+        skipped = [l.strip() for l in out.splitlines() if ': skipped: ' in l]
+        report(f'{name} with ITM and unknown sources: info lists both as '
+               'skipped with the reason', rc == 0 and len(skipped) == 2 and
+               any(l.startswith('ITM_0: skipped:') and 'no instruction trace'
+                   in l for l in skipped) and
+               any(l.startswith('XYZ_0: skipped:') and "'XYZ9.9'" in l
+                   for l in skipped), f'exit {rc}: {skipped} {err.strip()}')
+    d = os.path.join(tmp, 'itm-only')
+    copy_snapshot(os.path.join(corpus, 'snapshots', 'stm_only-juno'), d)
+    add_device(d, 'ITM_0', 'ITM', 'ITMTCR(0xE80)=0x00140000')
+    rc, out, err = run(hwtrace, 'dump', '--insn', d)
+    report('STM and ITM only: dump says no instruction trace and why',
+           rc == 0 and not out and 'no instruction trace' in err and
+           'STM' in err, f'exit {rc}: {err.strip()!r}')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', default='build')
@@ -256,6 +323,7 @@ def main():
     try:
         damaged_copies(hostile, corpus, tmp)
         broken_ini(hostile, corpus, tmp)
+        mixed_sources(hostile, corpus, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return exit_status()

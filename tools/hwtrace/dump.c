@@ -313,12 +313,18 @@ int cmd_dump(int argc, char **argv)
 			dump_ranges(&a, name, h, img, &err);
 		hwt_history_free(h);
 	}
-	/* A CoreSight snapshot of software messages only (STM) has no
-	 * thread: say so rather than print nothing. */
-	if (!rc && !b->nthreads && b->nsources)
-		fprintf(stderr, "hwtrace: %s has no instruction trace: its "
-			"trace sources (%s, ...) carry no program flow\n",
-			a.path, b->sources[0].name);
+	/* A CoreSight snapshot without a source hwtrace decodes (software
+	 * messages only, say) has no thread: say why rather than print
+	 * nothing. */
+	if (!rc && !b->nthreads && b->nsources) {
+		fprintf(stderr, "hwtrace: %s has no instruction trace hwtrace "
+			"decodes:", a.path);
+		for (size_t i = 0; i < b->nsources; i++)
+			fprintf(stderr, "%s %s: %s", i ? ";" : "",
+				b->sources[i].name, b->sources[i].skipped ?
+				b->sources[i].skipped : "not decoded");
+		fputc('\n', stderr);
+	}
 	else if (!rc && !found)
 		rc = hwt_err_set(&err, ENOENT, b->nsources ?
 				 "%s has no trace ID 0x%" PRIx64 :
