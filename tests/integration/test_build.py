@@ -13,9 +13,13 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 def make_dry(*args):
     """What `make -n ARGS` would run in a build tree of its own (so nothing
     is up to date), with the directory changes make reports dropped."""
+    # As a user types it: not as a sub-make of the `make check` that may
+    # be running this test.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ('MAKELEVEL', 'MAKEFLAGS', 'MFLAGS', 'MAKEOVERRIDES')}
     p = subprocess.run(['make', '--no-print-directory', '-n', '-C', TOP,
                         'O=build-dry-run', *args],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
