@@ -193,59 +193,59 @@ static int capstone(struct hwt_arm *a, int s, const uint8_t *code, size_t n,
 	return 0;
 }
 
+/* Decode code as isa: *in is Capstone's instruction, or NULL for one
+ * Capstone does not know, whose architectural length is *raw_len and
+ * encoding *word. 0, -EILSEQ (too few bytes), -ENOMEM or -EINVAL. */
+static int decode_arm(struct hwt_arm *a, enum hwt_isa isa, const uint8_t *code,
+		    size_t n, uint64_t addr, cs_insn **in, unsigned *raw_len,
+		    uint32_t *word)
+{
+	int s = slot(isa), rc;
+
+	*in = NULL;
+	if (s < 0)
+		return -EINVAL;
+	rc = capstone(a, s, code, n, addr, in);
+	if (rc != -EILSEQ)
+		return rc;
+	*in = NULL;
+	*raw_len = arm_raw(code, n, isa, word);
+	return *raw_len ? 0 : -EILSEQ;
+}
+
 int hwt_arm_decode(struct hwt_arm *a, enum hwt_isa isa, const uint8_t *code,
 		   size_t n, uint64_t addr, struct hwt_arm_insn *out)
 {
-	int s = slot(isa), rc;
 	cs_insn *in;
 	uint32_t word;
 	unsigned len;
+	int rc = decode_arm(a, isa, code, n, addr, &in, &len, &word);
 
-	if (s < 0)
-		return -EINVAL;
-	rc = capstone(a, s, code, n, addr, &in);
-	if (rc == -ENOMEM)
+	if (rc)
 		return rc;
-	if (!rc) {
-		out->len = (uint8_t)in->size;
-		out->cls = isa == HWT_ISA_A64 ? classify_a64(in) :
-			classify_a32(in);
-		return 0;
-	}
-	len = arm_raw(code, n, isa, &word);
-	if (!len)
-		return -EILSEQ;
-	out->len = (uint8_t)len;
-	out->cls = HWT_INSN_OTHER;
+	out->len = in ? (uint8_t)in->size : (uint8_t)len;
+	out->cls = !in ? HWT_INSN_OTHER : isa == HWT_ISA_A64 ?
+		classify_a64(in) : classify_a32(in);
 	return 0;
 }
 
 int hwt_arm_text(struct hwt_arm *a, enum hwt_isa isa, const uint8_t *code,
 		 size_t n, uint64_t addr, char *text, size_t size)
 {
-	int s = slot(isa), rc;
 	cs_insn *in;
 	uint32_t word;
 	unsigned len;
+	int rc = decode_arm(a, isa, code, n, addr, &in, &len, &word);
 
-	if (s < 0)
-		return -EINVAL;
-	rc = capstone(a, s, code, n, addr, &in);
-	if (rc == -ENOMEM)
+	if (rc)
 		return rc;
-	if (!rc) {
-		/* Capstone's Arm text is GDB's, padded the same way */
-		if (in->op_str[0])
-			snprintf(text, size, "%-6.24s %.64s", in->mnemonic,
-				 in->op_str);
-		else
-			snprintf(text, size, "%.31s", in->mnemonic);
-		return 0;
-	}
-	len = arm_raw(code, n, isa, &word);
-	if (!len)
-		return -EILSEQ;
-	snprintf(text, size, len == 2 ? ".inst.n 0x%04x" : ".inst  0x%08x",
-		 word);
+	if (!in)
+		snprintf(text, size, len == 2 ? ".inst.n 0x%04x" :
+			 ".inst  0x%08x", word);
+	/* Capstone's Arm text is GDB's, padded the same way */
+	else if (in->op_str[0])
+		snprintf(text, size, "%-6.24s %.64s", in->mnemonic, in->op_str);
+	else
+		snprintf(text, size, "%.31s", in->mnemonic);
 	return 0;
 }

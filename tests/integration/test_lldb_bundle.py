@@ -251,23 +251,6 @@ def check_program(hwtrace, exporter, build, tmp, prog_name):
            f'no module files under {out_dir}/modules')
 
 
-def dump_rows(hwtrace, path):
-    """{tid: [address, 'gap' or 'nocode']} from `hwtrace dump --insn
-    --tsv PATH`; 'nocode' for an instruction hwtrace cannot decode."""
-    rc, out, err = run_tool(hwtrace, 'dump', '--insn', '--tsv', path,
-                            timeout=600)
-    if rc != 0:
-        raise RuntimeError(f'hwtrace dump --insn {path}: exit {rc}: '
-                           f'{err.strip()[:300]}')
-    rows = {}
-    for line in out.splitlines():
-        f = line.split('\t')
-        rows.setdefault(f[0], []).append(
-            'gap' if f[2] == 'gap' else
-            'nocode' if f[3] == '(no code)' else int(f[2], 16))
-    return rows
-
-
 def check_per_cpu(hwtrace, exporter, tmp, prog_name):
     """The recording of prog_name (check_program's) as a per-cpu bundle."""
     bundle = os.path.join(tmp, prog_name + '.bundle')
@@ -293,10 +276,10 @@ def check_per_cpu(hwtrace, exporter, tmp, prog_name):
                                  doc['processes'][0]['threads']),
            f'cpus {doc.get("cpus")}, timeZero {zero!r}')
     try:
-        src = dump_rows(hwtrace, bundle)
+        src = dump_items(hwtrace, bundle, gap='gap')
         got = lldb_insns(out_dir, len(src))
-        back = dump_rows(hwtrace, out_dir)
-        back_thread = dump_rows(hwtrace, per_thread)
+        back = dump_items(hwtrace, out_dir, gap='gap')
+        back_thread = dump_items(hwtrace, per_thread, gap='gap')
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         report(f'{name} lldb', False, str(e))
         return
@@ -306,7 +289,7 @@ def check_per_cpu(hwtrace, exporter, tmp, prog_name):
         return
     total = 0
     for tid, items in src.items():
-        want = [a for a in items[:-1] if a not in ('gap', 'nocode')]
+        want = [a for a in items[:-1] if a != 'gap']
         addrs, events, errors = got[tid]
         bad_ev = [e for e in events if not e.startswith(PER_CPU_EVENTS)]
         cpus = {m.group(1) for e in events if (m := CPU_RE.match(e))}
@@ -331,7 +314,7 @@ def check_per_cpu(hwtrace, exporter, tmp, prog_name):
           'for one', flush=True)
     diff = [tid for tid in src if back.get(tid) != back_thread.get(tid) or
             [a for a in back.get(tid, []) if a != 'gap'] !=
-            [a for a in src[tid][:-1] if a not in ('gap', 'nocode')]]
+            [a for a in src[tid][:-1] if a != 'gap']]
     report(f'{name} round trip', not diff,
            f'threads {diff}: hwtrace reads back other histories than '
            'from the per-thread export')
