@@ -16,11 +16,11 @@ endif
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -Icommon -Ikernel -Ireplay -MMD -MP
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -Icommon -Icollect -Ireplay -MMD -MP
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRC  := $(wildcard common/*.c)
-COLLECT_SRC := $(wildcard kernel/*.c kernel/ptrace/*.c kernel/perf/*.c kernel/module/*.c)
+COLLECT_SRC := $(wildcard collect/*.c collect/*/*.c)
 REPLAY_SRC  := $(wildcard replay/*.c)
 HWTRACE_SRC := $(wildcard tools/hwtrace/*.c)
 HWT_SERVER_SRC := $(wildcard plugin/gdb/*.c)
@@ -38,7 +38,7 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 
 LIBS_EXT := -lZydis -lcapstone -ldw -lelf -ljson-c -lipt -lopencsd_c_api -lopencsd
 
-.PHONY: all binaries deps check check-unit demo bench clean programs fuzz
+.PHONY: all binaries deps check check-unit demo bench clean programs fuzz print-collect-src
 
 # `make` alone builds what `make all` builds, whatever the included
 # component files define first.
@@ -47,7 +47,7 @@ LIBS_EXT := -lZydis -lcapstone -ldw -lelf -ljson-c -lipt -lopencsd_c_api -lopenc
 # Components with build rules of their own add their outputs to EXTRA_ALL.
 EXTRA_ALL :=
 -include plugin/lldb/build.mk
--include kernel/linux/build.mk
+-include kernel/build.mk
 
 all: binaries programs $(EXTRA_ALL)
 binaries: $(HWTRACE) $(HWT_SERVER) $(UNIT_BINS)
@@ -125,7 +125,7 @@ FUZZ_LIB   := $(patsubst %.c,$(FUZZ_O)/obj/%.o,$(COMMON_SRC) $(REPLAY_SRC))
 $(FUZZ_O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) $(WARN) $(FUZZ_FLAGS) \
-		-fsanitize=fuzzer-no-link,$(FUZZ_SAN) -Icommon -Ikernel -Ireplay \
+		-fsanitize=fuzzer-no-link,$(FUZZ_SAN) -Icommon -Icollect -Ireplay \
 		-Itests/fuzz -MMD -MP -c $< -o $@
 
 $(FUZZ_BINS): $(FUZZ_O)/%: $(FUZZ_O)/obj/tests/fuzz/%.o $(FUZZ_LIB)
@@ -135,6 +135,10 @@ $(FUZZ_BINS): $(FUZZ_O)/%: $(FUZZ_O)/obj/tests/fuzz/%.o $(FUZZ_LIB)
 $(FUZZ_O)/fuzz_rsp: $(FUZZ_O)/obj/plugin/gdb/rsp.o
 
 fuzz: $(FUZZ_BINS)
+
+# The collector's sources, for the kernel suite's static guest build.
+print-collect-src:
+	@echo $(COLLECT_SRC)
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -34,7 +34,7 @@ KVER=${HDR#/usr/src/linux-headers-}
 # The module, built outside the source tree.
 rm -rf "$B/mod"
 mkdir -p "$B/mod"
-cp -r "$SRC/kernel/linux/." "$B/mod/"
+cp -r "$SRC/kernel/." "$B/mod/"
 rm -f "$B/mod/build.mk"
 make -s -C "$HDR" M="$B/mod" modules >"$B/mod.log" 2>&1 ||
 	{ cat "$B/mod.log"; die "module build failed"; }
@@ -61,14 +61,16 @@ rm -rf "$R"
 mkdir -p "$R/bin" "$R/tests" "$R/proc" "$R/sys" "$R/dev" "$R/tmp"
 K=$SRC/tests/kernel
 CFLAGS="-static -O2 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter"
-gcc $CFLAGS -I"$SRC/kernel/linux/uapi" -o "$R/tests/hwt-guest" "$K/hwt-guest.c" -lpthread ||
+gcc $CFLAGS -I"$SRC/kernel/uapi" -o "$R/tests/hwt-guest" "$K/hwt-guest.c" -lpthread ||
 	die "hwt-guest build failed"
 # The collector API's guest tool, libhwt-collect and libhwt-common built
-# in (the full CLI cannot be static: libipt has no static library).
-gcc $CFLAGS -std=c11 -D_GNU_SOURCE -I"$SRC/common" -I"$SRC/kernel" \
+# in (the full CLI cannot be static: libipt has no static library). The
+# collector's sources are the Makefile's list.
+collect_src=$(cd "$SRC" && env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory print-collect-src) ||
+	die "cannot list the collector's sources"
+gcc $CFLAGS -std=c11 -D_GNU_SOURCE -I"$SRC/common" -I"$SRC/collect" \
 	-o "$R/tests/hwt-collect-guest" "$K/hwt-collect-guest.c" \
-	"$SRC"/kernel/*.c "$SRC"/kernel/ptrace/*.c "$SRC"/kernel/perf/*.c \
-	"$SRC"/kernel/module/*.c "$SRC"/common/*.c \
+	$(for f in $collect_src; do printf '%s/%s ' "$SRC" "$f"; done) "$SRC"/common/*.c \
 	-ljson-c -lelf -lz -lpthread >"$B/collect-guest.log" 2>&1 ||
 	{ cat "$B/collect-guest.log"; die "hwt-collect-guest build failed"; }
 for p in sig fork exec threads naps; do

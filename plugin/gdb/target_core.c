@@ -1,6 +1,6 @@
 /* target_core.c - the crashed process as its core and bundle recorded it:
  * per-thread registers (NT_PRSTATUS, each followed by its NT_FPREGSET, the
- * faulting thread first, as kernel/ptrace/coredump.c writes them), the
+ * faulting thread first, as collect/os/coredump.c writes them), the
  * auxiliary vector, the fatal signal and memory from the core's PT_LOAD
  * segments; threads' histories, the executable and the shared-library
  * list from the bundle's modules. The core is untrusted input: every note

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../../kernel/backend_names.h"
+#include "backend_names.h"
 #include "check.h"
 #include "hwt-collect.h"
 

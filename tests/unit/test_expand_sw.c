@@ -5,7 +5,7 @@
  * backend, are cut down to the records block-step writes and expanded
  * back; the result must be the recorded history address for address, also
  * with single steps mixed in and through hwtrace.ko's block format
- * (kernel/module/format.c). Hand-made code covers every walking rule, an
+ * (collect/module/format.c). Hand-made code covers every walking rule, an
  * unreachable record (a gap, then the history goes on), chunk borders,
  * corrupt chunks and garbage. */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* test_module_format.c - hwtrace.ko ring blocks to hwt-sw chunks
- * (kernel/module/format.c) on synthetic drained buffers: the launcher's
+ * (collect/module/format.c) on synthetic drained buffers: the launcher's
  * pre-exec blocks dropped, sched records removed, corrupt blocks skipped
  * and counted lost, gaps between blocks accounted, block-step blocks
  * turned into flagged chunks of branch records. */

@@ -1,4 +1,4 @@
-/* test_perf_pmu.c - PMU capability parsing (kernel/perf/pmu.c) on a fake
+/* test_perf_pmu.c - PMU capability parsing (collect/perf/pmu.c) on a fake
  * sysfs tree in a temporary directory, the format-file parser, and what is
  * built from them: Intel PT config words and address-filter text. */
 #include <errno.h>

@@ -1,9 +1,9 @@
-/* test_seize.c - the seized-program layer (kernel/seize.c) with a small
+/* test_seize.c - the seized-program layer (collect/seize/seize.c) with a small
  * recorder of its own over the test programs in build/programs: every
  * thread attached once before its first instruction and reported exiting
  * once, faults held with a core and finished, the munmap stop seeing a
  * library before dlclose removes it, exit status passed through. Then the
- * perf recorder (kernel/perf/collector.c) for real on this kernel, with
+ * perf recorder (collect/perf/collector.c) for real on this kernel, with
  * perf's software dummy event: no trace hardware is needed for its
  * per-thread events, MMAP2 sideband, fault stop and core. */
 #include <elf.h>
@@ -22,8 +22,8 @@
 #include "check.h"
 #include "collect_util.h"
 #include "perf/perf.h"
-#include "proc.h"
-#include "seize.h"
+#include "os/proc.h"
+#include "seize/seize.h"
 
 #define MAX_T 64
 

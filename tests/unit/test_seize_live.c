@@ -1,11 +1,11 @@
 /* test_seize_live.c - live control of the seized-program layer
- * (kernel/seize_live.c, seize_break.c) with a test recorder that records
+ * (collect/seize/live.c, break.c) with a test recorder that records
  * nothing, over the test programs in build/programs: int3 breakpoints hit
  * in order at the right pc and never seen in memory, steps, continuing
  * from a breakpoint, debug-register watches, signals reported before
  * delivery, thread births and exits, interrupt_fd, exit and kill status,
  * detach letting the program run to its normal end. Then the perf
- * recorder (kernel/perf/collector.c) under live control for real, on
+ * recorder (collect/perf/collector.c) under live control for real, on
  * perf's software dummy event (no trace hardware needed): breakpoints in
  * every thread, its events polled while the threads run, snapshots, the
  * mappings from its sideband at the end. */
@@ -27,7 +27,7 @@
 #include "check.h"
 #include "collect_util.h"
 #include "perf/perf.h"
-#include "seize.h"
+#include "seize/seize.h"
 
 static char progdir[PATH_MAX - 64];
 

@@ -1,7 +1,7 @@
 /* backend.c - the module backend: software branch recording by
  * hwtrace.ko, driven through /dev/hwtrace.
  *
- * A recorder over the seized-program layer (kernel/seize.h): the program
+ * A recorder over the seized-program layer (collect/seize/seize.h): the program
  * is forked held, followed with ptrace (never stepped: the module
  * records), each thread attached to the module and enabled before its
  * first instruction (the first before its execve, the others at their
@@ -21,8 +21,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../proc.h"
-#include "../seize.h"
+#include "os/proc.h"
+#include "seize/seize.h"
 #include "module.h"
 
 struct mod_thread {
@@ -320,7 +320,7 @@ static size_t mod_modules(struct hwt_collector *base,
 	return c->mods.n;
 }
 
-/* ---- live control (kernel/seize_live.c) ------------------------------ */
+/* ---- live control (collect/seize/live.c) ------------------------------ */
 
 /* A program launched without live_control is still held before its
  * execve: bring it to its first instruction on the first live call. */

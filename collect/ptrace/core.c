@@ -1,5 +1,5 @@
 /* core.c - the ptrace backend's write_core: its held threads described
- * for the shared core writer (kernel/coredump.c). */
+ * for the shared core writer (collect/os/coredump.c). */
 #include <errno.h>
 #include <stdlib.h>
 

@@ -15,7 +15,7 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
-#include "../debugreg.h"
+#include "os/debugreg.h"
 #include "tracer.h"
 
 #define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])

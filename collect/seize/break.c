@@ -1,4 +1,4 @@
-/* seize_break.c - breakpoints and watchpoints of a seized program under
+/* break.c - breakpoints and watchpoints of a seized program under
  * live control (seize.h).
  *
  * The program is not stepped, so a breakpoint must stop it by itself: an
@@ -6,7 +6,7 @@
  * run, and the original byte put back at every stop, so memory reads and
  * writes between resumes see and change the program's own code. A thread
  * resumed from a breakpoint address is stepped over it first, with the
- * byte out (seize_live.c).
+ * byte out (live.c).
  *
  * Watches use the x86 debug registers DR0-DR3 of every thread (at most
  * four in all): WRITE breaks on writes (R/W 01), READ and ACCESS on reads
@@ -26,7 +26,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
-#include "debugreg.h"
+#include "os/debugreg.h"
 #include "seize.h"
 
 #define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])

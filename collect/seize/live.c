@@ -1,4 +1,4 @@
-/* seize_live.c - stop-by-stop control of a seized program (seize.h), the
+/* live.c - stop-by-stop control of a seized program (seize.h), the
  * semantics of hwt_collect_resume (hwt-collect.h) for the recorders that
  * do not step: threads run freely with PTRACE_CONT (PTRACE_SYSCALL when
  * the recorder wants syscall stops) while the recorder records, and step
@@ -6,7 +6,7 @@
  *
  * A resume runs in two phases. Threads to move whose pc is a breakpoint
  * are first stepped over it alone, the int3 bytes out of the code
- * (seize_break.c); a STEP action is complete there. Then the int3 bytes
+ * (break.c); a STEP action is complete there. Then the int3 bytes
  * go in, the debug registers of every thread are set, and the threads
  * move until the first event, which is queued on its thread; every other
  * thread is then brought to a stop with PTRACE_INTERRUPT, events found
@@ -35,7 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "os/proc.h"
 #include "seize.h"
 
 #define SYSCALL_STOP (SIGTRAP | 0x80)     /* with PTRACE_O_TRACESYSGOOD */

@@ -1,6 +1,6 @@
 /* debugreg.h - the x86 debug registers of a traced, stopped thread, as
  * both the ptrace stepper (ptrace/debugreg.c) and the seize layer
- * (seize_break.c) set them for watches. */
+ * (break.c) set them for watches. */
 #ifndef HWT_DEBUGREG_H
 #define HWT_DEBUGREG_H
 

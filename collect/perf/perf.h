@@ -8,7 +8,7 @@
  *               lost-data accounting
  * event.c       perf_event_open attributes, mmap of the ring, IP filters
  * sideband.c    the executable-module set (MMAP2 records, /proc/PID/maps)
- * collector.c   the recorder the three backends share over kernel/seize.c:
+ * collector.c   the recorder the three backends share over collect/seize/seize.c:
  *               one event per thread, drained as it fills and at the
  *               thread's exit; fault stop, core and finish
  * backend_*.c   one PMU each: availability, its config bits, its format
@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../backend.h"
+#include "backend.h"
 
 /* ---- pmu.c ------------------------------------------------------------- */
 
@@ -215,7 +215,7 @@ size_t hwt_perf_threads(struct hwt_collector *c,
 size_t hwt_perf_modules(struct hwt_collector *c,
 			const struct hwt_collect_module **modules);
 void hwt_perf_close(struct hwt_collector *c);
-/* Live control over kernel/seize_live.c (x86: int3 breakpoints, debug
+/* Live control over collect/seize/live.c (x86: int3 breakpoints, debug
  * register watches); attach is not offered. */
 int hwt_perf_resume(struct hwt_collector *c,
 		    const struct hwt_resume_opts *opts,

@@ -59,7 +59,7 @@ ssize_t hwt_proc_mem_xfer(pid_t pid, uint64_t addr, void *buf, size_t len,
 
 /* ---- coredump.c ---- */
 /* A process to dump as an ELF core, every thread listed in a ptrace-stop
- * of the caller (kernel/seize.c holds its faults that way too). */
+ * of the caller (collect/seize/seize.c holds its faults that way too). */
 struct hwt_core_desc {
 	pid_t pid;
 	pid_t fault_tid;          /* its notes come first */

@@ -27,8 +27,8 @@
 #include <sys/ptrace.h>
 #include <sys/types.h>
 
-#include "../backend.h"
-#include "../proc.h"
+#include "backend.h"
+#include "os/proc.h"
 #include "ring.h"
 
 enum pt_thread_state {

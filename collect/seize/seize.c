@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "os/proc.h"
 #include "seize.h"
 
 #define TRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | \
@@ -530,7 +530,7 @@ void hwt_seize_close(struct hwt_seize *s)
 	s->nthreads = s->alloc = 0;
 }
 
-/* ---- for live control (seize_live.c) --------------------------------- */
+/* ---- for live control (live.c) --------------------------------- */
 
 struct hwt_seize_thread *hwt_seize_find(struct hwt_seize *s, pid_t tid)
 {

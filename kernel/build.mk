@@ -1,4 +1,4 @@
-# hwtrace.ko (kernel/linux/). The host kernel here cannot load modules, so
+# hwtrace.ko (kernel/). The host kernel here cannot load modules, so
 # the module is built and tested inside a qemu guest by
 # scripts/check-kernel.sh (docs/kernel-module.md); it is not part of
 # `make all`. `make bench-kernel` prints the module vs ptrace rate.

@@ -1,5 +1,5 @@
 /* collector.c - what the perf backends share: a recorder over the
- * seized-program layer (kernel/seize.h) with one trace event per thread.
+ * seized-program layer (collect/seize/seize.h) with one trace event per thread.
  *
  * perf refuses to map the buffer of an inherited per-thread event (all
  * children would write into one buffer), so every thread gets an event of
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../seize.h"
+#include "seize/seize.h"
 #include "perf.h"
 
 struct perf_thread {
@@ -366,7 +366,7 @@ size_t hwt_perf_modules(struct hwt_collector *base,
 	return c->mods.n;
 }
 
-/* ---- live control (kernel/seize_live.c) ------------------------------ */
+/* ---- live control (collect/seize/live.c) ------------------------------ */
 
 /* Launched without live_control: still held before its execve. */
 static int ensure_live(struct perf_collector *c, struct hwt_err *err)

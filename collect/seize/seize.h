@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "held.h"
+#include "os/held.h"
 #include "hwt-collect.h"
 
 /* What a recorder does at the program's events. ctx is the recorder's;
@@ -59,7 +59,7 @@ struct hwt_seize_thread {
 	bool gone;                /* reaped */
 	bool stopped;             /* held in a ptrace-stop */
 	int pending_signal;       /* to deliver when it is let go */
-	/* ---- live control (seize_live.c) ---- */
+	/* ---- live control (live.c) ---- */
 	bool sig_stop;            /* at a signal-delivery stop: a signal can
 				   * be passed by resuming with it */
 	bool interrupt_pending;   /* PTRACE_INTERRUPT sent, its stop unseen */
@@ -73,7 +73,7 @@ struct hwt_seize_thread {
 	struct hwt_collect_event event;
 };
 
-/* Code and data breakpoints of a live resume (seize_break.c): int3 bytes
+/* Code and data breakpoints of a live resume (break.c): int3 bytes
  * written into the code while threads run, removed at every stop; watches
  * in the x86 debug registers DR0-DR3 of every thread. */
 #define HWT_SEIZE_DR_SLOTS 4u
@@ -108,7 +108,7 @@ struct hwt_seize {
 	pid_t fault_tid;
 	siginfo_t fault_siginfo;
 	struct hwt_collect_end end;   /* valid once run returned 0 */
-	/* ---- live control (seize_live.c) ---- */
+	/* ---- live control (live.c) ---- */
 	bool live;                /* started with hwt_seize_live_start */
 	bool detached;            /* let go untraced: not ours to kill */
 	bool stopping;            /* an event is queued: others stop */
@@ -137,7 +137,7 @@ int hwt_seize_write_core(struct hwt_seize *s, const char *path,
 int hwt_seize_finish(struct hwt_seize *s, struct hwt_err *err);
 /* Whether tid has exited (it, or the whole process, was reaped). */
 bool hwt_seize_exited(const struct hwt_seize *s, pid_t tid);
-/* ---- live control (seize_live.c, seize_break.c) -------------------------
+/* ---- live control (live.c, break.c) -------------------------
  * The program driven stop by stop, all-stop, with the semantics of
  * hwt_collect_resume (hwt-collect.h). Threads run with PTRACE_CONT (or
  * PTRACE_SYSCALL when the recorder asks for syscall stops) and step with
@@ -169,7 +169,7 @@ static inline bool hwt_seize_event_ends(const struct hwt_collect_event *ev)
  * end tracing (PTRACE_DETACH). The recorder detaches its own state. */
 int hwt_seize_detach(struct hwt_seize *s, struct hwt_err *err);
 
-/* seize.c's event handling, shared with seize_live.c. */
+/* seize.c's event handling, shared with live.c. */
 struct hwt_seize_thread *hwt_seize_find(struct hwt_seize *s, pid_t tid);
 struct hwt_seize_thread *hwt_seize_add(struct hwt_seize *s, pid_t tid,
 				       struct hwt_err *err);
@@ -182,7 +182,7 @@ void hwt_seize_on_exec(struct hwt_seize *s, pid_t tid);
 /* A death; true when it was the leader's (s->end is set). */
 bool hwt_seize_on_death(struct hwt_seize *s, pid_t tid, int status);
 
-/* seize_break.c */
+/* break.c */
 int hwt_seize_breaks_set(struct hwt_seize *s,
 			 const struct hwt_resume_opts *o, struct hwt_err *err);
 bool hwt_seize_is_breakpoint(const struct hwt_seize *s, uint64_t pc);

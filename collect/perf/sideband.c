@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "perf.h"
-#include "../proc.h"
+#include "os/proc.h"
 
 #define DELETED_SUFFIX " (deleted)"
 

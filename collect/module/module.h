@@ -1,9 +1,9 @@
 /* module.h - state shared by the files of the module backend: the user
- * space side of hwtrace.ko (kernel/linux/, UAPI in
- * kernel/linux/uapi/hwtrace.h, docs/kernel-module.md).
+ * space side of hwtrace.ko (kernel/, UAPI in
+ * kernel/uapi/hwtrace.h, docs/kernel-module.md).
  *
  * format.c   the module's ring blocks -> hwt-sw chunks
- * backend.c  the recorder over kernel/seize.c: /dev/hwtrace sessions,
+ * backend.c  the recorder over collect/seize/seize.c: /dev/hwtrace sessions,
  *            threads attached before they run, mappings, drain
  */
 #ifndef HWT_MODULE_H
@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../backend.h"
-#include "../linux/uapi/hwtrace.h"
-#include "../perf/perf.h"
+#include "backend.h"
+#include "../../kernel/uapi/hwtrace.h"
+#include "perf/perf.h"
 
 /* One thread's trace, converted. */
 struct hwt_mod_trace {
