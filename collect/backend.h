@@ -31,6 +31,8 @@ struct hwt_collector {
 
 struct hwt_backend {
 	const char *name;
+	unsigned caps;            /* HWT_COLLECT_CAP_*; the collector decides
+				   * by these, never by name */
 	/* 0 when this machine can record with the backend, else a negative
 	 * errno and err saying what is missing. */
 	int (*available)(struct hwt_err *err);
@@ -52,8 +54,8 @@ struct hwt_backend {
 			  const struct hwt_collect_module **modules);
 	void (*close)(struct hwt_collector *c);
 
-	/* Live control; all NULL when the backend cannot stop a program
-	 * stop by stop. collect.c has checked the state (alive, stopped),
+	/* Live control (HWT_COLLECT_CAP_LIVE; attach with _ATTACH); NULL
+	 * when the backend cannot. collect.c has checked the state (alive, stopped),
 	 * the calling thread and the options. */
 	/* As launch, for a running process; the backend fills in pid and
 	 * tracer_tid and leaves every thread stopped. */

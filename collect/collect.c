@@ -72,13 +72,13 @@ static int check_backend_opts(const struct hwt_collect_opts *o,
 			      const struct hwt_backend *be,
 			      struct hwt_err *err)
 {
-	if (o->block_step && strcmp(be->name, "module"))
+	if (o->block_step && !(be->caps & HWT_COLLECT_CAP_BLOCK_STEP))
 		return hwt_err_set(err, EINVAL,
 				   "block-step is recorded by hwtrace.ko only, "
 				   "not by the %s backend; choose the module "
 				   "backend or record without block-step",
 				   be->name);
-	if (o->live_control && !be->resume)
+	if (o->live_control && !(be->caps & HWT_COLLECT_CAP_LIVE))
 		return no_live(be, err);
 	return 0;
 }
@@ -113,10 +113,10 @@ static int pick_backend(const struct hwt_collect_opts *o,
 
 		if (check_backend_opts(o, backends[i], &why) < 0)
 			continue;
-		/* Live control defaults to the stepper: exact breakpoints
-		 * and watches, no code modified (docs/backends.md). */
+		/* Live control defaults to exact breakpoints and watches
+		 * that modify no code (docs/backends.md). */
 		if (o->live_control && !o->block_step &&
-		    backends[i] != &hwt_backend_ptrace)
+		    !(backends[i]->caps & HWT_COLLECT_CAP_EXACT_WATCH))
 			continue;
 		tried = true;
 		rc = backends[i]->available(err);
@@ -201,6 +201,11 @@ const char *hwt_collect_backend_name(const struct hwt_collector *c)
 	return c->backend->name;
 }
 
+unsigned hwt_collect_backend_caps(const struct hwt_collector *c)
+{
+	return c->backend->caps;
+}
+
 /* ptrace only answers the thread that attached. */
 static int check_tracer(const struct hwt_collector *c, const char *what,
 			struct hwt_err *err)
@@ -274,7 +279,8 @@ size_t hwt_collect_threads(struct hwt_collector *c,
 	*threads = NULL;
 	/* A stopped, launched or attached program: a snapshot where live
 	 * control can give one (the history so far). */
-	if (c->state == HWT_COLLECTOR_LAUNCHED && !c->backend->resume)
+	if (c->state == HWT_COLLECTOR_LAUNCHED &&
+	    !(c->backend->caps & HWT_COLLECT_CAP_LIVE))
 		return 0;
 	return c->backend->threads(c, threads);
 }
@@ -306,7 +312,7 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	full.live_control = true;
 	if ((rc = pick_backend(&full, &be, err)) < 0)
 		return rc;
-	if (!be->attach)
+	if (!(be->caps & HWT_COLLECT_CAP_ATTACH))
 		return hwt_err_set(err, EOPNOTSUPP, "the %s backend cannot "
 				   "attach to a running process; use the "
 				   "ptrace backend", be->name);
@@ -323,7 +329,7 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 static int check_live(struct hwt_collector *c, const char *what,
 		      struct hwt_err *err)
 {
-	if (!c->backend->resume)
+	if (!(c->backend->caps & HWT_COLLECT_CAP_LIVE))
 		return no_live(c->backend, err);
 	if (c->state == HWT_COLLECTOR_ENDED)
 		return hwt_err_set(err, ESRCH,

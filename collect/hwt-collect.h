@@ -130,6 +130,26 @@ pid_t hwt_collect_pid(const struct hwt_collector *c);
 /* The name of the backend recording (the default's choice included). */
 const char *hwt_collect_backend_name(const struct hwt_collector *c);
 
+/* What a backend can do besides recording a program it launched. */
+enum hwt_collect_cap {
+	/* stop by stop under hwt_collect_resume (a debugger server) */
+	HWT_COLLECT_CAP_LIVE = 1u << 0,
+	/* hwt_collect_attach to a running process */
+	HWT_COLLECT_CAP_ATTACH = 1u << 1,
+	/* block_step: one record per taken branch */
+	HWT_COLLECT_CAP_BLOCK_STEP = 1u << 2,
+	/* breakpoints and watches exact and without modifying code (a
+	 * watch fires on a changed value only, a breakpoint is checked at
+	 * every instruction), the default for live control */
+	HWT_COLLECT_CAP_EXACT_WATCH = 1u << 3,
+	/* a core file at a fatal signal (hwt_collect_write_core) */
+	HWT_COLLECT_CAP_CORE = 1u << 4,
+	/* its trace can be written into a bundle that replay reads */
+	HWT_COLLECT_CAP_BUNDLE = 1u << 5,
+};
+/* HWT_COLLECT_CAP_* of the backend recording. */
+unsigned hwt_collect_backend_caps(const struct hwt_collector *c);
+
 /* Record until the process exits or stops on a fatal signal (a signal
  * whose action is to terminate and that the program does not catch).
  * A fatal stop leaves the process stopped at the faulting instruction so a

@@ -19,4 +19,5 @@ static const struct hwt_perf_kind bts_kind = {
 	.configure = bts_configure,
 };
 
-HWT_PERF_BACKEND(hwt_backend_perf_bts, "perf-bts", bts_kind);
+HWT_PERF_BACKEND(hwt_backend_perf_bts, "perf-bts", bts_kind,
+		 HWT_COLLECT_CAP_BUNDLE);

@@ -30,4 +30,6 @@ static const struct hwt_perf_kind etm_kind = {
 	.configure = etm_configure,
 };
 
-HWT_PERF_BACKEND(hwt_backend_perf_etm, "perf-etm", etm_kind);
+/* Not written into bundles yet: replay reads CoreSight as OpenCSD
+ * snapshot directories only (docs/backends.md). */
+HWT_PERF_BACKEND(hwt_backend_perf_etm, "perf-etm", etm_kind, 0);

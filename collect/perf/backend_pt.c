@@ -98,4 +98,5 @@ static const struct hwt_perf_kind pt_kind = {
 	.setup = pt_setup,
 };
 
-HWT_PERF_BACKEND(hwt_backend_perf_pt, "perf-pt", pt_kind);
+HWT_PERF_BACKEND(hwt_backend_perf_pt, "perf-pt", pt_kind,
+		 HWT_COLLECT_CAP_BUNDLE);

@@ -232,7 +232,7 @@ int hwt_perf_detach(struct hwt_collector *c, struct hwt_err *err);
 /* Define backend sym, named name, recording with PMU kind k: only the
  * kind differs between perf backends, and ops take no context pointer,
  * so each gets two one-line wrappers. */
-#define HWT_PERF_BACKEND(sym, name_str, k)				\
+#define HWT_PERF_BACKEND(sym, name_str, k, bundle_cap)			\
 	static int sym##_available(struct hwt_err *err)			\
 	{								\
 		return hwt_perf_available(&(k), err);			\
@@ -246,6 +246,8 @@ int hwt_perf_detach(struct hwt_collector *c, struct hwt_err *err);
 	}								\
 	const struct hwt_backend sym = {				\
 		.name = name_str,					\
+		.caps = HWT_COLLECT_CAP_LIVE | HWT_COLLECT_CAP_CORE |	\
+			(bundle_cap),					\
 		.available = sym##_available,				\
 		.launch = sym##_launch,					\
 		.run = hwt_perf_run,					\

@@ -69,8 +69,8 @@ def test_record(hwtrace, tmp):
                   not os.path.exists(out_dir),
                   f'rc {rc}, stderr {err.strip()!r}', err)
         elif btype is None:
-            check(name + ': refused as not supported yet',
-                  rc == 1 and 'not supported yet' in err and
+            check(name + ': refused as not written into bundles yet',
+                  rc == 1 and 'cannot be written into a bundle yet' in err and
                   not os.path.exists(out_dir),
                   f'rc {rc}, stderr {err.strip()!r}', err)
         else:

@@ -395,7 +395,8 @@ static const struct hwt_perf_kind dummy_kind = {
 	.configure = dummy_configure,
 };
 
-HWT_PERF_BACKEND(test_backend_dummy, "test-dummy", dummy_kind);
+HWT_PERF_BACKEND(test_backend_dummy, "test-dummy", dummy_kind,
+		 HWT_COLLECT_CAP_BUNDLE);
 
 /* Each worker maps a file executable: only its own event reports it. */
 static const char mapper_src[] =

@@ -435,7 +435,8 @@ static const struct hwt_perf_kind dummy_kind = {
 	.configure = dummy_configure,
 };
 
-HWT_PERF_BACKEND(test_backend_dummy, "test-dummy", dummy_kind);
+HWT_PERF_BACKEND(test_backend_dummy, "test-dummy", dummy_kind,
+		 HWT_COLLECT_CAP_BUNDLE);
 
 static void test_perf_live(void)
 {

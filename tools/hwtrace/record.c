@@ -217,12 +217,13 @@ int cmd_record(int argc, char **argv)
 		return cli_fail(&err);
 	/* Launch checked the hardware; a perf backend's program has not run
 	 * any of its code yet, and now never will. */
-	if (!strcmp(hwt_collect_backend_name(col), "perf-etm")) {
+	if (!(hwt_collect_backend_caps(col) & HWT_COLLECT_CAP_BUNDLE)) {
 		hwt_collect_close(col);
-		hwt_err_set(&err, ENOTSUP, "recording CoreSight ETM trace into "
-			    "a bundle is not supported yet (hwtrace reads "
+		hwt_err_set(&err, ENOTSUP, "the %s backend's trace cannot be "
+			    "written into a bundle yet (hwtrace reads "
 			    "CoreSight only as OpenCSD snapshot directories); "
-			    "pick another --backend");
+			    "pick another --backend",
+			    hwt_collect_backend_name(col));
 		return cli_fail(&err);
 	}
 	if (a.output)
