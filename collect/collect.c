@@ -137,20 +137,12 @@ static int pick_backend(const struct hwt_collect_opts *o,
 static int normalize_opts(const struct hwt_collect_opts *in,
 			  struct hwt_collect_opts *out, struct hwt_err *err)
 {
-	memset(out, 0, sizeof(*out));
-	out->sz = sizeof(*out);
-	out->cpu = -1;
-	if (in) {
-		size_t n = in->sz < sizeof(*out) ? in->sz : sizeof(*out);
+	int rc = hwt_opts_copy(out, sizeof(*out), in, in ? in->sz : 0,
+			       offsetof(struct hwt_collect_opts, backend),
+			       "hwt_collect_opts", err);
 
-		if (in->sz < offsetof(struct hwt_collect_opts, backend))
-			return hwt_err_set(err, EINVAL,
-					   "hwt_collect_opts.sz is %zu; set it "
-					   "to sizeof(struct hwt_collect_opts)",
-					   in->sz);
-		memcpy(out, in, n);
-		out->sz = sizeof(*out);
-	}
+	if (rc)
+		return rc;
 	if (out->buffer_size == 0)
 		out->buffer_size = HWT_COLLECT_DEFAULT_BUFFER;
 	if (out->buffer_size < HWT_COLLECT_MIN_BUFFER ||
@@ -161,10 +153,10 @@ static int normalize_opts(const struct hwt_collect_opts *in,
 				   (unsigned long long)out->buffer_size,
 				   HWT_COLLECT_MIN_BUFFER,
 				   (unsigned long long)HWT_COLLECT_MAX_BUFFER);
-	if (out->cpu < -1)
-		return hwt_err_set(err, EINVAL,
-				   "cpu %d is not a cpu number (use -1 for the "
-				   "current cpu)", out->cpu);
+	if ((unsigned)out->pin > HWT_PIN_NONE)
+		return hwt_err_set(err, EINVAL, "pin %d is none of "
+				   "HWT_PIN_HERE, HWT_PIN_CPU, HWT_PIN_NONE",
+				   (int)out->pin);
 	return 0;
 }
 
@@ -395,23 +387,18 @@ static int check_watch(const struct hwt_watch *w, size_t i,
 static int normalize_resume(const struct hwt_resume_opts *in,
 			    struct hwt_resume_opts *out, struct hwt_err *err)
 {
-	size_t n;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	out->interrupt_fd = -1;
 	if (!in)
 		return hwt_err_set(err, EINVAL,
 				   "hwt_collect_resume needs options naming "
 				   "what each thread does");
-	if (in->sz < offsetof(struct hwt_resume_opts, breakpoints))
-		return hwt_err_set(err, EINVAL,
-				   "hwt_resume_opts.sz is %zu; set it to "
-				   "sizeof(struct hwt_resume_opts)", in->sz);
-	n = in->sz < sizeof(*out) ? in->sz : sizeof(*out);
-	memcpy(out, in, n);
-	out->sz = sizeof(*out);
-	if (n <= offsetof(struct hwt_resume_opts, interrupt_fd))
+	rc = hwt_opts_copy(out, sizeof(*out), in, in->sz,
+			   offsetof(struct hwt_resume_opts, breakpoints),
+			   "hwt_resume_opts", err);
+	if (rc)
+		return rc;
+	if (out->interrupt_fd == 0)
 		out->interrupt_fd = -1;
 	if (out->nactions > HWT_RESUME_MAX_ACTIONS ||
 	    (out->nactions && !out->actions))

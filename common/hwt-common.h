@@ -32,6 +32,26 @@ int hwt_err_prefix(struct hwt_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void hwt_err_clear(struct hwt_err *err);
 
+/* ---- option structs -----------------------------------------------------
+ *
+ * Option structs that may grow start with `size_t sz`, the size the
+ * caller was built with, and a zeroed struct means the defaults
+ * everywhere. HWT_OPTS declares one that way:
+ *
+ *     HWT_OPTS(hwt_collect_opts, opts, .backend = "ptrace");
+ */
+#define HWT_OPTS(TYPE, NAME, ...)                                         \
+	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+
+/* Copy the caller's options in (in_sz = its sz) into out (out_sz bytes,
+ * zeroed first, its sz set): fields the caller did not know keep their
+ * defaults. Refused (-EINVAL naming `type`): a sz below min_sz (the
+ * struct's first version) and, from a caller built against a newer
+ * struct, trailing bytes that are not all zero, since what they ask for
+ * cannot be done here. */
+int hwt_opts_copy(void *out, size_t out_sz, const void *in, size_t in_sz,
+		  size_t min_sz, const char *type, struct hwt_err *err);
+
 /* ---- software trace format (hwt-sw) -------------------------------------
  *
  * A per-thread trace file is a sequence of chunks. Each chunk is decodable

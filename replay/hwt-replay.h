@@ -198,7 +198,10 @@ int hwt_history_open_pt(const uint8_t *trace, size_t size,
 int hwt_history_to_bts(struct hwt_history *h, uint64_t first, uint64_t last,
 		       uint8_t **out, size_t *size, struct hwt_err *err);
 
+/* Options; may grow. Declare with HWT_OPTS(hwt_pt_encode_opts, o, ...);
+ * NULL or a zeroed struct: the defaults. */
 struct hwt_pt_encode_opts {
+	size_t sz;
 	struct hwt_cpu_info cpu;  /* the stream's cpu; vendor GenuineIntel
 				   * (empty vendor: family 6 model 0x55) */
 	size_t psb_period;        /* bytes between PSB+ (0: 4096) */

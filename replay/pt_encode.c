@@ -34,6 +34,7 @@
  * so the decoded instructions are the history's, one for one.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,39 +339,40 @@ int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
 		  const struct hwt_pt_encode_opts *opts, uint8_t **out,
 		  size_t *size, struct hwt_err *err)
 {
+	struct hwt_pt_encode_opts o;
 	struct enc *x;
 	int rc;
 
 	if ((rc = hwt_history_check_range(h, &first, &last, err)) < 0)
 		return rc;
-	if (opts && opts->cpu.vendor[0] &&
-	    strcmp(opts->cpu.vendor, "GenuineIntel"))
+	if ((rc = hwt_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0,
+				offsetof(struct hwt_pt_encode_opts, cpu),
+				"hwt_pt_encode_opts", err)) < 0)
+		return rc;
+	if (o.cpu.vendor[0] && strcmp(o.cpu.vendor, "GenuineIntel"))
 		return hwt_err_set(err, EINVAL, "an Intel PT stream needs an "
 				   "Intel cpu; got vendor '%s' (give "
 				   "GenuineIntel or leave it empty)",
-				   opts->cpu.vendor);
+				   o.cpu.vendor);
 	/* A TSC packet holds the counter's low 7 bytes. */
-	if (opts && opts->tsc >= 1ull << 56)
+	if (o.tsc >= 1ull << 56)
 		return hwt_err_set(err, EINVAL, "TSC %llu does not fit the 56 "
 				   "bits of an Intel PT TSC packet",
-				   (unsigned long long)opts->tsc);
+				   (unsigned long long)o.tsc);
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	x->img = img;
-	x->psb_period = opts && opts->psb_period ? opts->psb_period : 4096;
-	x->tsc = opts ? opts->tsc : 0;
+	x->psb_period = o.psb_period ? o.psb_period : 4096;
+	x->tsc = o.tsc;
 	x->cfg.size = sizeof(x->cfg);
 	x->cfg.begin = x->buf;
 	x->cfg.end = x->buf + sizeof(x->buf);
 	x->cfg.cpu.vendor = pcv_intel;
 	/* Without a cpu, one without encoder-relevant errata (Skylake-SP). */
-	x->cfg.cpu.family = opts && opts->cpu.vendor[0] ?
-		(uint16_t)opts->cpu.family : 6;
-	x->cfg.cpu.model = opts && opts->cpu.vendor[0] ?
-		(uint8_t)opts->cpu.model : 0x55;
-	x->cfg.cpu.stepping = opts && opts->cpu.vendor[0] ?
-		(uint8_t)opts->cpu.stepping : 4;
+	x->cfg.cpu.family = o.cpu.vendor[0] ? (uint16_t)o.cpu.family : 6;
+	x->cfg.cpu.model = o.cpu.vendor[0] ? (uint8_t)o.cpu.model : 0x55;
+	x->cfg.cpu.stepping = o.cpu.vendor[0] ? (uint8_t)o.cpu.stepping : 4;
 	rc = pt_cpu_errata(&x->cfg.errata, &x->cfg.cpu) < 0 ? -EINVAL : 0;
 	if (!rc && !(x->e = pt_alloc_encoder(&x->cfg)))
 		rc = -ENOMEM;

@@ -150,13 +150,13 @@ int hwt_pt_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	c->chunk_payload = hwt_ring_chunk_payload_for(opts->buffer_size);
 	if ((rc = hwt_pt_threads_init(c, err)) < 0)
 		goto fail;
-	if (!opts->no_pin) {
+	if (opts->pin != HWT_PIN_NONE) {
 		if (sched_getaffinity(pid, sizeof(c->tracee_affinity),
 				      &c->tracee_affinity) < 0) {
 			rc = seize_failed(pid, errno, err);
 			goto fail;
 		}
-		if ((rc = hwt_pt_pin(c, opts->cpu, err)) < 0)
+		if ((rc = hwt_pt_pin(c, opts, err)) < 0)
 			goto fail;
 		c->tracee_pinned = true;   /* each thread as it is seized */
 	}

@@ -18,9 +18,12 @@
 /* A ptrace stop costs three to four times more when tracer and tracee run
  * on different cpus (each stop is a cross-cpu wakeup, expensive in VMs),
  * so both go to one cpu. The tracee inherits the mask across fork. */
-int hwt_pt_pin(struct pt_collector *c, int cpu, struct hwt_err *err)
+int hwt_pt_pin(struct pt_collector *c, const struct hwt_collect_opts *opts,
+	       struct hwt_err *err)
 {
 	cpu_set_t one;
+	int cpu = opts->pin == HWT_PIN_CPU ?
+		(opts->cpu < CPU_SETSIZE ? (int)opts->cpu : CPU_SETSIZE) : -1;
 
 	if (sched_getaffinity(0, sizeof(c->saved_affinity),
 			      &c->saved_affinity) < 0)
@@ -31,9 +34,10 @@ int hwt_pt_pin(struct pt_collector *c, int cpu, struct hwt_err *err)
 	if (cpu < 0 || cpu >= CPU_SETSIZE ||
 	    !CPU_ISSET(cpu, &c->saved_affinity))
 		return hwt_err_set(err, EINVAL,
-				   "cannot pin to cpu %d: this process may not "
+				   "cannot pin to cpu %u: this process may not "
 				   "run there; pick another cpu or disable "
-				   "pinning", cpu);
+				   "pinning", opts->pin == HWT_PIN_CPU ?
+				   opts->cpu : (unsigned)cpu);
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	if (sched_setaffinity(0, sizeof(one), &one) < 0)
@@ -162,7 +166,7 @@ int hwt_pt_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	c->chunk_payload = hwt_ring_chunk_payload_for(opts->buffer_size);
 	if ((rc = hwt_pt_threads_init(c, err)) < 0)
 		goto fail;
-	if (!opts->no_pin && (rc = hwt_pt_pin(c, opts->cpu, err)) < 0)
+	if (opts->pin != HWT_PIN_NONE && (rc = hwt_pt_pin(c, opts, err)) < 0)
 		goto fail;
 	/* The program inherits the pinning; detach gives it back the mask
 	 * it would have had. */

@@ -141,8 +141,10 @@ static inline struct pt_collector *pt_of(struct hwt_collector *c)
 int hwt_pt_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		  struct hwt_collector **out, struct hwt_err *err);
 void hwt_pt_unpin(struct pt_collector *c);
-/* Pin the tracer (as launch does); for attach, the tracees follow. */
-int hwt_pt_pin(struct pt_collector *c, int cpu, struct hwt_err *err);
+/* Pin the tracer to the cpu opts asks for (HWT_PIN_HERE or _CPU), as
+ * launch does; for attach, the tracees follow. */
+int hwt_pt_pin(struct pt_collector *c, const struct hwt_collect_opts *opts,
+	       struct hwt_err *err);
 
 /* run.c */
 /* Outcomes of handling one stop, and of the loop. */

@@ -220,7 +220,7 @@ static int build_pt_doc(struct server *s, struct srv_thread *t,
 			size_t *outlen, struct hwt_err *err)
 {
 	static const char hex[] = "0123456789abcdef";
-	struct hwt_pt_encode_opts opts = { .cpu = pt_cpu(s) };
+	HWT_OPTS(hwt_pt_encode_opts, opts, .cpu = pt_cpu(s));
 	uint8_t *pt = NULL;
 	size_t ptsize = 0, cap, len;
 	char *doc;

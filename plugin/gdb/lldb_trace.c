@@ -183,7 +183,7 @@ void lldb_trace_free(struct lldb_trace *lt)
 static int encode(struct server *s, struct lt_thread *t, struct hwt_err *err)
 {
 	struct srv_thread *st = srv_thread_of(s, t->tid);
-	struct hwt_pt_encode_opts opts = { .cpu = stream_cpu(s) };
+	HWT_OPTS(hwt_pt_encode_opts, opts, .cpu = stream_cpu(s));
 	struct hwt_history *h;
 	uint64_t last, first, now;
 	int rc;

@@ -638,7 +638,7 @@ int live_open(struct server *s, const struct live_opts *lo,
 	      struct hwt_err *err)
 {
 	struct hwt_collect_opts co = { .sz = sizeof(co), .backend = lo->backend,
-				       .cpu = -1, .live_control = true };
+				       .live_control = true };
 	struct live *l = calloc(1, sizeof(*l));
 	int rc;
 

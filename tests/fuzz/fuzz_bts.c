@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hwt_image *img = fuzz_image();
 	struct hwt_history *h = NULL;
-	struct hwt_pt_encode_opts opts = { .psb_period = 256 };
+	HWT_OPTS(hwt_pt_encode_opts, opts, .psb_period = 256);
 	uint8_t *recs, *out = NULL;
 	size_t nrec, osize = 0;
 	uint64_t end_pc;

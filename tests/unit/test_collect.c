@@ -166,7 +166,7 @@ static void test_registry_and_options(void)
 {
 	const char *const *names;
 	size_t n = hwt_collect_backends(&names);
-	struct hwt_collect_opts opts = { .sz = sizeof(opts), .cpu = -1 };
+	HWT_OPTS(hwt_collect_opts, opts);
 	char *argv[] = { "/bin/true", NULL };
 	struct hwt_collector *c = NULL;
 	struct hwt_err err = {0};
@@ -193,17 +193,49 @@ static void test_registry_and_options(void)
 	      err.msg);
 
 	opts.buffer_size = 0;
+	opts.pin = HWT_PIN_CPU;
 	opts.cpu = 100000;
 	rc = hwt_collect_launch(&opts, argv, &c, &err);
 	CHECK("pinning to a cpu we may not use is refused",
-	      rc == -EINVAL && strstr(err.msg, "cpu"), "rc %d: %s", rc,
+	      rc == -EINVAL && strstr(err.msg, "cpu 100000"), "rc %d: %s", rc,
 	      err.msg);
 
-	opts.cpu = -1;
+	opts.pin = HWT_PIN_HERE;
+	opts.cpu = 0;
 	opts.sz = 0;
 	rc = hwt_collect_launch(&opts, argv, &c, &err);
 	CHECK("options without sz are refused", rc == -EINVAL && strstr(err.msg, "sz"),
 	      "rc %d: %s", rc, err.msg);
+
+	/* A caller built against a newer, larger struct: what it adds
+	 * must be zero, else the call fails rather than ignore it. */
+	{
+		struct {
+			struct hwt_collect_opts o;
+			uint64_t newer;
+		} big = { .o = { .sz = sizeof(big) }, .newer = 1 };
+
+		rc = hwt_collect_launch(&big.o, argv, &c, &err);
+		CHECK("a larger struct with a non-zero new field is refused",
+		      rc == -EINVAL && !c && strstr(err.msg, "newer"),
+		      "rc %d: %s", rc, err.msg);
+		big.newer = 0;
+		rc = hwt_collect_launch(&big.o, argv, &c, &err);
+		CHECK("a larger struct whose new fields are zero is taken",
+		      rc == 0 && c, "rc %d: %s", rc, err.msg);
+		hwt_collect_close(c);
+		c = NULL;
+	}
+	/* A zeroed struct (but its size) is every default. */
+	{
+		HWT_OPTS(hwt_collect_opts, zero);
+
+		rc = hwt_collect_launch(&zero, argv, &c, &err);
+		CHECK("HWT_OPTS with nothing set launches with the defaults",
+		      rc == 0 && c, "rc %d: %s", rc, err.msg);
+		hwt_collect_close(c);
+		c = NULL;
+	}
 
 	opts.sz = sizeof(opts);
 	test_default_choice(&opts, argv);
@@ -273,7 +305,6 @@ static void test_exit_status_and_wrap(void)
 	char *argv[] = { "/bin/sh", "-c", "exit 3", NULL };
 	struct hwt_collect_opts opts = {
 		.sz = sizeof(opts),
-		.cpu = -1,
 		.buffer_size = HWT_COLLECT_MIN_BUFFER,
 	};
 	const struct hwt_collect_thread *t;

@@ -252,7 +252,7 @@ static bool record_prog(const char *prog, struct history *hs,
 			struct hwt_image **img, char *why, size_t wsz)
 {
 	struct hwt_collect_opts opts = { .sz = sizeof(opts),
-					 .backend = "ptrace", .cpu = -1 };
+					 .backend = "ptrace" };
 	char path[PATH_MAX + 64];
 	char *argv[] = { path, NULL };
 	const struct hwt_collect_thread *t;
@@ -778,7 +778,7 @@ static void test_garbage(void)
 static void test_options(void)
 {
 	struct hwt_collect_opts opts = { .sz = sizeof(opts),
-					 .backend = "ptrace", .cpu = -1,
+					 .backend = "ptrace",
 					 .block_step = true };
 	char *argv[] = { "/bin/true", NULL };
 	struct hwt_collector *c = NULL;

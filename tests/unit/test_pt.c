@@ -502,9 +502,8 @@ static void test_round_trip(struct hwt_image *img)
 	size_t npc = 3 * N + 1, cap = npc * (HWT_SW_MAX_RECORD + 1), len = 0;
 	uint64_t *pcs = malloc(npc * sizeof(*pcs));
 	uint8_t *sw = malloc(HWT_SW_CHUNK_HDR_SIZE + cap), *pt = NULL;
-	struct hwt_pt_encode_opts opts = {
-		.cpu = { "GenuineIntel", 6, 79, 1 },
-	};
+	HWT_OPTS(hwt_pt_encode_opts, opts,
+		 .cpu = { "GenuineIntel", 6, 79, 1 });
 	struct hwt_sw_chunk_hdr hdr = { 0 };
 	struct hwt_history *h = NULL;
 	struct hwt_segments segs = { 0 };

@@ -286,7 +286,7 @@ static void gaps(struct hwt_history *sw, struct hwt_image *img)
 static void tsc(struct hwt_history *sw, struct hwt_image *img)
 {
 	const uint64_t t = 29000000000001000ull;
-	struct hwt_pt_encode_opts opts = { .psb_period = 64, .tsc = t };
+	HWT_OPTS(hwt_pt_encode_opts, opts, .psb_period = 64, .tsc = t);
 	struct decoded with = { 0 }, without = { 0 };
 	struct hwt_err err = { 0 };
 	uint64_t last = hwt_history_count(sw) < 20000 ?
@@ -354,7 +354,7 @@ static void round_trip(const char *prog, const char *tmp)
 	struct hwt_image *img = NULL;
 	struct hwt_history *h = NULL;
 	struct hwt_err err = { 0 };
-	struct hwt_pt_encode_opts opts = { .psb_period = 4096 };
+	HWT_OPTS(hwt_pt_encode_opts, opts, .psb_period = 4096);
 	struct decoded d = { 0 };
 	uint8_t *pt = NULL;
 	size_t size = 0, k = 0, asyncs = 0;

@@ -463,7 +463,6 @@ static struct hwt_collector *dummy_run(char **argv, struct hwt_err *err,
 {
 	struct hwt_collect_opts o = {
 		.sz = sizeof(o), .buffer_size = HWT_COLLECT_DEFAULT_BUFFER,
-		.cpu = -1,
 	};
 	struct hwt_collector *c = NULL;
 	int rc = test_backend_dummy.launch(&o, argv, &c, err);

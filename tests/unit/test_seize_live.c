@@ -444,7 +444,7 @@ static void test_perf_live(void)
 	char *argv[] = { path, NULL };
 	struct hwt_collect_opts co = {
 		.sz = sizeof(co), .buffer_size = HWT_COLLECT_DEFAULT_BUFFER,
-		.cpu = -1, .live_control = true,
+		.live_control = true,
 	};
 	struct hwt_collect_event ev;
 	struct hwt_err err = {0};

@@ -129,7 +129,7 @@ static int export_thread(const struct hwt_bundle *b, size_t t,
 			 struct hwt_image *img, const char *staging,
 			 struct hwt_bundle_thread *ot, struct hwt_err *err)
 {
-	const struct hwt_pt_encode_opts opts = { .cpu = export_cpu };
+	const HWT_OPTS(hwt_pt_encode_opts, opts, .cpu = export_cpu);
 	struct hwt_history *h;
 	uint8_t *pt = NULL;
 	size_t size = 0;

@@ -105,8 +105,8 @@ static int run_slice(struct cpu_out *c, const struct thread_state *ts,
 		     uint32_t tid, struct hwt_err *err)
 {
 	uint64_t in = EXPORT_TSC + j * SLICE_TSC;
-	struct hwt_pt_encode_opts opts = { .cpu = *cpu,
-					   .tsc = in + SLICE_LEAD };
+	HWT_OPTS(hwt_pt_encode_opts, opts, .cpu = *cpu,
+		 .tsc = in + SLICE_LEAD);
 	uint8_t rec[2][HWT_PT_SWITCH_RECORD_SIZE], *pt = NULL;
 	size_t size = 0;
 	int rc;

@@ -84,7 +84,6 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c;
 
 	a->opts.sz = sizeof(a->opts);
-	a->opts.cpu = -1;
 	a->copy_modules = true;
 	optind = 1;
 	/* '+': stop at PROG so its own options are not ours. */
@@ -108,10 +107,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			if (hwt_parse_u64(optarg, &v) || v >= CPU_SETSIZE)
 				return cli_usage_error("record",
 					"--cpu '%s' is not a cpu number", optarg);
-			a->opts.cpu = (int)v;
+			a->opts.pin = HWT_PIN_CPU;
+			a->opts.cpu = (unsigned)v;
 			break;
 		case 'P':
-			a->opts.no_pin = true;
+			a->opts.pin = HWT_PIN_NONE;
 			break;
 		case 'N':
 			a->copy_modules = false;
