@@ -38,8 +38,8 @@
 #include <linux/task_work.h>
 #include "uapi/hwtrace.h"
 
-/* Ring (hwt_ring.c): fixed-size blocks in a vmalloc_user area. */
-struct hwt_ring {
+/* Ring (hwt_kring.c): fixed-size blocks in a vmalloc_user area. */
+struct hwt_kring {
 	void *base;
 	u32 size;		/* bytes, multiple of HWTRACE_BLOCK_SIZE */
 	u32 nblocks;
@@ -55,24 +55,24 @@ struct hwt_ring {
 	u64 lost;		/* of those, the ones not kept */
 };
 
-/* Flags for hwt_ring_add(). */
+/* Flags for hwt_kring_add(). */
 #define HWT_ADD_ASYNC	0x1	/* the transfer to this pc was asynchronous */
 #define HWT_ADD_EXEC	0x2	/* this pc is a new program's entry point */
 #define HWT_ADD_SCHED	0x4	/* the thread was scheduled since the last add */
 #define HWT_ADD_TRAP	0x8	/* recorded by a debug trap (block-step probe) */
 
-/* Result of hwt_ring_add(): whether the full signal must be sent now. */
+/* Result of hwt_kring_add(): whether the full signal must be sent now. */
 #define HWT_ADD_SIGNAL	1
 
-int hwt_ring_alloc(struct hwt_ring *r, u32 size);
-void hwt_ring_free(struct hwt_ring *r);
-void hwt_ring_reset(struct hwt_ring *r);
-int hwt_ring_add(struct hwt_ring *r, u64 pc, unsigned int flags, bool wrap,
+int hwt_kring_alloc(struct hwt_kring *r, u32 size);
+void hwt_kring_free(struct hwt_kring *r);
+void hwt_kring_reset(struct hwt_kring *r);
+int hwt_kring_add(struct hwt_kring *r, u64 pc, unsigned int flags, bool wrap,
 		 u64 ts, u32 cpu);
-void hwt_ring_close(struct hwt_ring *r);
-bool hwt_ring_copy_block(struct hwt_ring *r, u64 seq, void *dst);
-void hwt_ring_branch(struct hwt_ring *r, bool on);
-void hwt_ring_unmark_branch(struct hwt_ring *r);
+void hwt_kring_close(struct hwt_kring *r);
+bool hwt_kring_copy_block(struct hwt_kring *r, u64 seq, void *dst);
+void hwt_kring_branch(struct hwt_kring *r, bool on);
+void hwt_kring_unmark_branch(struct hwt_kring *r);
 
 /* Thread (hwt_thread.c). */
 struct hwt_session;
@@ -101,7 +101,7 @@ struct hwt_thread {
 
 	/* Under ->lock. */
 	spinlock_t lock;
-	struct hwt_ring ring;
+	struct hwt_kring ring;
 	struct hwtrace_config cfg;
 	unsigned long last_switches;	/* nvcsw + nivcsw at the last record */
 	u32 last_cpu;
@@ -148,9 +148,9 @@ void hwt_recorder_probes_unregister(void);
 int hwt_record(struct hwt_thread *t, u64 pc, unsigned int flags);
 bool hwt_arm_current(struct hwt_thread *t);
 
-/* Image sideband (hwt_image.c): exec. */
-int hwt_image_probes_register(void);
-void hwt_image_probes_unregister(void);
+/* Exec sideband (hwt_exec.c). */
+int hwt_exec_probes_register(void);
+void hwt_exec_probes_unregister(void);
 
 /*
  * Tracepoints (hwt_tp.c): by name; the probes are registered while a

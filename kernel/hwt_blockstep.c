@@ -41,7 +41,7 @@ void hwt_bs_config(struct hwt_thread *t)
 	t->bs_mode = on ? HWT_BS_PROBING : HWT_BS_OFF;
 	t->bs_probes = 0;
 	t->bs_seq = 0;
-	hwt_ring_branch(&t->ring, on);
+	hwt_kring_branch(&t->ring, on);
 }
 
 /*
@@ -74,7 +74,7 @@ void hwt_bs_trap(struct hwt_thread *t, u64 pc)
 		t->bs_seq++;
 	if (t->bs_seq >= HWT_BS_STEPS) {
 		t->bs_mode = HWT_BS_FALLBACK;
-		hwt_ring_unmark_branch(&t->ring);
+		hwt_kring_unmark_branch(&t->ring);
 	} else if (t->bs_probes >= HWT_BS_PROBES) {
 		t->bs_mode = HWT_BS_BLOCK;
 	}

@@ -76,7 +76,7 @@ static int hwt_check_config(const struct hwtrace_config *c)
 
 static int hwt_config(struct hwt_session *s, struct hwtrace_config *c)
 {
-	struct hwt_ring fresh = {}, old;
+	struct hwt_kring fresh = {}, old;
 	struct hwt_thread *t;
 	unsigned long flags;
 	int err = hwt_check_config(c);
@@ -92,7 +92,7 @@ static int hwt_config(struct hwt_session *s, struct hwtrace_config *c)
 	if (READ_ONCE(t->enabled))
 		goto out;
 	if (c->ring_size && c->ring_size != t->ring.size) {
-		err = hwt_ring_alloc(&fresh, c->ring_size);
+		err = hwt_kring_alloc(&fresh, c->ring_size);
 		if (err)
 			goto out;
 	}
@@ -107,7 +107,7 @@ static int hwt_config(struct hwt_session *s, struct hwtrace_config *c)
 	t->cfg.signal = c->signal;
 	hwt_bs_config(t);
 	spin_unlock_irqrestore(&t->lock, flags);
-	hwt_ring_free(&fresh);
+	hwt_kring_free(&fresh);
 	err = 0;
 out:
 	mutex_unlock(&s->lock);
@@ -169,7 +169,7 @@ static int hwt_drain(struct hwt_thread *t, struct hwtrace_drain *d)
 			spin_unlock_irqrestore(&t->lock, flags);
 			break;
 		}
-		got = hwt_ring_copy_block(&t->ring, seq, bounce);
+		got = hwt_kring_copy_block(&t->ring, seq, bounce);
 		if (got && !(d->flags & HWTRACE_DRAIN_PEEK)) {
 			t->ring.tail = seq + 1;
 			t->ring.full = false;
@@ -196,7 +196,7 @@ static int hwt_clear(struct hwt_thread *t)
 	unsigned long flags;
 
 	spin_lock_irqsave(&t->lock, flags);
-	hwt_ring_reset(&t->ring);
+	hwt_kring_reset(&t->ring);
 	spin_unlock_irqrestore(&t->lock, flags);
 	return 0;
 }

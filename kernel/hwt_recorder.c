@@ -24,7 +24,7 @@
  *    never see a stray trap, unless the parent records with
  *    HWTRACE_CFG_FOLLOW: then hwt_follow.c makes the child join the
  *    session and arm itself before its first instruction;
- *  - exec resets the flags: hwt_image.c marks the thread, and sys_exit of
+ *  - exec resets the flags: hwt_exec.c marks the thread, and sys_exit of
  *    execve starts a block at the new entry point and sets TF again;
  *  - exit: sched_process_exit lets a detached thread leave the hash even
  *    if it never returned to user mode to clear its flag.
@@ -85,7 +85,7 @@ int hwt_record(struct hwt_thread *t, u64 pc, unsigned int flags)
 	if (flags & HWT_ADD_TRAP)
 		hwt_bs_trap(t, pc);
 	t->last_pc = pc;
-	if (hwt_ring_add(&t->ring, pc, flags,
+	if (hwt_kring_add(&t->ring, pc, flags,
 			 t->cfg.flags & HWTRACE_CFG_WRAP, ts, cpu) ==
 	    HWT_ADD_SIGNAL)
 		sig = t->cfg.signal;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hwt_ring.c - the per-thread ring of self-contained blocks.
+ * hwt_kring.c - the per-thread ring of self-contained blocks.
  *
  * A ring is a whole number of HWTRACE_BLOCK_SIZE blocks. Each block starts
  * with an absolute address, so dropping the oldest block (wrap mode) never
@@ -20,33 +20,33 @@
 
 static_assert(sizeof(struct hwtrace_block) == 48);
 
-static struct hwtrace_block *hwt_block(struct hwt_ring *r, u64 seq)
+static struct hwtrace_block *hwt_block(struct hwt_kring *r, u64 seq)
 {
 	return r->base + (u32)(seq % r->nblocks) * HWTRACE_BLOCK_SIZE;
 }
 
-int hwt_ring_alloc(struct hwt_ring *r, u32 size)
+int hwt_kring_alloc(struct hwt_kring *r, u32 size)
 {
 	void *base = vmalloc_user(size);
 
 	if (!base)
 		return -ENOMEM;
-	hwt_ring_free(r);
+	hwt_kring_free(r);
 	r->base = base;
 	r->size = size;
 	r->nblocks = size / HWTRACE_BLOCK_SIZE;
-	hwt_ring_reset(r);
+	hwt_kring_reset(r);
 	return 0;
 }
 
-void hwt_ring_free(struct hwt_ring *r)
+void hwt_kring_free(struct hwt_kring *r)
 {
 	/* Pages still mapped by user space stay alive through their map. */
 	vfree(r->base);
 	r->base = NULL;
 }
 
-void hwt_ring_reset(struct hwt_ring *r)
+void hwt_kring_reset(struct hwt_kring *r)
 {
 	r->head = 0;
 	r->tail = 0;
@@ -59,13 +59,13 @@ void hwt_ring_reset(struct hwt_ring *r)
 	r->lost = 0;
 }
 
-void hwt_ring_close(struct hwt_ring *r)
+void hwt_kring_close(struct hwt_kring *r)
 {
 	r->open = false;
 }
 
 /* Mark the blocks opened from now on HWTRACE_BLK_BRANCH, or stop. */
-void hwt_ring_branch(struct hwt_ring *r, bool on)
+void hwt_kring_branch(struct hwt_kring *r, bool on)
 {
 	if (on == r->branch)
 		return;
@@ -78,7 +78,7 @@ void hwt_ring_branch(struct hwt_ring *r, bool on)
  * Block-step fell back: the marked blocks the ring holds hold single
  * steps only; unmark them, and the open block goes on unmarked.
  */
-void hwt_ring_unmark_branch(struct hwt_ring *r)
+void hwt_kring_unmark_branch(struct hwt_kring *r)
 {
 	u64 seq;
 
@@ -88,7 +88,7 @@ void hwt_ring_unmark_branch(struct hwt_ring *r)
 }
 
 /* Open block r->head at @pc; false when there is no room (signal mode). */
-static bool hwt_open_block(struct hwt_ring *r, u64 pc, unsigned int flags,
+static bool hwt_open_block(struct hwt_kring *r, u64 pc, unsigned int flags,
 			   bool wrap)
 {
 	struct hwtrace_block *b;
@@ -144,7 +144,7 @@ static u8 *hwt_put_delta(u8 *p, s64 d)
  * Add the instruction at @pc. Returns HWT_ADD_SIGNAL when a signal-mode
  * ring has just become full (the caller sends the signal, unlocked).
  */
-int hwt_ring_add(struct hwt_ring *r, u64 pc, unsigned int flags, bool wrap,
+int hwt_kring_add(struct hwt_kring *r, u64 pc, unsigned int flags, bool wrap,
 		 u64 ts, u32 cpu)
 {
 	struct hwtrace_block *b;
@@ -190,7 +190,7 @@ int hwt_ring_add(struct hwt_ring *r, u64 pc, unsigned int flags, bool wrap,
  * Copy block @seq to @dst if the ring still holds it; the open block is
  * closed first so that what is copied is final.
  */
-bool hwt_ring_copy_block(struct hwt_ring *r, u64 seq, void *dst)
+bool hwt_kring_copy_block(struct hwt_kring *r, u64 seq, void *dst)
 {
 	if (seq < r->tail || seq >= r->head)
 		return false;

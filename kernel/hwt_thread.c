@@ -43,7 +43,7 @@ static void hwt_thread_free_rcu(struct rcu_head *rcu)
 {
 	struct hwt_thread *t = container_of(rcu, struct hwt_thread, rcu);
 
-	hwt_ring_free(&t->ring);
+	hwt_kring_free(&t->ring);
 	put_task_struct(t->task);
 	kfree(t);
 }
@@ -213,7 +213,7 @@ int hwt_thread_attach_task(struct hwt_session *s, struct task_struct *task,
 	t->cfg.ring_size = cfg ? cfg->ring_size : HWTRACE_RING_DEFAULT;
 	t->cfg.flags = cfg ? cfg->flags : HWTRACE_CFG_WRAP;
 	t->cfg.signal = cfg ? cfg->signal : 0;
-	err = hwt_ring_alloc(&t->ring, t->cfg.ring_size);
+	err = hwt_kring_alloc(&t->ring, t->cfg.ring_size);
 	if (err)
 		goto out_free;
 	t->pin = hwt_pin_new();
@@ -268,7 +268,7 @@ int hwt_thread_attach_task(struct hwt_session *s, struct task_struct *task,
 
 out_free:
 	hwt_pin_drop(t->pin);
-	hwt_ring_free(&t->ring);
+	hwt_kring_free(&t->ring);
 	kfree(t);
 out_task:
 	put_task_struct(task);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hwt_tp.c - the module's tracepoint probes (hwt_recorder.c, hwt_image.c)
+ * hwt_tp.c - the module's tracepoint probes (hwt_recorder.c, hwt_exec.c)
  * are registered only while a thread is hashed (attached, or detached
  * with our trap flag possibly still set): a registered sys_exit probe
  * puts every task of the system on the syscall-work slow path
@@ -80,7 +80,7 @@ void hwt_tp_unregister(const char *name, void *probe)
 /* Caller holds hwt_tp_mutex. */
 static void hwt_tp_off_locked(void)
 {
-	hwt_image_probes_unregister();
+	hwt_exec_probes_unregister();
 	hwt_recorder_probes_unregister();
 	/* No probe of ours is running once this returns. */
 	tracepoint_synchronize_unregister();
@@ -95,7 +95,7 @@ static int hwt_tp_on_locked(void)
 	err = hwt_recorder_probes_register();
 	if (err)
 		return err;
-	err = hwt_image_probes_register();
+	err = hwt_exec_probes_register();
 	if (err) {
 		hwt_recorder_probes_unregister();
 		tracepoint_synchronize_unregister();

@@ -18,11 +18,11 @@
 
 #include "tracer.h"
 
-int hwt_pt_regset(struct hwt_collector *base, pid_t tid, int nt_type,
+int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 		  void *buf, size_t *len, bool write, struct hwt_err *err)
 {
-	struct pt_collector *c = pt_of(base);
-	struct pt_thread *t = hwt_pt_thread_find(c, tid);
+	struct step_collector *c = pt_of(base);
+	struct step_thread *t = hwt_step_thread_find(c, tid);
 	struct iovec iov = { .iov_base = buf, .iov_len = *len };
 	uint64_t old_pc = 0, new_pc;
 
@@ -36,7 +36,7 @@ int hwt_pt_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 				   "thread %d is not a stopped thread of "
 				   "process %d", (int)tid, (int)base->pid);
 	if (write && nt_type == NT_PRSTATUS &&
-	    hwt_pt_read_pc(tid, &old_pc) < 0)
+	    hwt_step_read_pc(tid, &old_pc) < 0)
 		return hwt_err_set(err, errno, "reading thread %d's pc: %s",
 				   (int)tid, strerror(errno));
 	if (ptrace(write ? PTRACE_SETREGSET : PTRACE_GETREGSET, tid,
@@ -46,24 +46,24 @@ int hwt_pt_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 				   nt_type, (int)tid, strerror(errno));
 	*len = iov.iov_len;
 	if (write && nt_type == NT_PRSTATUS &&
-	    hwt_pt_read_pc(tid, &new_pc) == 0 && new_pc != old_pc) {
+	    hwt_step_read_pc(tid, &new_pc) == 0 && new_pc != old_pc) {
 		if (t->ring.started)
-			hwt_ring_step(&t->ring, new_pc, true);
+			hwt_sw_ring_step(&t->ring, new_pc, true);
 		else
-			hwt_ring_start(&t->ring, new_pc);
+			hwt_sw_ring_start(&t->ring, new_pc);
 		/* A signal injected next lands on the new pc's handler. */
 		t->handler_entry_next = false;
 	}
 	return 0;
 }
 
-ssize_t hwt_pt_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
+ssize_t hwt_step_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
 			size_t len)
 {
 	return hwt_proc_mem_xfer(base->pid, addr, buf, len, false);
 }
 
-ssize_t hwt_pt_mem_write(struct hwt_collector *base, uint64_t addr,
+ssize_t hwt_step_mem_write(struct hwt_collector *base, uint64_t addr,
 			 const void *buf, size_t len)
 {
 	return hwt_proc_mem_xfer(base->pid, addr, (void *)buf, len, true);

@@ -58,7 +58,7 @@ static int seize_failed(pid_t pid, int e, struct hwt_err *err)
 }
 
 /* Seize and interrupt the threads not attached yet; *found counts them. */
-static int scan_once(struct pt_collector *c, size_t *found,
+static int scan_once(struct step_collector *c, size_t *found,
 		     struct hwt_err *err)
 {
 	char path[64];
@@ -75,9 +75,9 @@ static int scan_once(struct pt_collector *c, size_t *found,
 	while (rc == 0 && (d = readdir(dir))) {
 		char *end;
 		long tid = strtol(d->d_name, &end, 10);
-		struct pt_thread *t;
+		struct step_thread *t;
 
-		if (*end || tid <= 0 || hwt_pt_thread_find(c, (pid_t)tid))
+		if (*end || tid <= 0 || hwt_step_thread_find(c, (pid_t)tid))
 			continue;
 		if (ptrace(PTRACE_SEIZE, (pid_t)tid, 0, ATTACH_OPTIONS) < 0) {
 			/* A thread that exited meanwhile is no loss. */
@@ -85,7 +85,7 @@ static int scan_once(struct pt_collector *c, size_t *found,
 				rc = seize_failed((pid_t)tid, errno, err);
 			continue;
 		}
-		if ((rc = hwt_pt_thread_add(c, (pid_t)tid, &t, err)) < 0) {
+		if ((rc = hwt_step_thread_add(c, (pid_t)tid, &t, err)) < 0) {
 			ptrace(PTRACE_DETACH, (pid_t)tid, 0, 0);
 			break;
 		}
@@ -104,10 +104,10 @@ static int scan_once(struct pt_collector *c, size_t *found,
 }
 
 /* Let every thread go untraced; signals held for them are delivered. */
-static void release_all(struct pt_collector *c)
+static void release_all(struct step_collector *c)
 {
 	for (size_t i = 0; i < c->nthreads; i++) {
-		struct pt_thread *t = c->threads[i];
+		struct step_thread *t = c->threads[i];
 		/* A signal reported but not passed on yet (live), or held
 		 * while stopped on a fatal one (after a run). */
 		int sig = t->has_event && t->event.kind == HWT_EVENT_SIGNAL
@@ -115,7 +115,7 @@ static void release_all(struct pt_collector *c)
 
 		if (t->state == PT_GONE)
 			continue;
-		hwt_pt_dr_clear(t);
+		hwt_step_dr_clear(t);
 		if (c->tracee_pinned)
 			sched_setaffinity(t->tid, sizeof(c->tracee_affinity),
 					  &c->tracee_affinity);
@@ -131,11 +131,11 @@ static void release_all(struct pt_collector *c)
 	c->base.state = HWT_COLLECTOR_ENDED;
 }
 
-int hwt_pt_attach(const struct hwt_collect_opts *opts, pid_t pid,
+int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,
 		  struct hwt_collector **out, struct hwt_err *err)
 {
 	struct pt_live stopping = { .memfd = -1, .stopping = true };
-	struct pt_collector *c;
+	struct step_collector *c;
 	size_t found = 1;
 	int rc = 0;
 
@@ -147,8 +147,8 @@ int hwt_pt_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	c->base.pid = pid;
 	c->base.state = HWT_COLLECTOR_ENDED;   /* nothing attached yet */
 	c->buffer_size = opts->buffer_size;
-	c->chunk_payload = hwt_ring_chunk_payload_for(opts->buffer_size);
-	if ((rc = hwt_pt_threads_init(c, err)) < 0)
+	c->chunk_payload = hwt_sw_ring_chunk_payload_for(opts->buffer_size);
+	if ((rc = hwt_step_threads_init(c, err)) < 0)
 		goto fail;
 	if (opts->pin != HWT_PIN_NONE) {
 		if (sched_getaffinity(pid, sizeof(c->tracee_affinity),
@@ -156,7 +156,7 @@ int hwt_pt_attach(const struct hwt_collect_opts *opts, pid_t pid,
 			rc = seize_failed(pid, errno, err);
 			goto fail;
 		}
-		if ((rc = hwt_pt_pin(c, opts, err)) < 0)
+		if ((rc = hwt_step_pin(c, opts, err)) < 0)
 			goto fail;
 		c->tracee_pinned = true;   /* each thread as it is seized */
 	}
@@ -173,16 +173,16 @@ int hwt_pt_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	c->base.state = HWT_COLLECTOR_LAUNCHED;   /* threads are ours now */
 	if (rc < 0)
 		goto fail;
-	hwt_pt_set_wait_flags(c);
+	hwt_step_set_wait_flags(c);
 	c->live = &stopping;
-	rc = hwt_pt_loop(c, err);
+	rc = hwt_step_loop(c, err);
 	c->live = NULL;
 	if (rc == PT_PROCESS_ENDED) {
 		rc = hwt_err_set(err, ESRCH, "process %d exited while being "
 				 "attached", (int)pid);
 		goto fail;
 	}
-	if (rc < 0 || (rc = hwt_pt_modules_refresh(c, pid, err)) < 0)
+	if (rc < 0 || (rc = hwt_step_modules_refresh(c, pid, err)) < 0)
 		goto fail;
 	*out = &c->base;
 	return 0;
@@ -193,11 +193,11 @@ fail:
 	return rc;
 }
 
-int hwt_pt_detach(struct hwt_collector *base, struct hwt_err *err)
+int hwt_step_detach(struct hwt_collector *base, struct hwt_err *err)
 {
-	struct pt_collector *c = pt_of(base);
+	struct step_collector *c = pt_of(base);
 
 	release_all(c);
 	/* The history stays readable until close. */
-	return hwt_pt_threads_seal(c, err);
+	return hwt_step_threads_seal(c, err);
 }

@@ -29,12 +29,12 @@ static int ptrace_available(struct hwt_err *err)
 
 static void ptrace_close(struct hwt_collector *base)
 {
-	struct pt_collector *c = pt_of(base);
+	struct step_collector *c = pt_of(base);
 
-	hwt_pt_kill_and_reap(c);
-	hwt_pt_unpin(c);
-	hwt_pt_threads_free(c);
-	hwt_pt_modules_free(c);
+	hwt_step_kill_and_reap(c);
+	hwt_step_unpin(c);
+	hwt_step_threads_free(c);
+	hwt_step_modules_free(c);
 	free(c);
 }
 
@@ -44,18 +44,18 @@ const struct hwt_backend hwt_backend_ptrace = {
 		HWT_COLLECT_CAP_EXACT_WATCH | HWT_COLLECT_CAP_CORE |
 		HWT_COLLECT_CAP_BUNDLE,
 	.available = ptrace_available,
-	.launch = hwt_pt_launch,
-	.run = hwt_pt_run,
-	.write_core = hwt_pt_write_core,
-	.finish = hwt_pt_finish,
-	.threads = hwt_pt_threads_get,
-	.modules = hwt_pt_modules_get,
+	.launch = hwt_step_launch,
+	.run = hwt_step_run,
+	.write_core = hwt_step_write_core,
+	.finish = hwt_step_finish,
+	.threads = hwt_step_threads_get,
+	.modules = hwt_step_modules_get,
 	.close = ptrace_close,
-	.attach = hwt_pt_attach,
-	.resume = hwt_pt_resume,
-	.live_tids = hwt_pt_live_tids,
-	.regset = hwt_pt_regset,
-	.mem_read = hwt_pt_mem_read,
-	.mem_write = hwt_pt_mem_write,
-	.detach = hwt_pt_detach,
+	.attach = hwt_step_attach,
+	.resume = hwt_step_resume,
+	.live_tids = hwt_step_live_tids,
+	.regset = hwt_step_regset,
+	.mem_read = hwt_step_mem_read,
+	.mem_write = hwt_step_mem_write,
+	.detach = hwt_step_detach,
 };

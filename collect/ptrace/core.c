@@ -5,10 +5,10 @@
 
 #include "tracer.h"
 
-int hwt_pt_write_core(struct hwt_collector *base, const char *path,
+int hwt_step_write_core(struct hwt_collector *base, const char *path,
 		      struct hwt_err *err)
 {
-	struct pt_collector *c = pt_of(base);
+	struct step_collector *c = pt_of(base);
 	pid_t *tids = calloc(c->nthreads ? c->nthreads : 1, sizeof(*tids));
 	struct hwt_core_desc d = {
 		.pid = c->base.pid, .fault_tid = c->fault_thread->tid,

@@ -30,24 +30,24 @@ static unsigned long len_bits(uint32_t len)
 	}
 }
 
-int hwt_pt_dr_configure(struct pt_collector *c, const struct hwt_watch *w,
+int hwt_step_dr_configure(struct step_collector *c, const struct hwt_watch *w,
 			size_t n, struct hwt_err *err)
 {
-	uint64_t addr[HWT_PT_DR_SLOTS] = {0};
-	struct hwt_watch watch[HWT_PT_DR_SLOTS];
+	uint64_t addr[HWT_STEP_DR_SLOTS] = {0};
+	struct hwt_watch watch[HWT_STEP_DR_SLOTS];
 	unsigned long dr7 = 0;
 	size_t used = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (w[i].kind == HWT_WATCH_WRITE)
 			continue;
-		if (used == HWT_PT_DR_SLOTS)
+		if (used == HWT_STEP_DR_SLOTS)
 			return hwt_err_set(err, ENOSPC,
 					   "more than %u read or access "
 					   "watchpoints; x86 has %u debug "
 					   "registers (write watchpoints are "
-					   "not limited)", HWT_PT_DR_SLOTS,
-					   HWT_PT_DR_SLOTS);
+					   "not limited)", HWT_STEP_DR_SLOTS,
+					   HWT_STEP_DR_SLOTS);
 		addr[used] = w[i].addr;
 		watch[used] = w[i];
 		/* Enable locally, break on read or write (11), length. */
@@ -65,7 +65,7 @@ int hwt_pt_dr_configure(struct pt_collector *c, const struct hwt_watch *w,
 	return 0;
 }
 
-int hwt_pt_dr_apply(struct pt_collector *c, struct pt_thread *t,
+int hwt_step_dr_apply(struct step_collector *c, struct step_thread *t,
 		    struct hwt_err *err)
 {
 	int rc;
@@ -86,7 +86,7 @@ int hwt_pt_dr_apply(struct pt_collector *c, struct pt_thread *t,
 	return 0;
 }
 
-int hwt_pt_dr_hit(struct pt_collector *c, struct pt_thread *t)
+int hwt_step_dr_hit(struct step_collector *c, struct step_thread *t)
 {
 	long dr6;
 
@@ -101,7 +101,7 @@ int hwt_pt_dr_hit(struct pt_collector *c, struct pt_thread *t)
 	return -1;
 }
 
-void hwt_pt_dr_clear(struct pt_thread *t)
+void hwt_step_dr_clear(struct step_thread *t)
 {
 	if (t->dr_set)
 		ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(7), 0);

@@ -28,7 +28,7 @@ struct pt_interrupt {
 	pthread_t thread;
 	int fd;
 	int wake[2];              /* written to end the helper */
-	struct pt_collector *c;
+	struct step_collector *c;
 };
 
 /* Wait for fd or the wake pipe; true when fd became readable first. */
@@ -64,7 +64,7 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-int hwt_pt_interrupt_start(struct pt_collector *c, int fd,
+int hwt_step_interrupt_start(struct step_collector *c, int fd,
 			   struct pt_interrupt **out, struct hwt_err *err)
 {
 	struct pt_interrupt *in = calloc(1, sizeof(*in));
@@ -92,7 +92,7 @@ int hwt_pt_interrupt_start(struct pt_collector *c, int fd,
 	return 0;
 }
 
-void hwt_pt_interrupt_stop(struct pt_interrupt *in)
+void hwt_step_interrupt_stop(struct pt_interrupt *in)
 {
 	char b = 0;
 

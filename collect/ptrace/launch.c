@@ -18,7 +18,7 @@
 /* A ptrace stop costs three to four times more when tracer and tracee run
  * on different cpus (each stop is a cross-cpu wakeup, expensive in VMs),
  * so both go to one cpu. The tracee inherits the mask across fork. */
-int hwt_pt_pin(struct pt_collector *c, const struct hwt_collect_opts *opts,
+int hwt_step_pin(struct step_collector *c, const struct hwt_collect_opts *opts,
 	       struct hwt_err *err)
 {
 	cpu_set_t one;
@@ -47,7 +47,7 @@ int hwt_pt_pin(struct pt_collector *c, const struct hwt_collect_opts *opts,
 	return 0;
 }
 
-void hwt_pt_unpin(struct pt_collector *c)
+void hwt_step_unpin(struct step_collector *c)
 {
 	if (c->pinned)
 		sched_setaffinity(0, sizeof(c->saved_affinity),
@@ -117,16 +117,16 @@ static int wait_exec(pid_t pid, int errfd, const char *prog, bool *reaped,
 /* The exec stop is inside execve; the first single-step reports the
  * syscall's return at the entry point without executing anything. Take
  * that stop here so the program rests at a plain stop at its entry. */
-static int settle_at_entry(struct pt_collector *c, struct pt_thread *t,
+static int settle_at_entry(struct step_collector *c, struct step_thread *t,
 			   const char *prog, struct hwt_err *err)
 {
 	uint64_t entry, pc;
 	int status, rc;
 
-	if ((rc = hwt_pt_read_pc(t->tid, &entry)) < 0)
+	if ((rc = hwt_step_read_pc(t->tid, &entry)) < 0)
 		return hwt_err_set(err, -rc, "reading %s's entry point: %s",
 				   prog, strerror(-rc));
-	hwt_ring_start(&t->ring, entry);
+	hwt_sw_ring_start(&t->ring, entry);
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
 		return hwt_err_set(err, errno, "stepping %s: %s", prog,
 				   strerror(errno));
@@ -137,21 +137,21 @@ static int settle_at_entry(struct pt_collector *c, struct pt_thread *t,
 		return hwt_err_set(err, EPROTO,
 				   "%s did not stop at its entry point (wait "
 				   "status 0x%x)", prog, status);
-	if ((rc = hwt_pt_read_pc(t->tid, &pc)) < 0)
+	if ((rc = hwt_step_read_pc(t->tid, &pc)) < 0)
 		return hwt_err_set(err, -rc, "reading %s's pc: %s", prog,
 				   strerror(-rc));
 	/* A kernel without that report has executed the first instruction. */
 	if (pc != entry)
-		hwt_ring_step(&t->ring, pc, false);
+		hwt_sw_ring_step(&t->ring, pc, false);
 	t->state = PT_STOPPED;
-	return hwt_pt_modules_refresh(c, t->tid, err);
+	return hwt_step_modules_refresh(c, t->tid, err);
 }
 
-int hwt_pt_launch(const struct hwt_collect_opts *opts, char *const argv[],
+int hwt_step_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		  struct hwt_collector **out, struct hwt_err *err)
 {
-	struct pt_collector *c;
-	struct pt_thread *t;
+	struct step_collector *c;
+	struct step_thread *t;
 	int errpipe[2], status, rc;
 	bool reaped = false;
 	pid_t pid;
@@ -163,10 +163,10 @@ int hwt_pt_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	c->base.tracer_tid = gettid();
 	c->base.state = HWT_COLLECTOR_ENDED;   /* nothing to kill yet */
 	c->buffer_size = opts->buffer_size;
-	c->chunk_payload = hwt_ring_chunk_payload_for(opts->buffer_size);
-	if ((rc = hwt_pt_threads_init(c, err)) < 0)
+	c->chunk_payload = hwt_sw_ring_chunk_payload_for(opts->buffer_size);
+	if ((rc = hwt_step_threads_init(c, err)) < 0)
 		goto fail;
-	if (opts->pin != HWT_PIN_NONE && (rc = hwt_pt_pin(c, opts, err)) < 0)
+	if (opts->pin != HWT_PIN_NONE && (rc = hwt_step_pin(c, opts, err)) < 0)
 		goto fail;
 	/* The program inherits the pinning; detach gives it back the mask
 	 * it would have had. */
@@ -212,7 +212,7 @@ int hwt_pt_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		c->base.state = HWT_COLLECTOR_ENDED;
 	if (rc < 0)
 		goto fail;
-	if ((rc = hwt_pt_thread_add(c, pid, &t, err)) < 0 ||
+	if ((rc = hwt_step_thread_add(c, pid, &t, err)) < 0 ||
 	    (rc = settle_at_entry(c, t, argv[0], err)) < 0)
 		goto fail;
 	*out = &c->base;

@@ -54,7 +54,7 @@ static int read_watch(int memfd, const struct hwt_watch *w, uint64_t *value)
 
 /* Queue ev on t unless it holds one already (the first one wins; a
  * thread's death replaces whatever it held). */
-static int queue_event(struct pt_collector *c, struct pt_thread *t,
+static int queue_event(struct step_collector *c, struct step_thread *t,
 		       enum hwt_event_kind kind, int sig, uint64_t data_addr)
 {
 	struct pt_live *l = c->live;
@@ -73,7 +73,7 @@ static int queue_event(struct pt_collector *c, struct pt_thread *t,
 	return PT_LIVE_EVENT;
 }
 
-static int watch_event(struct pt_collector *c, struct pt_thread *t,
+static int watch_event(struct step_collector *c, struct step_thread *t,
 		       const struct hwt_watch *w)
 {
 	int rc = queue_event(c, t, HWT_EVENT_WATCHPOINT, 0, w->addr);
@@ -85,7 +85,7 @@ static int watch_event(struct pt_collector *c, struct pt_thread *t,
 
 /* A debug register hit: any access for ACCESS, for READ only when the
  * bytes kept their value (x86 cannot watch reads alone). */
-static bool dr_reportable(struct pt_collector *c, const struct pt_live *l,
+static bool dr_reportable(struct step_collector *c, const struct pt_live *l,
 			  size_t slot)
 {
 	uint64_t v;
@@ -98,7 +98,7 @@ static bool dr_reportable(struct pt_collector *c, const struct pt_live *l,
 	return c->dr_watch[slot].kind == HWT_WATCH_ACCESS || same;
 }
 
-bool hwt_pt_live_may_go(struct pt_collector *c, struct pt_thread *t)
+bool hwt_step_live_may_go(struct step_collector *c, struct step_thread *t)
 {
 	/* While stopping, a thread goes on only to report the interrupt
 	 * stop it owes, which comes before it executes anything. */
@@ -107,12 +107,12 @@ bool hwt_pt_live_may_go(struct pt_collector *c, struct pt_thread *t)
 	return !t->has_event && t->kind != HWT_RESUME_STOP;
 }
 
-int hwt_pt_live_after_step(struct pt_collector *c, struct pt_thread *t,
+int hwt_step_live_after_step(struct step_collector *c, struct step_thread *t,
 			   uint64_t pc)
 {
 	struct pt_live *l = c->live;
 	/* Read first: DR6 is cleared on a hit, whatever gets reported. */
-	int slot = c->dr_used ? hwt_pt_dr_hit(c, t) : -1;
+	int slot = c->dr_used ? hwt_step_dr_hit(c, t) : -1;
 
 	/* Write watches: any thread's instruction (or system call) may
 	 * have changed the bytes; the one that just stepped did. */
@@ -132,11 +132,11 @@ int hwt_pt_live_after_step(struct pt_collector *c, struct pt_thread *t,
 		return queue_event(c, t, HWT_EVENT_STEPPED, 0, 0);
 	if (is_breakpoint(l, pc))
 		return queue_event(c, t, HWT_EVENT_BREAKPOINT, 0, 0);
-	hwt_pt_go_on(c, t, PTRACE_SINGLESTEP, 0);
+	hwt_step_go_on(c, t, PTRACE_SINGLESTEP, 0);
 	return PT_KEEP_GOING;
 }
 
-bool hwt_pt_live_swallow(struct pt_collector *c, struct pt_thread *t,
+bool hwt_step_live_swallow(struct step_collector *c, struct step_thread *t,
 			int sig)
 {
 	siginfo_t si;
@@ -151,11 +151,11 @@ bool hwt_pt_live_swallow(struct pt_collector *c, struct pt_thread *t,
 	if (atomic_load(&c->interrupt_fired) && !c->live->stopping)
 		t->state = PT_STOPPED;   /* the loop sees the flag */
 	else
-		hwt_pt_go_on(c, t, PTRACE_SINGLESTEP, 0);
+		hwt_step_go_on(c, t, PTRACE_SINGLESTEP, 0);
 	return true;
 }
 
-int hwt_pt_live_signal(struct pt_collector *c, struct pt_thread *t, int sig)
+int hwt_step_live_signal(struct step_collector *c, struct step_thread *t, int sig)
 {
 	/* The signal a resume passed to a thread at an event stop (see
 	 * start_threads): delivered now, as it was decided. */
@@ -166,13 +166,13 @@ int hwt_pt_live_signal(struct pt_collector *c, struct pt_thread *t, int sig)
 		if (hwt_proc_sig_action(t->tid, sig, &act, NULL) == 0 &&
 		    act == HWT_SIG_CAUGHT)
 			t->handler_entry_next = true;
-		hwt_pt_go_on(c, t, PTRACE_SINGLESTEP, sig);
+		hwt_step_go_on(c, t, PTRACE_SINGLESTEP, sig);
 		return PT_KEEP_GOING;
 	}
 	return queue_event(c, t, HWT_EVENT_SIGNAL, sig, 0);
 }
 
-int hwt_pt_live_thread_died(struct pt_collector *c, struct pt_thread *t,
+int hwt_step_live_thread_died(struct step_collector *c, struct step_thread *t,
 			    int status)
 {
 	t->interrupt_pending = false;
@@ -182,13 +182,13 @@ int hwt_pt_live_thread_died(struct pt_collector *c, struct pt_thread *t,
 	return PT_LIVE_EVENT;
 }
 
-int hwt_pt_live_born(struct pt_collector *c, struct pt_thread *t)
+int hwt_step_live_born(struct step_collector *c, struct step_thread *t)
 {
 	t->announce = false;
 	return queue_event(c, t, HWT_EVENT_THREAD_CREATED, 0, 0);
 }
 
-int hwt_pt_live_interrupt_stop(struct pt_collector *c, struct pt_thread *t)
+int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t)
 {
 	bool trap = false;
 	uint64_t pc;
@@ -197,10 +197,10 @@ int hwt_pt_live_interrupt_stop(struct pt_collector *c, struct pt_thread *t)
 	t->state = PT_STOPPED;
 	/* An attached thread's history starts here, and so does that of a
 	 * thread born meanwhile whose first stop is this one. */
-	if (!t->ring.started && hwt_pt_read_pc(t->tid, &pc) == 0) {
-		hwt_ring_start(&t->ring, pc);
+	if (!t->ring.started && hwt_step_read_pc(t->tid, &pc) == 0) {
+		hwt_sw_ring_start(&t->ring, pc);
 		if (t->announce)
-			return hwt_pt_live_born(c, t);
+			return hwt_step_live_born(c, t);
 	}
 	/* A step that completed before the interrupt: collect its trap now
 	 * (it reports without executing anything more). */
@@ -210,9 +210,9 @@ int hwt_pt_live_interrupt_stop(struct pt_collector *c, struct pt_thread *t)
 	return PT_KEEP_GOING;
 }
 
-size_t hwt_pt_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap)
+size_t hwt_step_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap)
 {
-	struct pt_collector *c = pt_of(base);
+	struct step_collector *c = pt_of(base);
 	size_t n = 0;
 
 	for (size_t i = 0; i < c->nthreads; i++) {
@@ -237,7 +237,7 @@ static const struct hwt_resume_action *action_for(
 }
 
 /* Give every live thread its action; named threads must exist. */
-static int assign_actions(struct pt_collector *c,
+static int assign_actions(struct step_collector *c,
 			  const struct hwt_resume_opts *o,
 			  enum hwt_resume_kind *dflt, struct hwt_err *err)
 {
@@ -245,11 +245,11 @@ static int assign_actions(struct pt_collector *c,
 
 	*dflt = all ? all->kind : HWT_RESUME_STOP;
 	for (size_t i = 0; i < o->nactions; i++) {
-		struct pt_thread *t;
+		struct step_thread *t;
 
 		if (o->actions[i].tid == 0)
 			continue;
-		t = hwt_pt_thread_find(c, o->actions[i].tid);
+		t = hwt_step_thread_find(c, o->actions[i].tid);
 		if (!t)
 			return hwt_err_set(err, ESRCH,
 					   "resume action for thread %d, which "
@@ -258,7 +258,7 @@ static int assign_actions(struct pt_collector *c,
 					   (int)c->base.pid);
 	}
 	for (size_t i = 0; i < c->nthreads; i++) {
-		struct pt_thread *t = c->threads[i];
+		struct step_thread *t = c->threads[i];
 		const struct hwt_resume_action *a = action_for(o, t->tid);
 
 		t->kind = a ? a->kind : *dflt;
@@ -267,7 +267,7 @@ static int assign_actions(struct pt_collector *c,
 }
 
 /* A queued event still worth reporting to a thread resumed with kind. */
-static bool event_due(struct pt_thread *t, const struct pt_live *l)
+static bool event_due(struct step_thread *t, const struct pt_live *l)
 {
 	uint64_t pc;
 
@@ -280,7 +280,7 @@ static bool event_due(struct pt_thread *t, const struct pt_live *l)
 		return false;
 	switch (t->event.kind) {
 	case HWT_EVENT_BREAKPOINT:
-		if (hwt_pt_read_pc(t->tid, &pc) == 0 && is_breakpoint(l, pc))
+		if (hwt_step_read_pc(t->tid, &pc) == 0 && is_breakpoint(l, pc))
 			return true;
 		break;
 	case HWT_EVENT_STEPPED:
@@ -294,15 +294,15 @@ static bool event_due(struct pt_thread *t, const struct pt_live *l)
 	return false;
 }
 
-static void report(struct pt_thread *t, struct hwt_collect_event *ev)
+static void report(struct step_thread *t, struct hwt_collect_event *ev)
 {
 	*ev = t->event;
 	t->has_event = false;
-	if (t->state != PT_GONE && hwt_pt_read_pc(t->tid, &ev->pc) < 0)
+	if (t->state != PT_GONE && hwt_step_read_pc(t->tid, &ev->pc) < 0)
 		ev->pc = 0;
 }
 
-static int prepare_watches(struct pt_collector *c, struct pt_live *l,
+static int prepare_watches(struct step_collector *c, struct pt_live *l,
 			   const struct hwt_resume_opts *o,
 			   struct hwt_err *err)
 {
@@ -312,7 +312,7 @@ static int prepare_watches(struct pt_collector *c, struct pt_live *l,
 	int rc;
 
 	/* Also with no watches: a previous setup is then removed. */
-	if ((rc = hwt_pt_dr_configure(c, o->watches, o->nwatches, err)) < 0)
+	if ((rc = hwt_step_dr_configure(c, o->watches, o->nwatches, err)) < 0)
 		return rc;
 	if (!o->nwatches)
 		return 0;
@@ -337,11 +337,11 @@ static int prepare_watches(struct pt_collector *c, struct pt_live *l,
 	/* Whether debug registers work is known from the first thread. */
 	for (size_t i = 0; c->dr_used && i < c->nthreads; i++)
 		if (c->threads[i]->state == PT_STOPPED)
-			return hwt_pt_dr_apply(c, c->threads[i], err);
+			return hwt_step_dr_apply(c, c->threads[i], err);
 	return 0;
 }
 
-static int prepare(struct pt_collector *c, struct pt_live *l,
+static int prepare(struct step_collector *c, struct pt_live *l,
 		   const struct hwt_resume_opts *o, struct hwt_err *err)
 {
 	uint64_t *bps;
@@ -370,11 +370,11 @@ static void release(struct pt_live *l)
 }
 
 /* Start every thread whose action is to move. */
-static void start_threads(struct pt_collector *c,
+static void start_threads(struct step_collector *c,
 			  const struct hwt_resume_opts *o)
 {
 	for (size_t i = 0; i < c->nthreads; i++) {
-		struct pt_thread *t = c->threads[i];
+		struct step_thread *t = c->threads[i];
 		const struct hwt_resume_action *a = action_for(o, t->tid);
 		int sig;
 
@@ -399,18 +399,18 @@ static void start_threads(struct pt_collector *c,
 			    act == HWT_SIG_CAUGHT)
 				t->handler_entry_next = true;
 		}
-		hwt_pt_dr_apply(c, t, NULL);
+		hwt_step_dr_apply(c, t, NULL);
 		ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig);
 		t->state = PT_RUNNING;
 	}
 }
 
 /* The first event is queued: bring every other thread to a stop. */
-static int stop_all(struct pt_collector *c, struct hwt_err *err)
+static int stop_all(struct step_collector *c, struct hwt_err *err)
 {
 	c->live->stopping = true;
 	for (size_t i = 0; i < c->nthreads; i++) {
-		struct pt_thread *t = c->threads[i];
+		struct step_thread *t = c->threads[i];
 
 		if (t->state != PT_RUNNING && t->state != PT_LISTENING)
 			continue;
@@ -419,12 +419,12 @@ static int stop_all(struct pt_collector *c, struct hwt_err *err)
 		else   /* a zombie leader: no stop will come; its death will */
 			t->state = PT_STOPPED;
 	}
-	return hwt_pt_loop(c, err);
+	return hwt_step_loop(c, err);
 }
 
-static void interrupted_event(struct pt_collector *c)
+static void interrupted_event(struct step_collector *c)
 {
-	struct pt_thread *t = c->last && c->last->state != PT_GONE ? c->last
+	struct step_thread *t = c->last && c->last->state != PT_GONE ? c->last
 								    : NULL;
 
 	for (size_t i = 0; !t && i < c->nthreads; i++)
@@ -434,7 +434,7 @@ static void interrupted_event(struct pt_collector *c)
 		queue_event(c, t, HWT_EVENT_INTERRUPTED, 0, 0);
 }
 
-static void ended_event(struct pt_collector *c, struct hwt_collect_event *ev)
+static void ended_event(struct step_collector *c, struct hwt_collect_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->tid = c->base.pid;
@@ -447,7 +447,7 @@ static void ended_event(struct pt_collector *c, struct hwt_collect_event *ev)
 	}
 }
 
-static int run_until_event(struct pt_collector *c, struct pt_live *l,
+static int run_until_event(struct step_collector *c, struct pt_live *l,
 			   const struct hwt_resume_opts *o,
 			   struct hwt_collect_event *ev, struct hwt_err *err)
 {
@@ -456,20 +456,20 @@ static int run_until_event(struct pt_collector *c, struct pt_live *l,
 
 	atomic_store(&c->interrupt_fired, false);
 	if (o->interrupt_fd >= 0 &&
-	    (rc = hwt_pt_interrupt_start(c, o->interrupt_fd, &in, err)) < 0)
+	    (rc = hwt_step_interrupt_start(c, o->interrupt_fd, &in, err)) < 0)
 		return rc;
 	c->live = l;
 	start_threads(c, o);
-	rc = hwt_pt_loop(c, err);
+	rc = hwt_step_loop(c, err);
 	if (rc == PT_LIVE_EVENT && !l->first)
 		interrupted_event(c);   /* the loop saw interrupt_fd */
 	if (rc == PT_LIVE_EVENT)
 		rc = stop_all(c, err);
-	hwt_pt_interrupt_stop(in);
+	hwt_step_interrupt_stop(in);
 	c->live = NULL;
 	if (rc == PT_PROCESS_ENDED) {
 		ended_event(c, ev);
-		return hwt_pt_threads_seal(c, err);
+		return hwt_step_threads_seal(c, err);
 	}
 	if (rc < 0)
 		return rc;
@@ -486,17 +486,17 @@ static int run_until_event(struct pt_collector *c, struct pt_live *l,
 			   "event to report");
 }
 
-int hwt_pt_resume(struct hwt_collector *base,
+int hwt_step_resume(struct hwt_collector *base,
 		  const struct hwt_resume_opts *opts,
 		  struct hwt_collect_event *event, struct hwt_err *err)
 {
-	struct pt_collector *c = pt_of(base);
+	struct step_collector *c = pt_of(base);
 	struct pt_live l = { .memfd = -1 };
 	enum hwt_resume_kind dflt;
 	bool moves = false;
 	int rc;
 
-	hwt_pt_set_wait_flags(c);
+	hwt_step_set_wait_flags(c);
 	if ((rc = assign_actions(c, opts, &dflt, err)) < 0)
 		return rc;
 	l.new_thread_kind = dflt == HWT_RESUME_CONT ? HWT_RESUME_CONT
@@ -523,8 +523,8 @@ int hwt_pt_resume(struct hwt_collector *base,
 	if (rc < 0 && base->state != HWT_COLLECTOR_ENDED) {
 		/* Lost track of the program: end it rather than leave it
 		 * half-stopped; the history so far is kept. */
-		hwt_pt_kill_and_reap(c);
-		hwt_pt_threads_seal(c, NULL);
+		hwt_step_kill_and_reap(c);
+		hwt_step_threads_seal(c, NULL);
 	}
 out:
 	release(&l);

@@ -26,7 +26,7 @@ static uint64_t load_address(const struct hwt_maps *maps, size_t i)
 	return maps->v[i].start - maps->v[i].offset;
 }
 
-static bool module_known(const struct pt_collector *c, const char *path,
+static bool module_known(const struct step_collector *c, const char *path,
 			 size_t path_len, uint64_t load)
 {
 	for (size_t i = 0; i < c->nmodules; i++)
@@ -37,7 +37,7 @@ static bool module_known(const struct pt_collector *c, const char *path,
 	return false;
 }
 
-static int add_module(struct pt_collector *c, const char *path,
+static int add_module(struct step_collector *c, const char *path,
 		      size_t path_len, uint64_t load, struct hwt_err *err)
 {
 	struct hwt_collect_module *m;
@@ -69,7 +69,7 @@ static int add_module(struct pt_collector *c, const char *path,
 	return 0;
 }
 
-int hwt_pt_modules_refresh(struct pt_collector *c, pid_t tid,
+int hwt_step_modules_refresh(struct step_collector *c, pid_t tid,
 			   struct hwt_err *err)
 {
 	struct hwt_maps maps;
@@ -100,16 +100,16 @@ int hwt_pt_modules_refresh(struct pt_collector *c, pid_t tid,
 	return rc;
 }
 
-size_t hwt_pt_modules_get(struct hwt_collector *base,
+size_t hwt_step_modules_get(struct hwt_collector *base,
 			  const struct hwt_collect_module **modules)
 {
-	struct pt_collector *c = pt_of(base);
+	struct step_collector *c = pt_of(base);
 
 	*modules = c->modules;
 	return c->nmodules;
 }
 
-void hwt_pt_modules_free(struct pt_collector *c)
+void hwt_step_modules_free(struct step_collector *c)
 {
 	for (size_t i = 0; i < c->nmodules; i++) {
 		free((char *)c->modules[i].path);

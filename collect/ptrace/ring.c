@@ -8,7 +8,7 @@
 /* First allocation of the closed-chunk queue; it doubles up to capacity. */
 #define QUEUE_INITIAL_ALLOC (64u << 10)
 
-uint32_t hwt_ring_chunk_payload_for(uint64_t capacity)
+uint32_t hwt_sw_ring_chunk_payload_for(uint64_t capacity)
 {
 	/* Small rings get small chunks so one dropped chunk is not a large
 	 * share of the history; large rings cap chunks at 16 KiB so dropping
@@ -22,7 +22,7 @@ uint32_t hwt_ring_chunk_payload_for(uint64_t capacity)
 	return (uint32_t)payload;
 }
 
-int hwt_ring_init(struct hwt_ring *r, uint64_t capacity, uint32_t chunk_payload,
+int hwt_sw_ring_init(struct hwt_sw_ring *r, uint64_t capacity, uint32_t chunk_payload,
 		  struct hwt_err *err)
 {
 	memset(r, 0, sizeof(*r));
@@ -51,7 +51,7 @@ int hwt_ring_init(struct hwt_ring *r, uint64_t capacity, uint32_t chunk_payload,
 
 /* Copy out of / into the circular queue starting at a logical offset from
  * the head, wrapping at the end of the allocation. */
-static void queue_read(const struct hwt_ring *r, size_t at, void *dst,
+static void queue_read(const struct hwt_sw_ring *r, size_t at, void *dst,
 		       size_t len)
 {
 	size_t pos = (r->queue_head + at) % r->queue_alloc;
@@ -61,7 +61,7 @@ static void queue_read(const struct hwt_ring *r, size_t at, void *dst,
 	memcpy((uint8_t *)dst + first, r->queue, len - first);
 }
 
-static void queue_write(struct hwt_ring *r, const void *src, size_t len)
+static void queue_write(struct hwt_sw_ring *r, const void *src, size_t len)
 {
 	size_t pos = (r->queue_head + r->queue_used) % r->queue_alloc;
 	size_t first = r->queue_alloc - pos < len ? r->queue_alloc - pos : len;
@@ -71,7 +71,7 @@ static void queue_write(struct hwt_ring *r, const void *src, size_t len)
 	r->queue_used += len;
 }
 
-static void drop_oldest_chunk(struct hwt_ring *r)
+static void drop_oldest_chunk(struct hwt_sw_ring *r)
 {
 	uint8_t raw[HWT_SW_CHUNK_HDR_SIZE];
 	struct hwt_sw_chunk_hdr hdr;
@@ -93,7 +93,7 @@ static void drop_oldest_chunk(struct hwt_ring *r)
 }
 
 /* Keep queued chunks plus the open one within capacity. */
-static void enforce_capacity(struct hwt_ring *r)
+static void enforce_capacity(struct hwt_sw_ring *r)
 {
 	while (r->queue_used > 0 &&
 	       r->queue_used + HWT_SW_CHUNK_HDR_SIZE + r->open_size > r->capacity)
@@ -102,7 +102,7 @@ static void enforce_capacity(struct hwt_ring *r)
 
 /* Make room for len more queued bytes; false when memory ran out and the
  * queue could not be shrunk enough either. */
-static bool queue_reserve(struct hwt_ring *r, size_t len)
+static bool queue_reserve(struct hwt_sw_ring *r, size_t len)
 {
 	size_t want, grown;
 	uint8_t *bigger;
@@ -132,7 +132,7 @@ static bool queue_reserve(struct hwt_ring *r, size_t len)
 	return r->queue_alloc - r->queue_used >= len;
 }
 
-static void close_open_chunk(struct hwt_ring *r)
+static void close_open_chunk(struct hwt_sw_ring *r)
 {
 	uint8_t raw[HWT_SW_CHUNK_HDR_SIZE];
 	size_t bytes = HWT_SW_CHUNK_HDR_SIZE + r->open_size;
@@ -148,7 +148,7 @@ static void close_open_chunk(struct hwt_ring *r)
 	queue_write(r, r->open, r->open_size);
 }
 
-static void open_chunk(struct hwt_ring *r, uint64_t pc)
+static void open_chunk(struct hwt_sw_ring *r, uint64_t pc)
 {
 	memset(&r->open_hdr, 0, sizeof(r->open_hdr));
 	r->open_hdr.first_pc = pc;
@@ -160,13 +160,13 @@ static void open_chunk(struct hwt_ring *r, uint64_t pc)
 	enforce_capacity(r);
 }
 
-void hwt_ring_start(struct hwt_ring *r, uint64_t pc)
+void hwt_sw_ring_start(struct hwt_sw_ring *r, uint64_t pc)
 {
 	r->started = true;
 	open_chunk(r, pc);
 }
 
-void hwt_ring_step(struct hwt_ring *r, uint64_t next_pc, bool async)
+void hwt_sw_ring_step(struct hwt_sw_ring *r, uint64_t next_pc, bool async)
 {
 	uint32_t room = r->chunk_payload - r->open_size;
 
@@ -191,7 +191,7 @@ void hwt_ring_step(struct hwt_ring *r, uint64_t next_pc, bool async)
 
 /* Every kept chunk, the open one closed on the copy only, oldest first,
  * into a new contiguous buffer that replaces r->sealed. */
-static int lay_out(struct hwt_ring *r, struct hwt_err *err)
+static int lay_out(struct hwt_sw_ring *r, struct hwt_err *err)
 {
 	size_t size;
 	uint8_t *out;
@@ -221,14 +221,14 @@ static int lay_out(struct hwt_ring *r, struct hwt_err *err)
 	return 0;
 }
 
-int hwt_ring_snapshot(struct hwt_ring *r, struct hwt_err *err)
+int hwt_sw_ring_snapshot(struct hwt_sw_ring *r, struct hwt_err *err)
 {
 	if (!r->open)
 		return 0;   /* sealed for good: the layout is final */
 	return lay_out(r, err);
 }
 
-int hwt_ring_seal(struct hwt_ring *r, struct hwt_err *err)
+int hwt_sw_ring_seal(struct hwt_sw_ring *r, struct hwt_err *err)
 {
 	int rc;
 
@@ -243,7 +243,7 @@ int hwt_ring_seal(struct hwt_ring *r, struct hwt_err *err)
 	return 0;
 }
 
-void hwt_ring_free(struct hwt_ring *r)
+void hwt_sw_ring_free(struct hwt_sw_ring *r)
 {
 	free(r->queue);
 	free(r->open);

@@ -20,7 +20,7 @@
 #define HWT_RING_RECORD_ROOM (HWT_SW_MAX_RECORD + 1u)
 #define HWT_RING_MIN_CHUNK_PAYLOAD (4u * HWT_RING_RECORD_ROOM)
 
-struct hwt_ring {
+struct hwt_sw_ring {
 	uint64_t capacity;        /* bytes kept: chunk headers + payloads */
 	uint32_t chunk_payload;   /* payload bytes of one chunk at most */
 
@@ -39,7 +39,7 @@ struct hwt_ring {
 	uint64_t lost_bytes;
 	uint64_t lost_insns;
 
-	/* After hwt_ring_seal or hwt_ring_snapshot: every chunk, oldest
+	/* After hwt_sw_ring_seal or hwt_sw_ring_snapshot: every chunk, oldest
 	 * first, contiguous. */
 	uint8_t *sealed;
 	size_t sealed_size;
@@ -48,34 +48,34 @@ struct hwt_ring {
 /* Prepare an empty ring. capacity must hold at least one chunk header and
  * chunk_payload, and chunk_payload must be within
  * [HWT_RING_MIN_CHUNK_PAYLOAD, HWT_SW_MAX_CHUNK_PAYLOAD]. */
-int hwt_ring_init(struct hwt_ring *r, uint64_t capacity, uint32_t chunk_payload,
+int hwt_sw_ring_init(struct hwt_sw_ring *r, uint64_t capacity, uint32_t chunk_payload,
 		  struct hwt_err *err);
 
 /* Chunk payload size suited to a ring of this capacity. */
-uint32_t hwt_ring_chunk_payload_for(uint64_t capacity);
+uint32_t hwt_sw_ring_chunk_payload_for(uint64_t capacity);
 
 /* The thread's first instruction. */
-void hwt_ring_start(struct hwt_ring *r, uint64_t pc);
+void hwt_sw_ring_start(struct hwt_sw_ring *r, uint64_t pc);
 
 /* The thread moved from the last recorded instruction to next_pc; async
  * marks a signal delivery. Never fails: memory shortage only shortens the
  * kept history (counted as lost). */
-void hwt_ring_step(struct hwt_ring *r, uint64_t next_pc, bool async);
+void hwt_sw_ring_step(struct hwt_sw_ring *r, uint64_t next_pc, bool async);
 
 /* Address of the last recorded instruction (valid once started). */
-static inline uint64_t hwt_ring_last_pc(const struct hwt_ring *r)
+static inline uint64_t hwt_sw_ring_last_pc(const struct hwt_sw_ring *r)
 {
 	return r->open_hdr.last_pc;
 }
 
 /* Close the open chunk and lay every kept chunk out contiguously, oldest
  * first, in r->sealed. The ring records nothing more afterwards. */
-int hwt_ring_seal(struct hwt_ring *r, struct hwt_err *err);
+int hwt_sw_ring_seal(struct hwt_sw_ring *r, struct hwt_err *err);
 
-/* Lay the history so far out in r->sealed like hwt_ring_seal, but keep
+/* Lay the history so far out in r->sealed like hwt_sw_ring_seal, but keep
  * recording: the buffer is replaced by the next snapshot or seal. */
-int hwt_ring_snapshot(struct hwt_ring *r, struct hwt_err *err);
+int hwt_sw_ring_snapshot(struct hwt_sw_ring *r, struct hwt_err *err);
 
-void hwt_ring_free(struct hwt_ring *r);
+void hwt_sw_ring_free(struct hwt_sw_ring *r);
 
 #endif

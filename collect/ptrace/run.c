@@ -11,7 +11,7 @@
  * first instruction, recorded as an asynchronous transfer. A signal whose
  * action is to terminate ends the recording as a fault: the thread stays
  * at the faulting instruction (the last of its history), every other
- * thread is stopped, and a core can be written before hwt_pt_finish lets
+ * thread is stopped, and a core can be written before hwt_step_finish lets
  * the signal take effect.
  *
  * The same loop serves live control (live.c): while c->live is set, the
@@ -30,7 +30,7 @@
 
 #include "tracer.h"
 
-int hwt_pt_read_pc(pid_t tid, uint64_t *pc)
+int hwt_step_read_pc(pid_t tid, uint64_t *pc)
 {
 	long v;
 
@@ -55,11 +55,11 @@ static long syscall_nr(pid_t tid)
  * (ERESTARTSYS .. ERESTART_RESTARTBLOCK, never seen by the program) and is
  * re-executed from its syscall instruction unless a handler makes it fail
  * with EINTR. Either way it has not completed: not a step. */
-static bool syscall_interrupted(const struct pt_thread *t, uint64_t pc)
+static bool syscall_interrupted(const struct step_thread *t, uint64_t pc)
 {
 	long rax;
 
-	if (!t->ring.started || pc - hwt_ring_last_pc(&t->ring) != 2)
+	if (!t->ring.started || pc - hwt_sw_ring_last_pc(&t->ring) != 2)
 		return false;
 	errno = 0;
 	rax = ptrace(PTRACE_PEEKUSER, t->tid,
@@ -90,7 +90,7 @@ static bool is_stop_signal(int sig)
 
 /* A failure (ESRCH) means the thread was killed meanwhile; waitpid
  * reports its death next, so there is nothing to do about it here. */
-static void resume(struct pt_thread *t, enum __ptrace_request request,
+static void resume(struct step_thread *t, enum __ptrace_request request,
 		   int sig)
 {
 	ptrace(request, t->tid, 0, sig);
@@ -99,26 +99,26 @@ static void resume(struct pt_thread *t, enum __ptrace_request request,
 
 /* Let t go on, unless live control holds it (an event is queued on it,
  * its action is to stay stopped, or the process is being stopped). */
-void hwt_pt_go_on(struct pt_collector *c, struct pt_thread *t,
+void hwt_step_go_on(struct step_collector *c, struct step_thread *t,
 		  enum __ptrace_request request, int sig)
 {
-	if (c->live && !hwt_pt_live_may_go(c, t)) {
+	if (c->live && !hwt_step_live_may_go(c, t)) {
 		t->state = PT_STOPPED;
 		return;
 	}
 	/* New threads get the watch setup; others have it already. */
 	if (c->live)
-		hwt_pt_dr_apply(c, t, NULL);
+		hwt_step_dr_apply(c, t, NULL);
 	resume(t, request, sig);
 }
 
-void hwt_pt_set_wait_flags(struct pt_collector *c)
+void hwt_step_set_wait_flags(struct step_collector *c)
 {
 	c->wait_flags = __WALL |
 			(gettid() == c->base.tracer_tid ? __WNOTHREAD : 0);
 }
 
-static pid_t wait_any(const struct pt_collector *c, int *status)
+static pid_t wait_any(const struct step_collector *c, int *status)
 {
 	pid_t tid;
 
@@ -128,17 +128,17 @@ static pid_t wait_any(const struct pt_collector *c, int *status)
 	return tid;
 }
 
-void hwt_pt_record_pc(struct pt_thread *t, uint64_t pc)
+void hwt_step_record_pc(struct step_thread *t, uint64_t pc)
 {
 	if (!t->ring.started) {
-		hwt_ring_start(&t->ring, pc);
+		hwt_sw_ring_start(&t->ring, pc);
 		return;
 	}
-	hwt_ring_step(&t->ring, pc, t->handler_entry_next);
+	hwt_sw_ring_step(&t->ring, pc, t->handler_entry_next);
 	t->handler_entry_next = false;
 }
 
-static void set_end_from_status(struct pt_collector *c, int status)
+static void set_end_from_status(struct step_collector *c, int status)
 {
 	memset(&c->base.end, 0, sizeof(c->base.end));
 	if (WIFEXITED(status)) {
@@ -152,36 +152,36 @@ static void set_end_from_status(struct pt_collector *c, int status)
 
 /* A thread died. The leader's death is reported last, once the whole
  * thread group is gone, and ends the process. */
-static int on_death(struct pt_collector *c, pid_t tid, int status)
+static int on_death(struct step_collector *c, pid_t tid, int status)
 {
-	struct pt_thread *t = hwt_pt_thread_find(c, tid);
+	struct step_thread *t = hwt_step_thread_find(c, tid);
 
 	if (t)
-		hwt_pt_thread_gone(c, t);
+		hwt_step_thread_gone(c, t);
 	if (tid != c->base.pid)
-		return t && c->live ? hwt_pt_live_thread_died(c, t, status)
+		return t && c->live ? hwt_step_live_thread_died(c, t, status)
 				    : PT_KEEP_GOING;
 	set_end_from_status(c, status);
-	hwt_pt_threads_all_gone(c);
+	hwt_step_threads_all_gone(c);
 	return PT_PROCESS_ENDED;
 }
 
 /* A signal is about to be delivered to t at pc. */
-static int on_signal_at(struct pt_collector *c, struct pt_thread *t, int sig,
+static int on_signal_at(struct step_collector *c, struct step_thread *t, int sig,
 			uint64_t pc)
 {
 	enum hwt_sig_action action;
 
 	/* Live control's own wake-up signal executed nothing. */
-	if (c->live && hwt_pt_live_swallow(c, t, sig))
+	if (c->live && hwt_step_live_swallow(c, t, sig))
 		return PT_KEEP_GOING;
 	/* Traps (int3, a syscall that signalled itself) report after their
 	 * instruction completed: the pc moved, and that is a step. */
 	if (!t->ring.started ||
-	    (pc != hwt_ring_last_pc(&t->ring) && !syscall_interrupted(t, pc)))
-		hwt_pt_record_pc(t, pc);
+	    (pc != hwt_sw_ring_last_pc(&t->ring) && !syscall_interrupted(t, pc)))
+		hwt_step_record_pc(t, pc);
 	if (c->live)
-		return hwt_pt_live_signal(c, t, sig);
+		return hwt_step_live_signal(c, t, sig);
 	/* Unreadable status: the thread is being killed; let it go. */
 	if (hwt_proc_sig_action(t->tid, sig, &action, NULL) < 0)
 		action = HWT_SIG_IGNORED;
@@ -204,11 +204,11 @@ static int on_signal_at(struct pt_collector *c, struct pt_thread *t, int sig,
 	return PT_KEEP_GOING;
 }
 
-static int on_signal(struct pt_collector *c, struct pt_thread *t, int sig)
+static int on_signal(struct step_collector *c, struct step_thread *t, int sig)
 {
 	uint64_t pc;
 
-	if (hwt_pt_read_pc(t->tid, &pc) < 0) {
+	if (hwt_step_read_pc(t->tid, &pc) < 0) {
 		t->state = PT_RUNNING;   /* killed: wait reports it */
 		return PT_KEEP_GOING;
 	}
@@ -216,17 +216,17 @@ static int on_signal(struct pt_collector *c, struct pt_thread *t, int sig)
 }
 
 /* A SIGTRAP stop: normally the single-step trap after one instruction. */
-static int on_step(struct pt_collector *c, struct pt_thread *t,
+static int on_step(struct step_collector *c, struct step_thread *t,
 		   struct hwt_err *err)
 {
 	bool remap = false;
 	uint64_t pc, delta;
 
-	if (hwt_pt_read_pc(t->tid, &pc) < 0) {
+	if (hwt_step_read_pc(t->tid, &pc) < 0) {
 		t->state = PT_RUNNING;
 		return PT_KEEP_GOING;
 	}
-	delta = t->ring.started ? pc - hwt_ring_last_pc(&t->ring) : 0;
+	delta = t->ring.started ? pc - hwt_sw_ring_last_pc(&t->ring) : 0;
 	/* Only a move of one or two bytes can hide something other than a
 	 * plain step: int3 (1 byte) or int $3 (2) raising the program's own
 	 * SIGTRAP, or a syscall instruction (2 bytes) that may change the
@@ -241,22 +241,22 @@ static int on_step(struct pt_collector *c, struct pt_thread *t,
 				return on_signal_at(c, t, SIGTRAP, pc);
 			if (si.si_code == TRAP_BRKPT &&
 			    syscall_interrupted(t, pc)) {
-				hwt_pt_go_on(c, t, PTRACE_SINGLESTEP, 0);
+				hwt_step_go_on(c, t, PTRACE_SINGLESTEP, 0);
 				return PT_KEEP_GOING;
 			}
 			remap = si.si_code == TRAP_BRKPT &&
 				changes_mappings(syscall_nr(t->tid));
 		}
 	}
-	hwt_pt_record_pc(t, pc);
+	hwt_step_record_pc(t, pc);
 	if (remap) {
-		int rc = hwt_pt_modules_refresh(c, t->tid, err);
+		int rc = hwt_step_modules_refresh(c, t->tid, err);
 
 		if (rc < 0)
 			return rc;
 	}
 	if (c->live)
-		return hwt_pt_live_after_step(c, t, pc);
+		return hwt_step_live_after_step(c, t, pc);
 	resume(t, PTRACE_SINGLESTEP, 0);
 	return PT_KEEP_GOING;
 }
@@ -264,35 +264,35 @@ static int on_step(struct pt_collector *c, struct pt_thread *t,
 /* The exec stop is reported under the leader's tid; when another thread
  * called execve, it takes over that tid. The old leader's history is
  * dropped then: one tid, one history, for everything downstream. */
-static int on_exec(struct pt_collector *c, pid_t tid, struct hwt_err *err)
+static int on_exec(struct step_collector *c, pid_t tid, struct hwt_err *err)
 {
-	struct pt_thread *t = hwt_pt_thread_find(c, tid), *execer;
+	struct step_thread *t = hwt_step_thread_find(c, tid), *execer;
 	unsigned long former = (unsigned long)tid;
 	int rc;
 
 	ptrace(PTRACE_GETEVENTMSG, tid, 0, &former);
-	execer = hwt_pt_thread_find(c, (pid_t)former);
+	execer = hwt_step_thread_find(c, (pid_t)former);
 	if (execer && execer != t) {
 		if (t)
-			hwt_pt_thread_forget(c, t);
-		hwt_pt_thread_retid(c, execer, tid);
+			hwt_step_thread_forget(c, t);
+		hwt_step_thread_retid(c, execer, tid);
 		t = execer;
 	}
-	if (!t && (rc = hwt_pt_thread_add(c, tid, &t, err)) < 0)
+	if (!t && (rc = hwt_step_thread_add(c, tid, &t, err)) < 0)
 		return rc;
-	if ((rc = hwt_pt_modules_refresh(c, tid, err)) < 0)
+	if ((rc = hwt_step_modules_refresh(c, tid, err)) < 0)
 		return rc;
 	/* The next stop is execve's return at the new entry point: recorded
 	 * as the step from the syscall instruction into the new image. */
-	hwt_pt_go_on(c, t, PTRACE_SINGLESTEP, 0);
+	hwt_step_go_on(c, t, PTRACE_SINGLESTEP, 0);
 	return PT_KEEP_GOING;
 }
 
-static int on_event(struct pt_collector *c, struct pt_thread *t, int event,
+static int on_event(struct step_collector *c, struct step_thread *t, int event,
 		    int sig, struct hwt_err *err)
 {
 	unsigned long msg = 0;
-	struct pt_thread *child;
+	struct step_thread *child;
 	uint64_t pc;
 	int rc;
 
@@ -300,28 +300,28 @@ static int on_event(struct pt_collector *c, struct pt_thread *t, int event,
 	case PTRACE_EVENT_CLONE:
 		/* The new thread may have reported its first stop already. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 &&
-		    !hwt_pt_thread_find(c, (pid_t)msg) &&
-		    (rc = hwt_pt_thread_add(c, (pid_t)msg, &child, err)) < 0)
+		    !hwt_step_thread_find(c, (pid_t)msg) &&
+		    (rc = hwt_step_thread_add(c, (pid_t)msg, &child, err)) < 0)
 			return rc;
 		break;
 	case PTRACE_EVENT_EXIT:
 		t->exiting = true;
 		/* Last look at the mappings, once per process exit. */
 		if ((syscall_nr(t->tid) == SYS_exit_group ||
-		     hwt_pt_threads_live(c) == 1) &&
-		    (rc = hwt_pt_modules_refresh(c, t->tid, err)) < 0)
+		     hwt_step_threads_live(c) == 1) &&
+		    (rc = hwt_step_modules_refresh(c, t->tid, err)) < 0)
 			return rc;
-		hwt_pt_go_on(c, t, PTRACE_CONT, 0);
+		hwt_step_go_on(c, t, PTRACE_CONT, 0);
 		return PT_KEEP_GOING;
 	case PTRACE_EVENT_STOP:
 		if (c->live && t->interrupt_pending)
-			return hwt_pt_live_interrupt_stop(c, t);
+			return hwt_step_live_interrupt_stop(c, t);
 		/* A new thread's first stop starts its history; the first pc
 		 * is the instruction after the clone syscall. */
-		if (!t->ring.started && hwt_pt_read_pc(t->tid, &pc) == 0) {
-			hwt_ring_start(&t->ring, pc);
+		if (!t->ring.started && hwt_step_read_pc(t->tid, &pc) == 0) {
+			hwt_sw_ring_start(&t->ring, pc);
 			if (c->live && t->announce)
-				return hwt_pt_live_born(c, t);
+				return hwt_step_live_born(c, t);
 		}
 		if (is_stop_signal(sig)) {
 			/* Group-stop: stay stopped until SIGCONT. */
@@ -333,14 +333,14 @@ static int on_event(struct pt_collector *c, struct pt_thread *t, int event,
 	default:
 		break;
 	}
-	hwt_pt_go_on(c, t, PTRACE_SINGLESTEP, 0);
+	hwt_step_go_on(c, t, PTRACE_SINGLESTEP, 0);
 	return PT_KEEP_GOING;
 }
 
-static int on_wait_status(struct pt_collector *c, pid_t tid, int status,
+static int on_wait_status(struct step_collector *c, pid_t tid, int status,
 			  struct hwt_err *err)
 {
-	struct pt_thread *t;
+	struct step_thread *t;
 	int sig, event, rc;
 
 	if (WIFEXITED(status) || WIFSIGNALED(status))
@@ -351,10 +351,10 @@ static int on_wait_status(struct pt_collector *c, pid_t tid, int status,
 	event = status >> 16;
 	if (event == PTRACE_EVENT_EXEC)
 		return on_exec(c, tid, err);
-	t = hwt_pt_thread_find(c, tid);
+	t = hwt_step_thread_find(c, tid);
 	/* An unknown tracee is a new thread reporting before its parent's
 	 * clone event. */
-	if (!t && (rc = hwt_pt_thread_add(c, tid, &t, err)) < 0)
+	if (!t && (rc = hwt_step_thread_add(c, tid, &t, err)) < 0)
 		return rc;
 	t->state = PT_STOPPED;
 	t->event_stop = event != 0;
@@ -365,7 +365,7 @@ static int on_wait_status(struct pt_collector *c, pid_t tid, int status,
 	return on_signal(c, t, sig);
 }
 
-static bool any_unstopped(const struct pt_collector *c)
+static bool any_unstopped(const struct step_collector *c)
 {
 	for (size_t i = 0; i < c->nthreads; i++)
 		if (c->threads[i]->state == PT_RUNNING ||
@@ -377,16 +377,16 @@ static bool any_unstopped(const struct pt_collector *c)
 /* After a fault: bring every other thread to a stop so the process can be
  * examined and its core written. Steps completed meanwhile are recorded;
  * signals that arrive are held. */
-static int quiesce(struct pt_collector *c, struct hwt_err *err)
+static int quiesce(struct step_collector *c, struct hwt_err *err)
 {
 	for (size_t i = 0; i < c->nthreads; i++) {
-		struct pt_thread *t = c->threads[i];
+		struct step_thread *t = c->threads[i];
 
 		if (t->state == PT_RUNNING || t->state == PT_LISTENING)
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
 	while (any_unstopped(c)) {
-		struct pt_thread *t, *child;
+		struct step_thread *t, *child;
 		unsigned long msg = 0;
 		int status, sig, event, rc;
 		uint64_t pc;
@@ -401,30 +401,30 @@ static int quiesce(struct pt_collector *c, struct hwt_err *err)
 				return PT_PROCESS_ENDED;   /* killed from outside */
 			continue;
 		}
-		t = hwt_pt_thread_find(c, tid);
-		if (!t && (rc = hwt_pt_thread_add(c, tid, &t, err)) < 0)
+		t = hwt_step_thread_find(c, tid);
+		if (!t && (rc = hwt_step_thread_add(c, tid, &t, err)) < 0)
 			return rc;
 		t->state = PT_STOPPED;
 		sig = WSTOPSIG(status);
 		event = status >> 16;
 		if (event == PTRACE_EVENT_CLONE) {
 			if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 &&
-			    !hwt_pt_thread_find(c, (pid_t)msg) &&
-			    (rc = hwt_pt_thread_add(c, (pid_t)msg, &child,
+			    !hwt_step_thread_find(c, (pid_t)msg) &&
+			    (rc = hwt_step_thread_add(c, (pid_t)msg, &child,
 						    err)) < 0)
 				return rc;
 			continue;
 		}
 		t->exiting |= event == PTRACE_EVENT_EXIT;
-		if (hwt_pt_read_pc(tid, &pc) < 0)
+		if (hwt_step_read_pc(tid, &pc) < 0)
 			continue;
 		/* Event stops execute nothing; a step stop executed one
 		 * instruction; a signal stop may follow a trap's step. */
 		if (!t->ring.started)
-			hwt_ring_start(&t->ring, pc);
+			hwt_sw_ring_start(&t->ring, pc);
 		else if (!event && (sig == SIGTRAP ||
-				    pc != hwt_ring_last_pc(&t->ring)))
-			hwt_pt_record_pc(t, pc);
+				    pc != hwt_sw_ring_last_pc(&t->ring)))
+			hwt_step_record_pc(t, pc);
 		if (!event && sig != SIGTRAP)
 			t->pending_signal = sig;
 	}
@@ -432,14 +432,14 @@ static int quiesce(struct pt_collector *c, struct hwt_err *err)
 }
 
 /* Recording cannot go on: kill the program, keep what was recorded. */
-static int abandon(struct pt_collector *c, int rc)
+static int abandon(struct step_collector *c, int rc)
 {
-	hwt_pt_kill_and_reap(c);
-	hwt_pt_threads_seal(c, NULL);
+	hwt_step_kill_and_reap(c);
+	hwt_step_threads_seal(c, NULL);
 	return rc;
 }
 
-int hwt_pt_loop(struct pt_collector *c, struct hwt_err *err)
+int hwt_step_loop(struct step_collector *c, struct hwt_err *err)
 {
 	for (;;) {
 		int status, rc;
@@ -465,31 +465,31 @@ int hwt_pt_loop(struct pt_collector *c, struct hwt_err *err)
 	}
 }
 
-int hwt_pt_run(struct hwt_collector *base, struct hwt_err *err)
+int hwt_step_run(struct hwt_collector *base, struct hwt_err *err)
 {
-	struct pt_collector *c = pt_of(base);
+	struct step_collector *c = pt_of(base);
 	int rc;
 
-	hwt_pt_set_wait_flags(c);
+	hwt_step_set_wait_flags(c);
 	resume(c->threads[0], PTRACE_SINGLESTEP, 0);
-	rc = hwt_pt_loop(c, err);
+	rc = hwt_step_loop(c, err);
 	if (rc == PT_PROCESS_FAULTED)
 		rc = quiesce(c, err);
 	if (rc < 0)
 		return abandon(c, rc);
 	base->state = rc == PT_PROCESS_FAULTED ? HWT_COLLECTOR_FAULTED
 					       : HWT_COLLECTOR_ENDED;
-	if ((rc = hwt_pt_threads_seal(c, err)) < 0)
+	if ((rc = hwt_step_threads_seal(c, err)) < 0)
 		return abandon(c, rc);
 	return 0;
 }
 
-int hwt_pt_finish(struct hwt_collector *base, struct hwt_err *err)
+int hwt_step_finish(struct hwt_collector *base, struct hwt_err *err)
 {
-	struct pt_collector *c = pt_of(base);
-	struct pt_thread *f = c->fault_thread;
+	struct step_collector *c = pt_of(base);
+	struct step_thread *f = c->fault_thread;
 
-	hwt_pt_set_wait_flags(c);
+	hwt_step_set_wait_flags(c);
 	/* The faulting thread takes its signal; the others are released
 	 * too, with any signal held for them, as they would be running in a
 	 * crash without a tracer. */
@@ -519,11 +519,11 @@ int hwt_pt_finish(struct hwt_collector *base, struct hwt_err *err)
 	}
 }
 
-void hwt_pt_kill_and_reap(struct pt_collector *c)
+void hwt_step_kill_and_reap(struct step_collector *c)
 {
 	if (c->base.state == HWT_COLLECTOR_ENDED)
 		return;
-	hwt_pt_set_wait_flags(c);
+	hwt_step_set_wait_flags(c);
 	kill(c->base.pid, SIGKILL);
 	/* Tracees outside the thread group (clone without CLONE_THREAD). */
 	for (size_t i = 0; i < c->nthreads; i++)

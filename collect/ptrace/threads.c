@@ -16,7 +16,7 @@ static size_t tid_slot(pid_t tid)
 	return ((uint32_t)tid * 2654435761u) & (TID_INDEX_SIZE - 1);
 }
 
-static void index_insert(struct pt_collector *c, size_t pos)
+static void index_insert(struct step_collector *c, size_t pos)
 {
 	size_t s = tid_slot(c->threads[pos]->tid);
 
@@ -27,7 +27,7 @@ static void index_insert(struct pt_collector *c, size_t pos)
 
 /* Threads come and go rarely compared with steps, so removal simply
  * rebuilds the index from the live threads. */
-static void index_rebuild(struct pt_collector *c)
+static void index_rebuild(struct step_collector *c)
 {
 	for (size_t s = 0; s < TID_INDEX_SIZE; s++)
 		c->tid_index[s] = -1;
@@ -36,7 +36,7 @@ static void index_rebuild(struct pt_collector *c)
 			index_insert(c, i);
 }
 
-int hwt_pt_threads_init(struct pt_collector *c, struct hwt_err *err)
+int hwt_step_threads_init(struct step_collector *c, struct hwt_err *err)
 {
 	c->tid_index = malloc(TID_INDEX_SIZE * sizeof(*c->tid_index));
 	if (!c->tid_index)
@@ -45,7 +45,7 @@ int hwt_pt_threads_init(struct pt_collector *c, struct hwt_err *err)
 	return 0;
 }
 
-struct pt_thread *hwt_pt_thread_find(struct pt_collector *c, pid_t tid)
+struct step_thread *hwt_step_thread_find(struct step_collector *c, pid_t tid)
 {
 	size_t s;
 
@@ -53,7 +53,7 @@ struct pt_thread *hwt_pt_thread_find(struct pt_collector *c, pid_t tid)
 		return c->last;
 	for (s = tid_slot(tid); c->tid_index[s] >= 0;
 	     s = (s + 1) & (TID_INDEX_SIZE - 1)) {
-		struct pt_thread *t = c->threads[c->tid_index[s]];
+		struct step_thread *t = c->threads[c->tid_index[s]];
 
 		if (t->tid == tid)
 			return c->last = t;
@@ -61,13 +61,13 @@ struct pt_thread *hwt_pt_thread_find(struct pt_collector *c, pid_t tid)
 	return NULL;
 }
 
-static void remove_at(struct pt_collector *c, size_t i)
+static void remove_at(struct step_collector *c, size_t i)
 {
-	struct pt_thread *t = c->threads[i];
+	struct step_thread *t = c->threads[i];
 
 	if (c->last == t)
 		c->last = NULL;
-	hwt_ring_free(&t->ring);
+	hwt_sw_ring_free(&t->ring);
 	free(t);
 	memmove(&c->threads[i], &c->threads[i + 1],
 		(c->nthreads - i - 1) * sizeof(*c->threads));
@@ -76,7 +76,7 @@ static void remove_at(struct pt_collector *c, size_t i)
 }
 
 /* Forget the oldest exited thread to make room for a new one. */
-static bool evict_oldest_gone(struct pt_collector *c)
+static bool evict_oldest_gone(struct step_collector *c)
 {
 	for (size_t i = 0; i < c->nthreads; i++) {
 		if (c->threads[i]->state != PT_GONE)
@@ -87,10 +87,10 @@ static bool evict_oldest_gone(struct pt_collector *c)
 	return false;
 }
 
-int hwt_pt_thread_add(struct pt_collector *c, pid_t tid,
-		      struct pt_thread **out, struct hwt_err *err)
+int hwt_step_thread_add(struct step_collector *c, pid_t tid,
+		      struct step_thread **out, struct hwt_err *err)
 {
-	struct pt_thread *t;
+	struct step_thread *t;
 	int rc;
 
 	if (c->nthreads == HWT_BUNDLE_MAX_THREADS && !evict_oldest_gone(c))
@@ -100,7 +100,7 @@ int hwt_pt_thread_add(struct pt_collector *c, pid_t tid,
 				   HWT_BUNDLE_MAX_THREADS);
 	if (c->nthreads == c->threads_alloc) {
 		size_t n = c->threads_alloc ? c->threads_alloc * 2 : 16;
-		struct pt_thread **v = realloc(c->threads, n * sizeof(*v));
+		struct step_thread **v = realloc(c->threads, n * sizeof(*v));
 
 		if (!v)
 			goto nomem;
@@ -110,7 +110,7 @@ int hwt_pt_thread_add(struct pt_collector *c, pid_t tid,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		goto nomem;
-	rc = hwt_ring_init(&t->ring, c->buffer_size, c->chunk_payload, err);
+	rc = hwt_sw_ring_init(&t->ring, c->buffer_size, c->chunk_payload, err);
 	if (rc < 0) {
 		free(t);
 		return rc;
@@ -133,7 +133,7 @@ nomem:
 			   (int)tid);
 }
 
-void hwt_pt_thread_gone(struct pt_collector *c, struct pt_thread *t)
+void hwt_step_thread_gone(struct step_collector *c, struct step_thread *t)
 {
 	if (t->state == PT_GONE)
 		return;
@@ -141,14 +141,14 @@ void hwt_pt_thread_gone(struct pt_collector *c, struct pt_thread *t)
 	index_rebuild(c);
 }
 
-void hwt_pt_threads_all_gone(struct pt_collector *c)
+void hwt_step_threads_all_gone(struct step_collector *c)
 {
 	for (size_t i = 0; i < c->nthreads; i++)
 		c->threads[i]->state = PT_GONE;
 	index_rebuild(c);
 }
 
-void hwt_pt_thread_forget(struct pt_collector *c, struct pt_thread *t)
+void hwt_step_thread_forget(struct step_collector *c, struct step_thread *t)
 {
 	for (size_t i = 0; i < c->nthreads; i++)
 		if (c->threads[i] == t) {
@@ -157,14 +157,14 @@ void hwt_pt_thread_forget(struct pt_collector *c, struct pt_thread *t)
 		}
 }
 
-void hwt_pt_thread_retid(struct pt_collector *c, struct pt_thread *t,
+void hwt_step_thread_retid(struct step_collector *c, struct step_thread *t,
 			 pid_t tid)
 {
 	t->tid = tid;
 	index_rebuild(c);
 }
 
-size_t hwt_pt_threads_live(const struct pt_collector *c)
+size_t hwt_step_threads_live(const struct step_collector *c)
 {
 	size_t n = 0;
 
@@ -175,14 +175,14 @@ size_t hwt_pt_threads_live(const struct pt_collector *c)
 
 /* Lay out every ring (sealing it for good, or as a snapshot) and size
  * the list handed out. */
-static int lay_out_all(struct pt_collector *c, bool seal, struct hwt_err *err)
+static int lay_out_all(struct step_collector *c, bool seal, struct hwt_err *err)
 {
 	int rc;
 
 	for (size_t i = 0; i < c->nthreads; i++) {
-		struct hwt_ring *r = &c->threads[i]->ring;
+		struct hwt_sw_ring *r = &c->threads[i]->ring;
 
-		rc = seal ? hwt_ring_seal(r, err) : hwt_ring_snapshot(r, err);
+		rc = seal ? hwt_sw_ring_seal(r, err) : hwt_sw_ring_snapshot(r, err);
 		if (rc < 0)
 			return hwt_err_prefix(err, "thread %d: ",
 					      (int)c->threads[i]->tid);
@@ -197,33 +197,33 @@ static int lay_out_all(struct pt_collector *c, bool seal, struct hwt_err *err)
 	return 0;
 }
 
-int hwt_pt_threads_seal(struct pt_collector *c, struct hwt_err *err)
+int hwt_step_threads_seal(struct step_collector *c, struct hwt_err *err)
 {
 	return lay_out_all(c, true, err);
 }
 
-int hwt_pt_threads_snapshot(struct pt_collector *c, struct hwt_err *err)
+int hwt_step_threads_snapshot(struct step_collector *c, struct hwt_err *err)
 {
 	return lay_out_all(c, false, err);
 }
 
-size_t hwt_pt_threads_get(struct hwt_collector *base,
+size_t hwt_step_threads_get(struct hwt_collector *base,
 			  const struct hwt_collect_thread **threads)
 {
-	struct pt_collector *c = pt_of(base);
+	struct step_collector *c = pt_of(base);
 
 	*threads = NULL;
 	/* Stopped and alive (launched, attached, between resumes): a fresh
 	 * layout of the history up to the current stops. */
 	if (base->state == HWT_COLLECTOR_LAUNCHED &&
-	    hwt_pt_threads_snapshot(c, NULL) < 0)
+	    hwt_step_threads_snapshot(c, NULL) < 0)
 		return 0;
 	if (!c->out_threads)
 		return 0;   /* recording failed before the rings were sealed */
 	/* Exit states change after the rings are sealed (finish), so the
 	 * list is refreshed on every call. */
 	for (size_t i = 0; i < c->nthreads; i++) {
-		const struct pt_thread *t = c->threads[i];
+		const struct step_thread *t = c->threads[i];
 		struct hwt_collect_thread *o = &c->out_threads[i];
 
 		o->tid = t->tid;
@@ -238,10 +238,10 @@ size_t hwt_pt_threads_get(struct hwt_collector *base,
 	return c->nthreads;
 }
 
-void hwt_pt_threads_free(struct pt_collector *c)
+void hwt_step_threads_free(struct step_collector *c)
 {
 	for (size_t i = 0; i < c->nthreads; i++) {
-		hwt_ring_free(&c->threads[i]->ring);
+		hwt_sw_ring_free(&c->threads[i]->ring);
 		free(c->threads[i]);
 	}
 	free(c->threads);

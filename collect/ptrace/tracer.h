@@ -38,7 +38,7 @@ enum pt_thread_state {
 	PT_GONE,        /* exited and reaped */
 };
 
-struct pt_thread {
+struct step_thread {
 	pid_t tid;
 	enum pt_thread_state state;
 	/* A caught signal was injected: the next step stop is the first
@@ -46,7 +46,7 @@ struct pt_thread {
 	bool handler_entry_next;
 	bool exiting;           /* reported PTRACE_EVENT_EXIT */
 	int pending_signal;     /* held back while stopped for a fault */
-	struct hwt_ring ring;
+	struct hwt_sw_ring ring;
 
 	/* Live control (live.c). */
 	enum hwt_resume_kind kind;  /* this resume's action for the thread */
@@ -74,13 +74,13 @@ struct pt_live {
 	int memfd;                      /* /proc/PID/mem for the watches */
 	enum hwt_resume_kind new_thread_kind;
 	bool report_created;            /* report_thread_created */
-	struct pt_thread *first;        /* whose event ends this resume */
+	struct step_thread *first;        /* whose event ends this resume */
 	/* An event was queued: the other threads are being stopped, and no
 	 * thread is resumed any more except to collect an interrupt. */
 	bool stopping;
 };
 
-struct pt_collector {
+struct step_collector {
 	struct hwt_collector base;
 	uint64_t buffer_size;
 	uint32_t chunk_payload;
@@ -95,13 +95,13 @@ struct pt_collector {
 
 	/* Every thread seen, exited ones included, in order of appearance;
 	 * at HWT_BUNDLE_MAX_THREADS the oldest exited one makes room. */
-	struct pt_thread **threads;
+	struct step_thread **threads;
 	size_t nthreads, threads_alloc;
 	int32_t *tid_index;         /* open-addressing tid -> threads[] for
 				     * threads not PT_GONE; -1 is empty */
-	struct pt_thread *last;     /* thread of the previous stop */
+	struct step_thread *last;     /* thread of the previous stop */
 
-	struct pt_thread *fault_thread;
+	struct step_thread *fault_thread;
 	siginfo_t fault_siginfo;
 
 	/* Union of executable file mappings seen (sideband), at most
@@ -120,10 +120,10 @@ struct pt_collector {
 	atomic_bool interrupt_fired;
 	/* Read/access watches in debug registers (debugreg.c); dr_gen
 	 * counts setups, each thread is brought to the latest lazily. */
-#define HWT_PT_DR_SLOTS 4u
-	uint64_t dr_addr[HWT_PT_DR_SLOTS];
-	struct hwt_watch dr_watch[HWT_PT_DR_SLOTS];
-	uint64_t dr_value[HWT_PT_DR_SLOTS];
+#define HWT_STEP_DR_SLOTS 4u
+	uint64_t dr_addr[HWT_STEP_DR_SLOTS];
+	struct hwt_watch dr_watch[HWT_STEP_DR_SLOTS];
+	uint64_t dr_value[HWT_STEP_DR_SLOTS];
 	unsigned long dr7;
 	unsigned dr_gen;
 	size_t dr_used;
@@ -132,18 +132,18 @@ struct pt_collector {
 	cpu_set_t tracee_affinity;
 };
 
-static inline struct pt_collector *pt_of(struct hwt_collector *c)
+static inline struct step_collector *pt_of(struct hwt_collector *c)
 {
-	return (struct pt_collector *)c;
+	return (struct step_collector *)c;
 }
 
 /* launch.c */
-int hwt_pt_launch(const struct hwt_collect_opts *opts, char *const argv[],
+int hwt_step_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		  struct hwt_collector **out, struct hwt_err *err);
-void hwt_pt_unpin(struct pt_collector *c);
+void hwt_step_unpin(struct step_collector *c);
 /* Pin the tracer to the cpu opts asks for (HWT_PIN_HERE or _CPU), as
  * launch does; for attach, the tracees follow. */
-int hwt_pt_pin(struct pt_collector *c, const struct hwt_collect_opts *opts,
+int hwt_step_pin(struct step_collector *c, const struct hwt_collect_opts *opts,
 	       struct hwt_err *err);
 
 /* run.c */
@@ -157,108 +157,108 @@ enum pt_outcome {
 };
 /* Wait for stops and handle each until one ends the loop: returns a
  * pt_outcome other than PT_KEEP_GOING, or a negative errno. */
-int hwt_pt_loop(struct pt_collector *c, struct hwt_err *err);
-void hwt_pt_set_wait_flags(struct pt_collector *c);
+int hwt_step_loop(struct step_collector *c, struct hwt_err *err);
+void hwt_step_set_wait_flags(struct step_collector *c);
 /* Let t go on with request and sig unless live control holds it. */
-void hwt_pt_go_on(struct pt_collector *c, struct pt_thread *t,
+void hwt_step_go_on(struct step_collector *c, struct step_thread *t,
 		  enum __ptrace_request request, int sig);
 /* Record a stop at pc on t (first pc, or a step to it). */
-void hwt_pt_record_pc(struct pt_thread *t, uint64_t pc);
-int hwt_pt_run(struct hwt_collector *base, struct hwt_err *err);
-int hwt_pt_finish(struct hwt_collector *base, struct hwt_err *err);
+void hwt_step_record_pc(struct step_thread *t, uint64_t pc);
+int hwt_step_run(struct hwt_collector *base, struct hwt_err *err);
+int hwt_step_finish(struct hwt_collector *base, struct hwt_err *err);
 /* Kill whatever still runs and reap it; the state becomes ENDED. */
-void hwt_pt_kill_and_reap(struct pt_collector *c);
-int hwt_pt_read_pc(pid_t tid, uint64_t *pc);
+void hwt_step_kill_and_reap(struct step_collector *c);
+int hwt_step_read_pc(pid_t tid, uint64_t *pc);
 
 /* threads.c */
-int hwt_pt_threads_init(struct pt_collector *c, struct hwt_err *err);
-struct pt_thread *hwt_pt_thread_find(struct pt_collector *c, pid_t tid);
+int hwt_step_threads_init(struct step_collector *c, struct hwt_err *err);
+struct step_thread *hwt_step_thread_find(struct step_collector *c, pid_t tid);
 /* A new thread, not started. Fails when the table is full of live
  * threads or memory ran out. */
-int hwt_pt_thread_add(struct pt_collector *c, pid_t tid,
-		      struct pt_thread **out, struct hwt_err *err);
-void hwt_pt_thread_gone(struct pt_collector *c, struct pt_thread *t);
+int hwt_step_thread_add(struct step_collector *c, pid_t tid,
+		      struct step_thread **out, struct hwt_err *err);
+void hwt_step_thread_gone(struct step_collector *c, struct step_thread *t);
 /* The process is gone: so is every thread. */
-void hwt_pt_threads_all_gone(struct pt_collector *c);
+void hwt_step_threads_all_gone(struct step_collector *c);
 /* Drop a thread and its history. */
-void hwt_pt_thread_forget(struct pt_collector *c, struct pt_thread *t);
+void hwt_step_thread_forget(struct step_collector *c, struct step_thread *t);
 /* After exec by a non-leader thread: it takes over the leader's tid. */
-void hwt_pt_thread_retid(struct pt_collector *c, struct pt_thread *t,
+void hwt_step_thread_retid(struct step_collector *c, struct step_thread *t,
 			 pid_t tid);
-size_t hwt_pt_threads_live(const struct pt_collector *c);
+size_t hwt_step_threads_live(const struct step_collector *c);
 /* Seal every ring and build out_threads. */
-int hwt_pt_threads_seal(struct pt_collector *c, struct hwt_err *err);
+int hwt_step_threads_seal(struct step_collector *c, struct hwt_err *err);
 /* Lay out every ring's history so far, leaving the rings appendable. */
-int hwt_pt_threads_snapshot(struct pt_collector *c, struct hwt_err *err);
-size_t hwt_pt_threads_get(struct hwt_collector *base,
+int hwt_step_threads_snapshot(struct step_collector *c, struct hwt_err *err);
+size_t hwt_step_threads_get(struct hwt_collector *base,
 			  const struct hwt_collect_thread **threads);
-void hwt_pt_threads_free(struct pt_collector *c);
+void hwt_step_threads_free(struct step_collector *c);
 
 /* maps.c */
 /* Add the executable file mappings of tid's process to the module union.
  * Fails only for lack of memory; an unreadable maps file (the thread is
  * gone) changes nothing. */
-int hwt_pt_modules_refresh(struct pt_collector *c, pid_t tid,
+int hwt_step_modules_refresh(struct step_collector *c, pid_t tid,
 			   struct hwt_err *err);
-size_t hwt_pt_modules_get(struct hwt_collector *base,
+size_t hwt_step_modules_get(struct hwt_collector *base,
 			  const struct hwt_collect_module **modules);
-void hwt_pt_modules_free(struct pt_collector *c);
+void hwt_step_modules_free(struct step_collector *c);
 
 /* live.c */
-int hwt_pt_resume(struct hwt_collector *base,
+int hwt_step_resume(struct hwt_collector *base,
 		  const struct hwt_resume_opts *opts,
 		  struct hwt_collect_event *event, struct hwt_err *err);
-size_t hwt_pt_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap);
+size_t hwt_step_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap);
 /* Hooks of the shared loop (run.c), called only while c->live is set. */
 /* t may go on with request/sig, or has to stay stopped. */
-bool hwt_pt_live_may_go(struct pt_collector *c, struct pt_thread *t);
-int hwt_pt_live_after_step(struct pt_collector *c, struct pt_thread *t,
+bool hwt_step_live_may_go(struct step_collector *c, struct step_thread *t);
+int hwt_step_live_after_step(struct step_collector *c, struct step_thread *t,
 			   uint64_t pc);
 /* True when sig is live control's own wake-up, handled here. */
-bool hwt_pt_live_swallow(struct pt_collector *c, struct pt_thread *t,
+bool hwt_step_live_swallow(struct step_collector *c, struct step_thread *t,
 			int sig);
-int hwt_pt_live_signal(struct pt_collector *c, struct pt_thread *t, int sig);
-int hwt_pt_live_thread_died(struct pt_collector *c, struct pt_thread *t,
+int hwt_step_live_signal(struct step_collector *c, struct step_thread *t, int sig);
+int hwt_step_live_thread_died(struct step_collector *c, struct step_thread *t,
 			    int status);
-int hwt_pt_live_interrupt_stop(struct pt_collector *c, struct pt_thread *t);
+int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t);
 /* A new thread's first stop in a resume that reports births: queue
  * HWT_EVENT_THREAD_CREATED on it (it stays stopped there). */
-int hwt_pt_live_born(struct pt_collector *c, struct pt_thread *t);
+int hwt_step_live_born(struct step_collector *c, struct step_thread *t);
 
 /* interrupt.c */
 struct pt_interrupt;
 /* Watch fd (>= 0) from a helper thread while the program runs. */
-int hwt_pt_interrupt_start(struct pt_collector *c, int fd,
+int hwt_step_interrupt_start(struct step_collector *c, int fd,
 			   struct pt_interrupt **out, struct hwt_err *err);
-void hwt_pt_interrupt_stop(struct pt_interrupt *in);
+void hwt_step_interrupt_stop(struct pt_interrupt *in);
 
 /* debugreg.c */
 /* Lay the READ and ACCESS watches of w out in debug registers. */
-int hwt_pt_dr_configure(struct pt_collector *c, const struct hwt_watch *w,
+int hwt_step_dr_configure(struct step_collector *c, const struct hwt_watch *w,
 			size_t n, struct hwt_err *err);
 /* Bring t's debug registers to the current setup. */
-int hwt_pt_dr_apply(struct pt_collector *c, struct pt_thread *t,
+int hwt_step_dr_apply(struct step_collector *c, struct step_thread *t,
 		    struct hwt_err *err);
 /* After a step: the slot whose watch t's instruction hit, or -1. */
-int hwt_pt_dr_hit(struct pt_collector *c, struct pt_thread *t);
+int hwt_step_dr_hit(struct step_collector *c, struct step_thread *t);
 /* Disable t's debug registers (detach). */
-void hwt_pt_dr_clear(struct pt_thread *t);
+void hwt_step_dr_clear(struct step_thread *t);
 
 /* attach.c */
-int hwt_pt_attach(const struct hwt_collect_opts *opts, pid_t pid,
+int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,
 		  struct hwt_collector **out, struct hwt_err *err);
-int hwt_pt_detach(struct hwt_collector *base, struct hwt_err *err);
+int hwt_step_detach(struct hwt_collector *base, struct hwt_err *err);
 
 /* access.c */
-int hwt_pt_regset(struct hwt_collector *base, pid_t tid, int nt_type,
+int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 		  void *buf, size_t *len, bool write, struct hwt_err *err);
-ssize_t hwt_pt_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
+ssize_t hwt_step_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
 			size_t len);
-ssize_t hwt_pt_mem_write(struct hwt_collector *base, uint64_t addr,
+ssize_t hwt_step_mem_write(struct hwt_collector *base, uint64_t addr,
 			 const void *buf, size_t len);
 
 /* core.c */
-int hwt_pt_write_core(struct hwt_collector *base, const char *path,
+int hwt_step_write_core(struct hwt_collector *base, const char *path,
 		      struct hwt_err *err);
 
 #endif

@@ -48,11 +48,11 @@ static struct step *make_steps(size_t n, unsigned seed)
 	return s;
 }
 
-static void record(struct hwt_ring *r, const struct step *s, size_t n)
+static void record(struct hwt_sw_ring *r, const struct step *s, size_t n)
 {
-	hwt_ring_start(r, s[0].pc);
+	hwt_sw_ring_start(r, s[0].pc);
 	for (size_t i = 1; i < n; i++)
-		hwt_ring_step(r, s[i].pc, s[i].async);
+		hwt_sw_ring_step(r, s[i].pc, s[i].async);
 }
 
 struct decoded {
@@ -165,15 +165,15 @@ static void test_no_wrap(void)
 {
 	const size_t n = 20000;
 	struct step *s = make_steps(n, 1);
-	struct hwt_ring r;
+	struct hwt_sw_ring r;
 	struct decoded d;
 	size_t async_seen = 0;
 	char why[700] = "";
 	bool ok;
 
-	ok = hwt_ring_init(&r, 1u << 20, 512, NULL) == 0;
+	ok = hwt_sw_ring_init(&r, 1u << 20, 512, NULL) == 0;
 	record(&r, s, n);
-	ok = ok && hwt_ring_seal(&r, NULL) == 0;
+	ok = ok && hwt_sw_ring_seal(&r, NULL) == 0;
 	ok = ok && decode(r.sealed, r.sealed_size, &d);
 	if (!ok)
 		snprintf(why, sizeof(why), "%s", d.why);
@@ -191,7 +191,7 @@ static void test_no_wrap(void)
 	      ok && async_seen == count_async(s, 0, n),
 	      "%zu marks decoded, %zu recorded", async_seen,
 	      count_async(s, 0, n));
-	hwt_ring_free(&r);
+	hwt_sw_ring_free(&r);
 	free(d.steps);
 	free(s);
 }
@@ -201,17 +201,17 @@ static void test_wrap(void)
 	const size_t n = 50000;
 	const uint64_t cap = 2048;
 	struct step *s = make_steps(n, 7);
-	struct hwt_ring r, whole;
+	struct hwt_sw_ring r, whole;
 	struct decoded d = {0};
 	size_t async_seen;
 	char why[700] = "";
 	bool ok;
 
-	ok = hwt_ring_init(&r, cap, 200, NULL) == 0 &&
-	     hwt_ring_init(&whole, 1u << 24, 200, NULL) == 0;
+	ok = hwt_sw_ring_init(&r, cap, 200, NULL) == 0 &&
+	     hwt_sw_ring_init(&whole, 1u << 24, 200, NULL) == 0;
 	record(&r, s, n);
 	record(&whole, s, n);
-	ok = ok && hwt_ring_seal(&r, NULL) == 0 && hwt_ring_seal(&whole, NULL) == 0;
+	ok = ok && hwt_sw_ring_seal(&r, NULL) == 0 && hwt_sw_ring_seal(&whole, NULL) == 0;
 	CHECK("ring stays within its capacity",
 	      ok && r.sealed_size <= cap && r.sealed_size > cap / 2,
 	      "%zu bytes kept of %llu", r.sealed_size,
@@ -233,48 +233,48 @@ static void test_wrap(void)
 	      (unsigned long long)r.lost_insns,
 	      (unsigned long long)r.lost_bytes, d.n, r.sealed_size,
 	      whole.sealed_size);
-	hwt_ring_free(&r);
-	hwt_ring_free(&whole);
+	hwt_sw_ring_free(&r);
+	hwt_sw_ring_free(&whole);
 	free(d.steps);
 	free(s);
 }
 
 static void test_edges(void)
 {
-	struct hwt_ring r;
+	struct hwt_sw_ring r;
 	struct hwt_err err = {0};
 	struct decoded d = {0};
 	bool ok;
 
 	CHECK("ring refuses a capacity below one chunk",
-	      hwt_ring_init(&r, 100, 200, &err) < 0 && err.msg[0],
+	      hwt_sw_ring_init(&r, 100, 200, &err) < 0 && err.msg[0],
 	      "accepted");
 	CHECK("ring refuses a tiny chunk payload",
-	      hwt_ring_init(&r, 1 << 20, 8, NULL) < 0, "accepted");
+	      hwt_sw_ring_init(&r, 1 << 20, 8, NULL) < 0, "accepted");
 	CHECK("chunk payload scales with capacity",
-	      hwt_ring_chunk_payload_for(64u << 10) == 4096 &&
-	      hwt_ring_chunk_payload_for(4u << 20) == 16384 &&
-	      hwt_ring_chunk_payload_for(256) == HWT_RING_MIN_CHUNK_PAYLOAD,
-	      "%u %u %u", hwt_ring_chunk_payload_for(64u << 10),
-	      hwt_ring_chunk_payload_for(4u << 20),
-	      hwt_ring_chunk_payload_for(256));
+	      hwt_sw_ring_chunk_payload_for(64u << 10) == 4096 &&
+	      hwt_sw_ring_chunk_payload_for(4u << 20) == 16384 &&
+	      hwt_sw_ring_chunk_payload_for(256) == HWT_RING_MIN_CHUNK_PAYLOAD,
+	      "%u %u %u", hwt_sw_ring_chunk_payload_for(64u << 10),
+	      hwt_sw_ring_chunk_payload_for(4u << 20),
+	      hwt_sw_ring_chunk_payload_for(256));
 
-	ok = hwt_ring_init(&r, 1 << 16, 1024, NULL) == 0 &&
-	     hwt_ring_seal(&r, NULL) == 0;
+	ok = hwt_sw_ring_init(&r, 1 << 16, 1024, NULL) == 0 &&
+	     hwt_sw_ring_seal(&r, NULL) == 0;
 	CHECK("a thread that never ran seals to an empty trace",
 	      ok && r.sealed && r.sealed_size == 0, "size %zu",
 	      r.sealed_size);
-	hwt_ring_free(&r);
+	hwt_sw_ring_free(&r);
 
-	ok = hwt_ring_init(&r, 1 << 16, 1024, NULL) == 0;
-	hwt_ring_start(&r, 0x401000);
-	ok = ok && hwt_ring_seal(&r, NULL) == 0 &&
+	ok = hwt_sw_ring_init(&r, 1 << 16, 1024, NULL) == 0;
+	hwt_sw_ring_start(&r, 0x401000);
+	ok = ok && hwt_sw_ring_seal(&r, NULL) == 0 &&
 	     decode(r.sealed, r.sealed_size, &d);
 	CHECK("a single instruction is one empty-payload chunk",
 	      ok && d.n == 1 && d.steps[0].pc == 0x401000 &&
 	      r.sealed_size == HWT_SW_CHUNK_HDR_SIZE,
 	      "%zu insns, %zu bytes %s", d.n, r.sealed_size, d.why);
-	hwt_ring_free(&r);
+	hwt_sw_ring_free(&r);
 	free(d.steps);
 }
 

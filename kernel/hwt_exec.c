@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hwt_image.c - image sideband. The module reports one image event in
+ * hwt_exec.c - exec sideband. The module reports one image event in
  * the trace itself: exec. A block flagged HWTRACE_BLK_EXEC starts at the
  * new program's entry point, so user space knows that the address space
  * was replaced there. Which files are mapped where (the program, the
@@ -26,12 +26,12 @@ static void hwt_exec(void *data, struct task_struct *p, pid_t old_pid,
 }
 
 /* Registered with the recorder's probes (hwt_tp.c). */
-int hwt_image_probes_register(void)
+int hwt_exec_probes_register(void)
 {
 	return hwt_tp_register("sched_process_exec", hwt_exec);
 }
 
-void hwt_image_probes_unregister(void)
+void hwt_exec_probes_unregister(void)
 {
 	hwt_tp_unregister("sched_process_exec", hwt_exec);
 }
