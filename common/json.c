@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "hwt-json.h"
+#include "array.h"
 
 /* An object key, decoded (escapes resolved) into the scanner's arena. */
 struct key {
@@ -133,17 +134,8 @@ static int key_bytes(struct scan *s, const void *p, size_t n)
 {
 	if (!s->in_key)
 		return 0;
-	if (s->alen + n > s->acap) {
-		size_t cap = s->acap ? 2 * s->acap : 256;
-		char *a;
-
-		while (cap < s->alen + n)
-			cap *= 2;
-		if (!(a = realloc(s->arena, cap)))
-			return no_memory(s);
-		s->arena = a;
-		s->acap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(s->arena, s->acap, s->alen + n, 256))
+		return no_memory(s);
 	memcpy(s->arena + s->alen, p, n);
 	s->alen += n;
 	return 0;
@@ -462,15 +454,8 @@ static int object(struct scan *s)
 		if (rc)
 			return rc;
 		k.len = s->alen - k.off;
-		if (s->nkeys == s->keys_cap) {
-			size_t cap = s->keys_cap ? 2 * s->keys_cap : 64;
-			struct key *v = realloc(s->keys, cap * sizeof(*v));
-
-			if (!v)
-				return no_memory(s);
-			s->keys = v;
-			s->keys_cap = cap;
-		}
+		if (HWT_ARRAY_RESERVE(s->keys, s->keys_cap, s->nkeys + 1, 64))
+			return no_memory(s);
 		s->keys[s->nkeys] = k;
 		f->key = s->nkeys++;
 		skip_ws(s);

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "replay-int.h"
+#include "array.h"
 
 /* How far up the stack a return or long jump looks for its function;
  * bounds the cost of a corrupted stack, not real recursion. */
@@ -49,15 +50,8 @@ struct hwt_calls {
 static ssize_t push_seg(struct hwt_calls *c, uint64_t index, int level,
 			ssize_t up, uint64_t func, const char *name, bool gap)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 256;
-		struct cseg *p = realloc(c->v, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		c->v = p;
-		c->cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(c->v, c->cap, c->n + 1, 256))
+		return -ENOMEM;
 	c->v[c->n] = (struct cseg){
 		.pub = { .first = index, .last = index, .level = level,
 			 .function = name, .gap = gap },

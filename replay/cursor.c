@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "replay-int.h"
 
 struct hwt_cursor {
@@ -173,18 +174,8 @@ struct frames {
 
 static int frames_set(struct frames *f, int depth, uint64_t fn)
 {
-	if ((size_t)depth >= f->cap) {
-		size_t cap = f->cap ? f->cap : 64;
-		uint64_t *p;
-
-		while (cap <= (size_t)depth)
-			cap *= 2;
-		p = realloc(f->fn, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		f->fn = p;
-		f->cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(f->fn, f->cap, (size_t)depth + 1, 64))
+		return -ENOMEM;
 	f->fn[depth] = fn;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "array.h"
 
 /* New formats (Intel PT, BTS, ETM) add their ops here. */
 static const struct hwt_decoder *const decoders[] = {
@@ -38,15 +39,8 @@ const char *hwt_decoder_names(void)
 
 int hwt_segments_push(struct hwt_segments *s, const struct hwt_segment *seg)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct hwt_segment *p = realloc(s->v, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->v = p;
-		s->cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(s->v, s->cap, s->n + 1, 64))
+		return -ENOMEM;
 	s->v[s->n++] = *seg;
 	return 0;
 }
@@ -57,15 +51,8 @@ const char *hwt_segments_reason(struct hwt_segments *s, const char *fmt, ...)
 	va_list ap;
 	int len;
 
-	if (s->nstrs == s->strcap) {
-		size_t cap = s->strcap ? 2 * s->strcap : 16;
-		char **p = realloc(s->strs, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		s->strs = p;
-		s->strcap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(s->strs, s->strcap, s->nstrs + 1, 16))
+		return NULL;
 	va_start(ap, fmt);
 	len = vasprintf(&str, fmt, ap);
 	va_end(ap);
@@ -89,15 +76,8 @@ void hwt_segments_free(struct hwt_segments *s)
 
 int hwt_blocks_push(struct hwt_blocks *b, const struct hwt_block *blk)
 {
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 256;
-		struct hwt_block *p = realloc(b->v, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		b->v = p;
-		b->cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(b->v, b->cap, b->n + 1, 256))
+		return -ENOMEM;
 	b->v[b->n++] = *blk;
 	return 0;
 }

@@ -68,12 +68,13 @@ int hwt_pt_thread_pieces(const struct hwt_bundle *b, int64_t tid,
 			 struct hwt_err *err);
 /* Append the executions of tid in one cpu's context-switch records
  * (perf_event PERF_RECORD_SWITCH_CPU_WIDE with sample_id_all, TID and
- * TIME, as LLDB stores them) to *v as pieces with cpu_index, times
- * converted to TSC with conv; off and len are left 0. */
+ * TIME, as LLDB stores them) to the array *v (*nv pieces, room for *cap)
+ * as pieces with cpu_index, times converted to TSC with conv; off and
+ * len are left 0. */
 int hwt_pt_switch_parse(const uint8_t *d, size_t n, int64_t tid,
 			const struct hwt_tsc_conv *conv, size_t cpu_index,
 			int64_t cpu, struct hwt_pt_piece **v, size_t *nv,
-			struct hwt_err *err);
+			size_t *cap, struct hwt_err *err);
 
 struct hwt_blocks {
 	struct hwt_block *v;

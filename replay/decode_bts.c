@@ -30,6 +30,7 @@
 
 #include "decode.h"
 #include "replay-int.h"
+#include "array.h"
 
 #define BTS_REC 24u
 #define BTS_SEG_RECORDS 4096u
@@ -363,15 +364,8 @@ struct bts_out {
 
 static int emit(struct bts_out *o, uint64_t from, uint64_t to)
 {
-	if (o->n + BTS_REC > o->cap) {
-		size_t cap = o->cap ? 2 * o->cap : 64 * BTS_REC;
-		uint8_t *p = realloc(o->v, cap);
-
-		if (!p)
-			return -ENOMEM;
-		o->v = p;
-		o->cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(o->v, o->cap, o->n + BTS_REC, 64 * BTS_REC))
+		return -ENOMEM;
 	put64(o->v + o->n, from);
 	put64(o->v + o->n + 8, to);
 	put64(o->v + o->n + 16, 0);

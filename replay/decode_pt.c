@@ -32,6 +32,7 @@
 
 #include "decode.h"
 #include "replay-int.h"
+#include "array.h"
 
 /* struct hwt_segment.flags: the cpu identity (libipt picks errata by it)
  * and whether seg->pc holds the IP at which the next segment starts. */
@@ -405,17 +406,10 @@ static int find_psbs(const uint8_t *trace, size_t size, uint64_t **out,
 	       pt_pkt_get_sync_offset(pkt, &off) >= 0) {
 		if (*n && off <= v[*n - 1])
 			break;
-		if (*n == cap) {
-			uint64_t *p;
-
-			cap = cap ? 2 * cap : 64;
-			p = realloc(v, cap * sizeof(*p));
-			if (!p) {
-				free(v);
-				pt_pkt_free_decoder(pkt);
-				return -ENOMEM;
-			}
-			v = p;
+		if (HWT_ARRAY_RESERVE(v, cap, *n + 1, 64)) {
+			free(v);
+			pt_pkt_free_decoder(pkt);
+			return -ENOMEM;
 		}
 		v[(*n)++] = off;
 	}

@@ -47,6 +47,7 @@
 
 #include "decode.h"
 #include "replay-int.h"
+#include "array.h"
 
 /* Instructions walked to reach one record: far more than straight-line
  * code runs, small enough that a bad record costs little. */
@@ -127,15 +128,9 @@ static int emit(struct out *o, uint64_t next, bool async)
 				   .async = async, .open = true };
 		return 0;
 	}
-	if (segs->bytes_cap - segs->nbytes < HWT_SW_MAX_RECORD + 1) {
-		size_t cap = segs->bytes_cap ? 2 * segs->bytes_cap : 65536;
-		uint8_t *p = realloc(segs->bytes, cap);
-
-		if (!p)
-			return -ENOMEM;
-		segs->bytes = p;
-		segs->bytes_cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(segs->bytes, segs->bytes_cap,
+			      segs->nbytes + HWT_SW_MAX_RECORD + 1, 65536))
+		return -ENOMEM;
 	segs->nbytes += hwt_sw_encode_step(o->last, next, async,
 					   segs->bytes + segs->nbytes);
 	o->last = next;
@@ -157,15 +152,8 @@ static int gap(struct out *o, const char *reason)
 
 static int path_push(struct hwt_sw_expand *x, size_t n, uint64_t pc)
 {
-	if (n == x->path_cap) {
-		size_t cap = x->path_cap ? 2 * x->path_cap : 1024;
-		uint64_t *p = realloc(x->path, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		x->path = p;
-		x->path_cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(x->path, x->path_cap, n + 1, 1024))
+		return -ENOMEM;
 	x->path[n] = pc;
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "replay-int.h"
+#include "array.h"
 
 enum { PRIO_CORE = 1, PRIO_FILE = 2 };
 
@@ -138,23 +139,14 @@ static int add_raw(struct hwt_image *img, uint64_t start, uint64_t size,
 		   const uint8_t *data, struct hwt_module *m, int prio,
 		   struct hwt_err *err)
 {
-	struct hwt_span *s;
-
 	if (size == 0)
 		return 0;
 	if (start + size < start)
 		return hwt_err_set(err, EINVAL, "%s: segment at 0x%llx wraps "
 				   "around the address space", m->path,
 				   (unsigned long long)start);
-	if (img->nraw == img->rawcap) {
-		size_t cap = img->rawcap ? 2 * img->rawcap : 64;
-
-		s = realloc(img->raw, cap * sizeof(*s));
-		if (!s)
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		img->raw = s;
-		img->rawcap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(img->raw, img->rawcap, img->nraw + 1, 64))
+		return hwt_err_set(err, ENOMEM, "out of memory");
 	img->raw[img->nraw++] = (struct hwt_span){
 		.start = start, .end = start + size, .data = data, .mod = m,
 		.prio = prio, .seq = img->seq++,
@@ -502,15 +494,8 @@ static int insert_uncovered(struct hwt_span **map, size_t *n, size_t *cap,
 		}
 		stop = lo < *n && (*map)[lo].start < s->end ?
 			(*map)[lo].start : s->end;
-		if (*n == *cap) {
-			size_t c = *cap ? 2 * *cap : 64;
-			struct hwt_span *p = realloc(*map, c * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			*map = p;
-			*cap = c;
-		}
+		if (HWT_ARRAY_RESERVE(*map, *cap, *n + 1, 64))
+			return -ENOMEM;
 		memmove(*map + lo + 1, *map + lo, (*n - lo) * sizeof(**map));
 		(*map)[lo] = *s;
 		(*map)[lo].start = cur;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "replay-int.h"
+#include "array.h"
 
 static bool has_section(Elf *elf, const char *want)
 {
@@ -129,15 +130,8 @@ static void load_cus(struct hwt_module *m)
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi)
 				continue;
-			if (n == cap) {
-				struct hwt_cu *p;
-
-				cap = cap ? 2 * cap : 64;
-				p = realloc(m->cus, cap * sizeof(*p));
-				if (!p)
-					goto done;
-				m->cus = p;
-			}
+			if (HWT_ARRAY_RESERVE(m->cus, cap, n + 1, 64))
+				goto done;
 			m->cus[n++] = (struct hwt_cu){
 				.lo = lo, .hi = hi,
 				.off = dwarf_dieoffset(&cudie),

@@ -42,6 +42,7 @@
 
 #include "hwt-replay.h"
 #include "replay-int.h"
+#include "array.h"
 
 #define PT_BUF 65536u
 #define PT_TNT_MAX 47u           /* bits of a TNT-64 packet */
@@ -66,18 +67,8 @@ static int drain(struct enc *x)
 
 	if (pt_enc_get_offset(x->e, &off) < 0)
 		return -EIO;
-	if (x->n + off > x->cap) {
-		size_t cap = x->cap ? 2 * x->cap : 4 * PT_BUF;
-		uint8_t *p;
-
-		while (cap < x->n + off)
-			cap *= 2;
-		p = realloc(x->out, cap);
-		if (!p)
-			return -ENOMEM;
-		x->out = p;
-		x->cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(x->out, x->cap, x->n + off, 4 * PT_BUF))
+		return -ENOMEM;
 	memcpy(x->out + x->n, x->buf, off);
 	x->n += off;
 	return pt_enc_sync_set(x->e, 0) < 0 ? -EIO : 0;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "decode.h"
 #include "replay-int.h"
 
@@ -98,18 +99,11 @@ void hwt_pt_switch_record(uint8_t out[HWT_PT_SWITCH_RECORD_SIZE],
 	memcpy(out + 24, &ns, 8);
 }
 
-static int add_piece(struct hwt_pt_piece **v, size_t *nv,
+static int add_piece(struct hwt_pt_piece **v, size_t *nv, size_t *cap,
 		     const struct hwt_pt_piece *p)
 {
-	struct hwt_pt_piece *q;
-
-	/* Grow by powers of two: *nv is a power of two when full. */
-	if ((*nv & (*nv - 1)) == 0) {
-		q = realloc(*v, (*nv ? 2 * *nv : 4) * sizeof(*q));
-		if (!q)
-			return -ENOMEM;
-		*v = q;
-	}
+	if (HWT_ARRAY_RESERVE(*v, *cap, *nv + 1, 4))
+		return -ENOMEM;
 	(*v)[(*nv)++] = *p;
 	return 0;
 }
@@ -117,7 +111,7 @@ static int add_piece(struct hwt_pt_piece **v, size_t *nv,
 int hwt_pt_switch_parse(const uint8_t *d, size_t n, int64_t tid,
 			const struct hwt_tsc_conv *conv, size_t cpu_index,
 			int64_t cpu, struct hwt_pt_piece **v, size_t *nv,
-			struct hwt_err *err)
+			size_t *cap, struct hwt_err *err)
 {
 	struct hwt_pt_piece p = { .cpu = cpu, .cpu_index = cpu_index };
 	uint64_t last_ns = 0, start = 0;
@@ -177,7 +171,7 @@ int hwt_pt_switch_parse(const uint8_t *d, size_t n, int64_t tid,
 				p.tsc_end = tsc;
 				p.begin_known = seen;
 				p.end_known = pid_tid == tid;
-				if (add_piece(v, nv, &p))
+				if (add_piece(v, nv, cap, &p))
 					return hwt_err_set(err, ENOMEM,
 							   "out of memory");
 			}
@@ -189,7 +183,7 @@ int hwt_pt_switch_parse(const uint8_t *d, size_t n, int64_t tid,
 				p.tsc_end = tsc;
 				p.begin_known = true;
 				p.end_known = false;
-				if (add_piece(v, nv, &p))
+				if (add_piece(v, nv, cap, &p))
 					return hwt_err_set(err, ENOMEM,
 							   "out of memory");
 			}
@@ -205,7 +199,7 @@ int hwt_pt_switch_parse(const uint8_t *d, size_t n, int64_t tid,
 		p.tsc_end = UINT64_MAX;
 		p.begin_known = true;
 		p.end_known = false;
-		if (add_piece(v, nv, &p))
+		if (add_piece(v, nv, cap, &p))
 			return hwt_err_set(err, ENOMEM, "out of memory");
 	}
 	return 0;
@@ -227,7 +221,7 @@ int hwt_pt_thread_pieces(const struct hwt_bundle *b, int64_t tid,
 {
 	struct hwt_pt_piece *v = NULL;
 	uint8_t *all = NULL;
-	size_t nv = 0, total = 0;
+	size_t nv = 0, vcap = 0, total = 0;
 	int rc = 0;
 
 	if (!b->has_tsc_conv)
@@ -246,7 +240,7 @@ int hwt_pt_thread_pieces(const struct hwt_bundle *b, int64_t tid,
 		free(path);
 		if (!rc) {
 			rc = hwt_pt_switch_parse(d, n, tid, &b->tsc_conv, c,
-						 cpu->id, &v, &nv, err);
+						 cpu->id, &v, &nv, &vcap, err);
 			free(d);
 		}
 		if (rc) {

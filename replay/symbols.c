@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "replay-int.h"
+#include "array.h"
 
 struct symvec {
 	struct hwt_sym *v;
@@ -21,15 +22,8 @@ struct symvec {
 
 static int push(struct symvec *sv, struct hwt_sym s)
 {
-	if (sv->n == sv->cap) {
-		size_t cap = sv->cap ? 2 * sv->cap : 256;
-		struct hwt_sym *p = realloc(sv->v, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		sv->v = p;
-		sv->cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(sv->v, sv->cap, sv->n + 1, 256))
+		return -ENOMEM;
 	sv->v[sv->n++] = s;
 	return 0;
 }
@@ -156,16 +150,9 @@ static int load_relocs(Elf *elf, struct reloc **out, size_t *nout)
 		for (size_t i = 0; i < data->d_size / sh.sh_entsize; i++) {
 			GElf_Rela r;
 
-			if (n == cap) {
-				struct reloc *p;
-
-				cap = cap ? 2 * cap : 64;
-				p = realloc(v, cap * sizeof(*p));
-				if (!p) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = p;
+			if (HWT_ARRAY_RESERVE(v, cap, n + 1, 64)) {
+				free(v);
+				return -ENOMEM;
 			}
 			if (gelf_getrela(data, (int)i, &r) &&
 			    reloc_name(elf, symdata, &symsh, &r, &v[n]))

@@ -24,6 +24,7 @@
 #include "os/proc.h"
 #include "seize/seize.h"
 #include "module.h"
+#include "array.h"
 
 struct mod_thread {
 	pid_t tid;
@@ -84,15 +85,8 @@ static int mod_attach(void *ctx, pid_t tid, bool first, struct hwt_err *err)
 
 	if (c->nthreads == HWT_BUNDLE_MAX_THREADS)
 		return 0;   /* a bundle holds no more: later ones run free */
-	if (c->nthreads == c->alloc) {
-		size_t n = c->alloc ? c->alloc * 2 : 8;
-
-		t = realloc(c->threads, n * sizeof(*t));
-		if (!t)
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		c->threads = t;
-		c->alloc = n;
-	}
+	if (HWT_ARRAY_RESERVE(c->threads, c->alloc, c->nthreads + 1, 8))
+		return hwt_err_set(err, ENOMEM, "out of memory");
 	if (ioctl(c->dev, HWTRACE_IOC_ATTACH, &at) < 0)
 		return ioctl_err(err, "ATTACH", tid);
 	if (ioctl(c->dev, HWTRACE_IOC_CONFIG, &cf) < 0)

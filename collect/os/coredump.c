@@ -18,6 +18,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "proc.h"
 
 #define PAGE 4096u
@@ -52,19 +53,9 @@ static void note_add(struct notes *b, const char *name, uint32_t type,
 
 	if (b->nomem)
 		return;
-	if (b->len + need > b->alloc) {
-		size_t n = (b->alloc ? b->alloc : 4096);
-		uint8_t *p;
-
-		while (n < b->len + need)
-			n *= 2;
-		p = realloc(b->p, n);
-		if (!p) {
-			b->nomem = true;
-			return;
-		}
-		b->p = p;
-		b->alloc = n;
+	if (HWT_ARRAY_RESERVE(b->p, b->alloc, b->len + need, 4096)) {
+		b->nomem = true;
+		return;
 	}
 	at = b->p + b->len;
 	memset(at, 0, need);

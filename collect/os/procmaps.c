@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "proc.h"
 
 /* vm.max_map_count defaults to 65530; a line is at most PATH_MAX plus
@@ -71,24 +72,15 @@ int hwt_maps_read(pid_t tid, struct hwt_maps *maps, struct hwt_err *err)
 			next = line + strlen(line);
 		if (!*line)
 			continue;
-		if (maps->n == alloc) {
-			struct hwt_map *v;
-
-			alloc = alloc ? alloc * 2 : 256;
-			if (alloc > MAPS_MAX_ENTRIES) {
-				hwt_maps_free(maps);
-				return hwt_err_set(err, EFBIG,
-						   "%s has more than %u mappings",
-						   path, MAPS_MAX_ENTRIES);
-			}
-			v = realloc(maps->v, alloc * sizeof(*v));
-			if (!v) {
-				hwt_maps_free(maps);
-				return hwt_err_set(err, ENOMEM,
-						   "out of memory reading %s",
-						   path);
-			}
-			maps->v = v;
+		if (maps->n == MAPS_MAX_ENTRIES) {
+			hwt_maps_free(maps);
+			return hwt_err_set(err, EFBIG, "%s has more than %u "
+					   "mappings", path, MAPS_MAX_ENTRIES);
+		}
+		if (HWT_ARRAY_RESERVE(maps->v, alloc, maps->n + 1, 256)) {
+			hwt_maps_free(maps);
+			return hwt_err_set(err, ENOMEM, "out of memory reading "
+					   "%s", path);
 		}
 		if (!parse_line(line, &maps->v[maps->n])) {
 			hwt_maps_free(maps);

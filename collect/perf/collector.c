@@ -20,6 +20,7 @@
 
 #include "seize/seize.h"
 #include "perf.h"
+#include "array.h"
 
 struct perf_thread {
 	pid_t tid;
@@ -112,17 +113,13 @@ static int perf_attach(void *ctx, pid_t tid, bool first, struct hwt_err *err)
 
 	if (c->nthreads == HWT_BUNDLE_MAX_THREADS)
 		return 0;   /* a bundle holds no more: later ones run free */
-	if (c->nthreads == c->alloc) {
-		size_t n = c->alloc ? c->alloc * 2 : 8;
-		struct pollfd *p;
+	/* threads[i] is polled through pfds[i]: one capacity for both */
+	{
+		size_t pcap = c->alloc;
 
-		if (!(t = realloc(c->threads, n * sizeof(*t))))
+		if (HWT_ARRAY_RESERVE(c->pfds, pcap, c->nthreads + 1, 8) ||
+		    HWT_ARRAY_RESERVE(c->threads, c->alloc, pcap, 8))
 			return hwt_err_set(err, ENOMEM, "out of memory");
-		c->threads = t;
-		if (!(p = realloc(c->pfds, n * sizeof(*p))))
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		c->pfds = p;
-		c->alloc = n;
 	}
 	t = &c->threads[c->nthreads];
 	memset(t, 0, sizeof(*t));

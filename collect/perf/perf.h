@@ -7,7 +7,6 @@
  * aux.c         reading the mmap'd ring: sideband records and AUX data,
  *               lost-data accounting
  * event.c       perf_event_open attributes, mmap of the ring, IP filters
- * sideband.c    the executable-module set (MMAP2 records, /proc/PID/maps)
  * collector.c   the recorder the three backends share over collect/seize/seize.c:
  *               one event per thread, drained as it fills and at the
  *               thread's exit; fault stop, core and finish
@@ -23,6 +22,7 @@
 #include <sys/types.h>
 
 #include "backend.h"
+#include "os/modset.h"
 
 /* ---- pmu.c ------------------------------------------------------------- */
 
@@ -165,21 +165,6 @@ int hwt_perf_event_filters(struct hwt_perf_event *ev,
 void hwt_perf_event_close(struct hwt_perf_event *ev);
 /* Largest power of two <= bytes, at least min_pages pages. */
 uint64_t hwt_perf_aux_size_for(uint64_t bytes);
-
-/* ---- sideband.c -------------------------------------------------------- */
-
-struct hwt_modset {
-	struct hwt_collect_module *v;
-	size_t n, alloc;
-};
-
-/* Add the file mapped at addr from file offset pgoff (an executable
- * mapping); duplicates and non-files are ignored. */
-int hwt_modset_add(struct hwt_modset *s, const char *path, uint64_t addr,
-		   uint64_t pgoff, struct hwt_err *err);
-/* Every executable file mapping in /proc/PID/maps. */
-int hwt_modset_add_maps(struct hwt_modset *s, pid_t pid, struct hwt_err *err);
-void hwt_modset_free(struct hwt_modset *s);
 
 /* ---- collector.c ------------------------------------------------------- */
 

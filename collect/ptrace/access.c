@@ -21,7 +21,7 @@
 int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 		  void *buf, size_t *len, bool write, struct hwt_err *err)
 {
-	struct step_collector *c = pt_of(base);
+	struct step_collector *c = step_of(base);
 	struct step_thread *t = hwt_step_thread_find(c, tid);
 	struct iovec iov = { .iov_base = buf, .iov_len = *len };
 	uint64_t old_pc = 0, new_pc;

@@ -134,7 +134,7 @@ static void release_all(struct step_collector *c)
 int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,
 		  struct hwt_collector **out, struct hwt_err *err)
 {
-	struct pt_live stopping = { .memfd = -1, .stopping = true };
+	struct step_live stopping = { .memfd = -1, .stopping = true };
 	struct step_collector *c;
 	size_t found = 1;
 	int rc = 0;
@@ -195,7 +195,7 @@ fail:
 
 int hwt_step_detach(struct hwt_collector *base, struct hwt_err *err)
 {
-	struct step_collector *c = pt_of(base);
+	struct step_collector *c = step_of(base);
 
 	release_all(c);
 	/* The history stays readable until close. */

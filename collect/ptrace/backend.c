@@ -29,7 +29,7 @@ static int ptrace_available(struct hwt_err *err)
 
 static void ptrace_close(struct hwt_collector *base)
 {
-	struct step_collector *c = pt_of(base);
+	struct step_collector *c = step_of(base);
 
 	hwt_step_kill_and_reap(c);
 	hwt_step_unpin(c);

@@ -8,7 +8,7 @@
 int hwt_step_write_core(struct hwt_collector *base, const char *path,
 		      struct hwt_err *err)
 {
-	struct step_collector *c = pt_of(base);
+	struct step_collector *c = step_of(base);
 	pid_t *tids = calloc(c->nthreads ? c->nthreads : 1, sizeof(*tids));
 	struct hwt_core_desc d = {
 		.pid = c->base.pid, .fault_tid = c->fault_thread->tid,

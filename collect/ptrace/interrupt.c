@@ -24,7 +24,7 @@
 /* How long a stepping program has to notice the flag by itself. */
 #define KICK_DELAY_MS 20
 
-struct pt_interrupt {
+struct step_interrupt {
 	pthread_t thread;
 	int fd;
 	int wake[2];              /* written to end the helper */
@@ -32,7 +32,7 @@ struct pt_interrupt {
 };
 
 /* Wait for fd or the wake pipe; true when fd became readable first. */
-static bool wait_fd(struct pt_interrupt *in, int fd, int timeout_ms,
+static bool wait_fd(struct step_interrupt *in, int fd, int timeout_ms,
 		    bool *woken)
 {
 	struct pollfd p[2] = {
@@ -50,7 +50,7 @@ static bool wait_fd(struct pt_interrupt *in, int fd, int timeout_ms,
 
 static void *watch(void *arg)
 {
-	struct pt_interrupt *in = arg;
+	struct step_interrupt *in = arg;
 	bool woken;
 
 	if (!wait_fd(in, in->fd, -1, &woken))
@@ -65,9 +65,9 @@ static void *watch(void *arg)
 }
 
 int hwt_step_interrupt_start(struct step_collector *c, int fd,
-			   struct pt_interrupt **out, struct hwt_err *err)
+			   struct step_interrupt **out, struct hwt_err *err)
 {
-	struct pt_interrupt *in = calloc(1, sizeof(*in));
+	struct step_interrupt *in = calloc(1, sizeof(*in));
 	int rc;
 
 	*out = NULL;
@@ -92,7 +92,7 @@ int hwt_step_interrupt_start(struct step_collector *c, int fd,
 	return 0;
 }
 
-void hwt_step_interrupt_stop(struct pt_interrupt *in)
+void hwt_step_interrupt_stop(struct step_interrupt *in)
 {
 	char b = 0;
 

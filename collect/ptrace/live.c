@@ -35,7 +35,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool is_breakpoint(const struct pt_live *l, uint64_t pc)
+static bool is_breakpoint(const struct step_live *l, uint64_t pc)
 {
 	return l->nbreakpoints &&
 	       bsearch(&pc, l->breakpoints, l->nbreakpoints,
@@ -57,7 +57,7 @@ static int read_watch(int memfd, const struct hwt_watch *w, uint64_t *value)
 static int queue_event(struct step_collector *c, struct step_thread *t,
 		       enum hwt_event_kind kind, int sig, uint64_t data_addr)
 {
-	struct pt_live *l = c->live;
+	struct step_live *l = c->live;
 
 	t->state = t->state == PT_GONE ? PT_GONE : PT_STOPPED;
 	if (t->has_event && kind != HWT_EVENT_THREAD_EXITED)
@@ -85,7 +85,7 @@ static int watch_event(struct step_collector *c, struct step_thread *t,
 
 /* A debug register hit: any access for ACCESS, for READ only when the
  * bytes kept their value (x86 cannot watch reads alone). */
-static bool dr_reportable(struct step_collector *c, const struct pt_live *l,
+static bool dr_reportable(struct step_collector *c, const struct step_live *l,
 			  size_t slot)
 {
 	uint64_t v;
@@ -110,7 +110,7 @@ bool hwt_step_live_may_go(struct step_collector *c, struct step_thread *t)
 int hwt_step_live_after_step(struct step_collector *c, struct step_thread *t,
 			   uint64_t pc)
 {
-	struct pt_live *l = c->live;
+	struct step_live *l = c->live;
 	/* Read first: DR6 is cleared on a hit, whatever gets reported. */
 	int slot = c->dr_used ? hwt_step_dr_hit(c, t) : -1;
 
@@ -212,7 +212,7 @@ int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t
 
 size_t hwt_step_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap)
 {
-	struct step_collector *c = pt_of(base);
+	struct step_collector *c = step_of(base);
 	size_t n = 0;
 
 	for (size_t i = 0; i < c->nthreads; i++) {
@@ -267,7 +267,7 @@ static int assign_actions(struct step_collector *c,
 }
 
 /* A queued event still worth reporting to a thread resumed with kind. */
-static bool event_due(struct step_thread *t, const struct pt_live *l)
+static bool event_due(struct step_thread *t, const struct step_live *l)
 {
 	uint64_t pc;
 
@@ -302,7 +302,7 @@ static void report(struct step_thread *t, struct hwt_collect_event *ev)
 		ev->pc = 0;
 }
 
-static int prepare_watches(struct step_collector *c, struct pt_live *l,
+static int prepare_watches(struct step_collector *c, struct step_live *l,
 			   const struct hwt_resume_opts *o,
 			   struct hwt_err *err)
 {
@@ -341,7 +341,7 @@ static int prepare_watches(struct step_collector *c, struct pt_live *l,
 	return 0;
 }
 
-static int prepare(struct step_collector *c, struct pt_live *l,
+static int prepare(struct step_collector *c, struct step_live *l,
 		   const struct hwt_resume_opts *o, struct hwt_err *err)
 {
 	uint64_t *bps;
@@ -361,7 +361,7 @@ static int prepare(struct step_collector *c, struct pt_live *l,
 	return 0;
 }
 
-static void release(struct pt_live *l)
+static void release(struct step_live *l)
 {
 	if (l->memfd >= 0)
 		close(l->memfd);
@@ -447,11 +447,11 @@ static void ended_event(struct step_collector *c, struct hwt_collect_event *ev)
 	}
 }
 
-static int run_until_event(struct step_collector *c, struct pt_live *l,
+static int run_until_event(struct step_collector *c, struct step_live *l,
 			   const struct hwt_resume_opts *o,
 			   struct hwt_collect_event *ev, struct hwt_err *err)
 {
-	struct pt_interrupt *in = NULL;
+	struct step_interrupt *in = NULL;
 	int rc;
 
 	atomic_store(&c->interrupt_fired, false);
@@ -490,8 +490,8 @@ int hwt_step_resume(struct hwt_collector *base,
 		  const struct hwt_resume_opts *opts,
 		  struct hwt_collect_event *event, struct hwt_err *err)
 {
-	struct step_collector *c = pt_of(base);
-	struct pt_live l = { .memfd = -1 };
+	struct step_collector *c = step_of(base);
+	struct step_live l = { .memfd = -1 };
 	enum hwt_resume_kind dflt;
 	bool moves = false;
 	int rc;

@@ -467,7 +467,7 @@ int hwt_step_loop(struct step_collector *c, struct hwt_err *err)
 
 int hwt_step_run(struct hwt_collector *base, struct hwt_err *err)
 {
-	struct step_collector *c = pt_of(base);
+	struct step_collector *c = step_of(base);
 	int rc;
 
 	hwt_step_set_wait_flags(c);
@@ -486,7 +486,7 @@ int hwt_step_run(struct hwt_collector *base, struct hwt_err *err)
 
 int hwt_step_finish(struct hwt_collector *base, struct hwt_err *err)
 {
-	struct step_collector *c = pt_of(base);
+	struct step_collector *c = step_of(base);
 	struct step_thread *f = c->fault_thread;
 
 	hwt_step_set_wait_flags(c);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tracer.h"
+#include "array.h"
 
 /* Power of two, at least twice the thread limit, so probes stay short. */
 #define TID_INDEX_SIZE 8192u
@@ -98,15 +99,9 @@ int hwt_step_thread_add(struct step_collector *c, pid_t tid,
 				   "the program has more than %u live threads, "
 				   "the most one recording can hold",
 				   HWT_BUNDLE_MAX_THREADS);
-	if (c->nthreads == c->threads_alloc) {
-		size_t n = c->threads_alloc ? c->threads_alloc * 2 : 16;
-		struct step_thread **v = realloc(c->threads, n * sizeof(*v));
-
-		if (!v)
-			goto nomem;
-		c->threads = v;
-		c->threads_alloc = n;
-	}
+	if (HWT_ARRAY_RESERVE(c->threads, c->threads_alloc, c->nthreads + 1,
+			      16))
+		goto nomem;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		goto nomem;
@@ -210,7 +205,7 @@ int hwt_step_threads_snapshot(struct step_collector *c, struct hwt_err *err)
 size_t hwt_step_threads_get(struct hwt_collector *base,
 			  const struct hwt_collect_thread **threads)
 {
-	struct step_collector *c = pt_of(base);
+	struct step_collector *c = step_of(base);
 
 	*threads = NULL;
 	/* Stopped and alive (launched, attached, between resumes): a fresh

@@ -28,10 +28,11 @@
 #include <sys/types.h>
 
 #include "backend.h"
+#include "os/modset.h"
 #include "os/proc.h"
 #include "ring.h"
 
-enum pt_thread_state {
+enum step_thread_state {
 	PT_RUNNING,     /* resumed; its next stop has not been collected */
 	PT_STOPPED,     /* in a ptrace-stop that we hold */
 	PT_LISTENING,   /* in group-stop, released with PTRACE_LISTEN */
@@ -40,7 +41,7 @@ enum pt_thread_state {
 
 struct step_thread {
 	pid_t tid;
-	enum pt_thread_state state;
+	enum step_thread_state state;
 	/* A caught signal was injected: the next step stop is the first
 	 * instruction of its handler, reached asynchronously. */
 	bool handler_entry_next;
@@ -65,7 +66,7 @@ struct step_thread {
 };
 
 /* One resume's parameters and progress (live.c). */
-struct pt_live {
+struct step_live {
 	const uint64_t *breakpoints;    /* sorted */
 	size_t nbreakpoints;
 	const struct hwt_watch *watches;
@@ -104,17 +105,15 @@ struct step_collector {
 	struct step_thread *fault_thread;
 	siginfo_t fault_siginfo;
 
-	/* Union of executable file mappings seen (sideband), at most
-	 * HWT_BUNDLE_MAX_MODULES. */
-	struct hwt_collect_module *modules;
-	size_t nmodules, modules_alloc;
+	/* Union of executable file mappings seen (sideband). */
+	struct hwt_modset mods;
 
 	/* Filled when recording ends (rings sealed), or on each snapshot
 	 * in live mode. */
 	struct hwt_collect_thread *out_threads;
 
 	/* Live control: set during a resume, NULL during run. */
-	struct pt_live *live;
+	struct step_live *live;
 	/* interrupt.c: set by the helper thread when interrupt_fd became
 	 * readable during a resume. */
 	atomic_bool interrupt_fired;
@@ -132,7 +131,7 @@ struct step_collector {
 	cpu_set_t tracee_affinity;
 };
 
-static inline struct step_collector *pt_of(struct hwt_collector *c)
+static inline struct step_collector *step_of(struct hwt_collector *c)
 {
 	return (struct step_collector *)c;
 }
@@ -148,7 +147,7 @@ int hwt_step_pin(struct step_collector *c, const struct hwt_collect_opts *opts,
 
 /* run.c */
 /* Outcomes of handling one stop, and of the loop. */
-enum pt_outcome {
+enum step_outcome {
 	PT_KEEP_GOING,
 	PT_PROCESS_ENDED,
 	PT_PROCESS_FAULTED,
@@ -156,7 +155,7 @@ enum pt_outcome {
 	PT_ALL_STOPPED,       /* live, stopping: every thread is stopped */
 };
 /* Wait for stops and handle each until one ends the loop: returns a
- * pt_outcome other than PT_KEEP_GOING, or a negative errno. */
+ * step_outcome other than PT_KEEP_GOING, or a negative errno. */
 int hwt_step_loop(struct step_collector *c, struct hwt_err *err);
 void hwt_step_set_wait_flags(struct step_collector *c);
 /* Let t go on with request and sig unless live control holds it. */
@@ -226,11 +225,11 @@ int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t
 int hwt_step_live_born(struct step_collector *c, struct step_thread *t);
 
 /* interrupt.c */
-struct pt_interrupt;
+struct step_interrupt;
 /* Watch fd (>= 0) from a helper thread while the program runs. */
 int hwt_step_interrupt_start(struct step_collector *c, int fd,
-			   struct pt_interrupt **out, struct hwt_err *err);
-void hwt_step_interrupt_stop(struct pt_interrupt *in);
+			   struct step_interrupt **out, struct hwt_err *err);
+void hwt_step_interrupt_stop(struct step_interrupt *in);
 
 /* debugreg.c */
 /* Lay the READ and ACCESS watches of w out in debug registers. */

@@ -26,6 +26,7 @@
 
 #include "os/proc.h"
 #include "seize.h"
+#include "array.h"
 
 #define TRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | \
 		       PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
@@ -69,17 +70,10 @@ static struct hwt_seize_thread *add(struct hwt_seize *s, pid_t tid,
 {
 	struct hwt_seize_thread *t;
 
-	if (s->nthreads == s->alloc) {
-		size_t n = s->alloc ? s->alloc * 2 : 8;
-
-		t = realloc(s->threads, n * sizeof(*t));
-		if (!t) {
-			hwt_err_set(err, ENOMEM, "out of memory following the "
-				    "threads of %s", s->prog);
-			return NULL;
-		}
-		s->threads = t;
-		s->alloc = n;
+	if (HWT_ARRAY_RESERVE(s->threads, s->alloc, s->nthreads + 1, 8)) {
+		hwt_err_set(err, ENOMEM, "out of memory following the threads "
+			    "of %s", s->prog);
+		return NULL;
 	}
 	t = &s->threads[s->nthreads++];
 	memset(t, 0, sizeof(*t));

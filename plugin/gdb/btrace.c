@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "array.h"
 
 #define BTRACE_EMPTY "<btrace version=\"1.0\"/>"
 
@@ -42,15 +43,8 @@ struct blocks {
 
 static int push_block(struct blocks *b, uint64_t begin, uint64_t end)
 {
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 1024;
-		struct block *v = realloc(b->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		b->v = v;
-		b->cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(b->v, b->cap, b->n + 1, 1024))
+		return -ENOMEM;
 	b->v[b->n++] = (struct block){ begin, end };
 	return 0;
 }

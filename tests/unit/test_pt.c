@@ -818,7 +818,7 @@ static void per_cpu(struct hwt_image *img, const char *what,
 	struct hwt_bundle *b = NULL;
 	struct hwt_err err = { 0 };
 	uint8_t sw0[128], sw1[128];
-	size_t n0 = 0, n1 = 0, nv = 0;
+	size_t n0 = 0, n1 = 0, nv = 0, vcap = 0;
 	struct hwt_pt_piece *v = NULL;
 	bool ok = mkdtemp(dir) != NULL;
 	char a_gap[96], b_gap[96];
@@ -911,7 +911,7 @@ static void per_cpu(struct hwt_image *img, const char *what,
 	}
 	hwt_bundle_free(b);
 	/* The records' times become TSC as LLDB converts them. */
-	rc = hwt_pt_switch_parse(sw1, n1, 11, &conv, 1, 1, &v, &nv, &err);
+	rc = hwt_pt_switch_parse(sw1, n1, 11, &conv, 1, 1, &v, &nv, &vcap, &err);
 	CHECK(NAME("switch times are LLDB's ToTSC of the records"),
 	      rc == 0 && nv == 1 &&
 	      v[0].tsc_begin == lldb_tsc(&conv, perf_ns(&conv, tsc0 + 3000)) &&
@@ -954,7 +954,7 @@ static void test_switch_writer(void)
 	uint8_t rec[4][HWT_PT_SWITCH_RECORD_SIZE];
 	struct hwt_err err = { 0 };
 	struct hwt_pt_piece *v = NULL;
-	size_t nv = 0;
+	size_t nv = 0, vcap = 0;
 	bool same = true;
 	int rc;
 
@@ -967,7 +967,7 @@ static void test_switch_writer(void)
 	CHECK("pt switch writer: perf's clock from a TSC", same,
 	      "hwt_tsc_to_perf_ns differs from perf_event_mmap_page's formula");
 	rc = hwt_pt_switch_parse(rec[0], sizeof(rec), 12, &conv, 0, 3, &v,
-				 &nv, &err);
+				 &nv, &vcap, &err);
 	CHECK("pt switch writer: records read back as the execution",
 	      rc == 0 && nv == 1 && v[0].begin_known && v[0].end_known &&
 	      v[0].tsc_begin <= at[2] && v[0].tsc_begin + 3 >= at[2] &&
@@ -983,25 +983,25 @@ static void test_switch_records(void)
 	struct hwt_err err = { 0 };
 	struct hwt_pt_piece *v = NULL;
 	uint8_t bad[64];
-	size_t nv = 0;
+	size_t nv = 0, vcap = 0;
 	int rc;
 
 	sw_rec(bad, 0, 4, 11, 200);
-	rc = hwt_pt_switch_parse(bad, 32, 11, &conv, 0, 0, &v, &nv, &err);
+	rc = hwt_pt_switch_parse(bad, 32, 11, &conv, 0, 0, &v, &nv, &vcap, &err);
 	CHECK("pt switch: size under the header refused", rc == -EBADMSG &&
 	      strstr(err.msg, "size 4"), "rc %d: %s", rc, err.msg);
 	sw_rec(bad, 0, 64, 11, 200);
-	rc = hwt_pt_switch_parse(bad, 32, 11, &conv, 0, 0, &v, &nv, &err);
+	rc = hwt_pt_switch_parse(bad, 32, 11, &conv, 0, 0, &v, &nv, &vcap, &err);
 	CHECK("pt switch: size past the end refused", rc == -EBADMSG &&
 	      strstr(err.msg, "size 64"), "rc %d: %s", rc, err.msg);
 	sw_rec(bad, 0, 16, 11, 200);
-	rc = hwt_pt_switch_parse(bad, 16, 11, &conv, 0, 0, &v, &nv, &err);
+	rc = hwt_pt_switch_parse(bad, 16, 11, &conv, 0, 0, &v, &nv, &vcap, &err);
 	CHECK("pt switch: switch record too short for tid and time refused",
 	      rc == -EBADMSG && strstr(err.msg, "size 16"), "rc %d: %s", rc,
 	      err.msg);
 	sw_rec(bad, 0, 32, 11, 500);
 	sw_rec(bad + 32, SW_OUT, 32, 11, 400);
-	rc = hwt_pt_switch_parse(bad, 64, 11, &conv, 0, 0, &v, &nv, &err);
+	rc = hwt_pt_switch_parse(bad, 64, 11, &conv, 0, 0, &v, &nv, &vcap, &err);
 	CHECK("pt switch: time going backwards refused", rc == -EBADMSG &&
 	      strstr(err.msg, "back in time") && strstr(err.msg, "offset 32"),
 	      "rc %d: %s", rc, err.msg);
@@ -1010,7 +1010,7 @@ static void test_switch_records(void)
 		sw_rec(bad + 32, SW_OUT, 32, 11, 400);
 		nv = 0;
 		rc = hwt_pt_switch_parse(bad, cut, 11, &conv, 0, 0, &v, &nv,
-					 &err);
+					 &vcap, &err);
 		if ((cut % 32 == 0) != (rc == 0))
 			break;
 		if (cut == 63)

@@ -28,6 +28,7 @@
 
 #include "cli.h"
 #include "hwt-replay.h"
+#include "array.h"
 
 /* A machine up for about 170 days at 2 GHz. */
 #define EXPORT_TSC 29000000000000000ull
@@ -42,8 +43,7 @@ static const struct hwt_tsc_conv export_conv = {
 };
 
 struct cpu_out {
-	uint8_t *pt, *sw;
-	size_t pt_len, pt_cap, sw_len, sw_cap;
+	struct hwt_bytes pt, sw;  /* the cpu's trace, its switch records */
 };
 
 struct thread_state {
@@ -51,25 +51,6 @@ struct thread_state {
 	uint64_t n;              /* items in the history */
 	uint64_t next;           /* first item of its next slice; > n: done */
 };
-
-static int append(uint8_t **buf, size_t *len, size_t *cap, const void *p,
-		  size_t n)
-{
-	if (n > *cap - *len) {
-		size_t c = *cap ? *cap : 65536;
-		uint8_t *q;
-
-		while (c - *len < n)
-			c *= 2;
-		if (!(q = realloc(*buf, c)))
-			return -ENOMEM;
-		*buf = q;
-		*cap = c;
-	}
-	memcpy(*buf + *len, p, n);
-	*len += n;
-	return 0;
-}
 
 /* Whether a slice may start at item i: an instruction after an
  * instruction, not reached by an asynchronous transfer. The streams
@@ -122,9 +103,9 @@ static int run_slice(struct cpu_out *c, const struct thread_state *ts,
 			       " to %" PRIu64 ": ", tid, first, end);
 		return rc;
 	}
-	rc = append(&c->pt, &c->pt_len, &c->pt_cap, pt, size);
+	rc = hwt_bytes_put(&c->pt, pt, size);
 	if (!rc)
-		rc = append(&c->sw, &c->sw_len, &c->sw_cap, rec, sizeof(rec));
+		rc = hwt_bytes_put(&c->sw, rec, sizeof(rec));
 	free(pt);
 	return rc ? hwt_err_set(err, ENOMEM, "out of memory") : 0;
 }
@@ -176,11 +157,11 @@ static int write_cpus(struct cpu_out *cpus, size_t ncpus, const char *staging,
 	for (size_t c = 0; !rc && c < ncpus; c++) {
 		struct hwt_bundle_pt_cpu *pc = &o->pt_cpus[o->npt_cpus];
 
-		if (!cpus[c].sw_len)
+		if (!cpus[c].sw.n)
 			continue;
 		o->npt_cpus++;
 		pc->id = (int64_t)c;
-		pc->trace_size = cpus[c].pt_len;
+		pc->trace_size = cpus[c].pt.n;
 		/* The names LLDB's `trace save` gives them. */
 		if (asprintf(&pc->trace_file, "cpus/%zu.intelpt_trace", c) < 0)
 			pc->trace_file = NULL;
@@ -189,11 +170,11 @@ static int write_cpus(struct cpu_out *cpus, size_t ncpus, const char *staging,
 			pc->switch_file = NULL;
 		if (!pc->trace_file || !pc->switch_file)
 			return hwt_err_set(err, ENOMEM, "out of memory");
-		rc = hwt_bundle_stage_write(staging, pc->trace_file, cpus[c].pt,
-					    cpus[c].pt_len, err);
+		rc = hwt_bundle_stage_write(staging, pc->trace_file, cpus[c].pt.p,
+					    cpus[c].pt.n, err);
 		if (!rc)
 			rc = hwt_bundle_stage_write(staging, pc->switch_file,
-						    cpus[c].sw, cpus[c].sw_len,
+						    cpus[c].sw.p, cpus[c].sw.n,
 						    err);
 	}
 	return rc;
@@ -238,8 +219,8 @@ int export_per_cpu(const struct hwt_bundle *b, struct hwt_image *img,
 	for (size_t t = 0; st && t < b->nthreads; t++)
 		hwt_history_free(st[t].h);
 	for (size_t c = 0; cpus && c < ncpus; c++) {
-		free(cpus[c].pt);
-		free(cpus[c].sw);
+		hwt_bytes_free(&cpus[c].pt);
+		hwt_bytes_free(&cpus[c].sw);
 	}
 	free(st);
 	free(cpus);

@@ -1,0 +1,76 @@
+/* array.h - growing arrays and byte buffers, the one way the libraries
+ * grow memory. Internal to the libraries (no public header includes it).
+ *
+ *     if (HWT_ARRAY_RESERVE(v, cap, n + 1, 64))
+ *             return -ENOMEM;
+ *     v[n++] = x;
+ */
+#ifndef HWT_ARRAY_H
+#define HWT_ARRAY_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Make room for want elements of size bytes in the array *arrp (any
+ * T **), whose capacity is *cap: doubling from min, realloc'ed, *cap
+ * updated. 0, or -ENOMEM (also when the size would overflow) with the
+ * array and *cap as they were. The pointer is read and written with
+ * memcpy: T * and void * are never accessed through each other. */
+static inline int hwt_array_reserve(void *arrp, size_t *cap, size_t want,
+				    size_t size, size_t min)
+{
+	size_t c = *cap ? *cap : min;
+	void *old, *p;
+
+	if (want <= *cap)
+		return 0;
+	while (c < want) {
+		if (c > SIZE_MAX / 2)
+			return -ENOMEM;
+		c *= 2;
+	}
+	if (c > SIZE_MAX / size)
+		return -ENOMEM;
+	memcpy(&old, arrp, sizeof(old));
+	p = realloc(old, c * size);
+	if (!p)
+		return -ENOMEM;
+	memcpy(arrp, &p, sizeof(p));
+	*cap = c;
+	return 0;
+}
+
+#define HWT_ARRAY_RESERVE(arr, cap, want, min)                            \
+	hwt_array_reserve(&(arr), &(cap), (want), sizeof(*(arr)), (min))
+
+/* A byte buffer that grows. */
+struct hwt_bytes {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+/* Append len bytes (zeros when data is NULL); 0 or -ENOMEM. */
+static inline int hwt_bytes_put(struct hwt_bytes *b, const void *data,
+				size_t len)
+{
+	if (len > SIZE_MAX - b->n ||
+	    HWT_ARRAY_RESERVE(b->p, b->cap, b->n + len, 4096))
+		return -ENOMEM;
+	if (data)
+		memcpy(b->p + b->n, data, len);
+	else
+		memset(b->p + b->n, 0, len);
+	b->n += len;
+	return 0;
+}
+
+static inline void hwt_bytes_free(struct hwt_bytes *b)
+{
+	free(b->p);
+	*b = (struct hwt_bytes){ 0 };
+}
+
+#endif
