@@ -69,8 +69,8 @@ void hwt_segments_free(struct hwt_segments *s)
 		free(s->strs[i]);
 	free(s->strs);
 	free(s->v);
-	free(s->decoded.v);
-	free(s->bytes);
+	if (s->priv_free)
+		s->priv_free(s->priv);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -36,14 +36,19 @@ struct hwt_segment {
 	uint32_t nitems;         /* items it decodes to, gaps included */
 	uint32_t flags;          /* the decoder's own */
 	const char *reason;      /* the decoder's own, owned by the index */
-	/* Per-cpu Intel PT: only the items whose time (TSC) lies in
-	 * [tsc_begin, tsc_end] are the thread's; tsc_end 0: every item. */
-	uint64_t tsc_begin, tsc_end;
-	const struct hwt_block *blocks; /* decoded while indexing: off and
-				  * len count blocks from here */
-	const uint8_t *bytes;    /* hwt-sw expanded branch chunks: the
-				  * segment's len record bytes, read here
-				  * instead of at off in the trace */
+	union {                  /* the decoder's own, by format */
+		/* Per-cpu Intel PT: only the items whose time (TSC) lies
+		 * in [tsc_begin, tsc_end] are the thread's; tsc_end 0:
+		 * every item. */
+		struct { uint64_t tsc_begin, tsc_end; } pt;
+		/* CoreSight, decoded while indexing: off and len count
+		 * blocks from here. */
+		const struct hwt_block *blocks;
+		/* hwt-sw branch chunks expanded while indexing: the
+		 * segment's len record bytes, read here instead of at off
+		 * in the trace (HWT_SW_SEG_EXPANDED). */
+		const uint8_t *bytes;
+	} own;
 };
 
 /* Per-cpu Intel PT: one stretch during which the thread ran on a cpu,
@@ -81,28 +86,34 @@ struct hwt_blocks {
 	size_t n, cap;
 };
 
-/* The segment index of one trace; owns the reason strings. */
-struct hwt_segments {
+/* What a history is opened on, for the index: each decoder reads what
+ * its format needs. */
+struct hwt_index_in {
 	/* The bundle's cpu for formats whose decoding depends on it
-	 * (Intel PT errata); NULL when unknown. Set before indexing. */
+	 * (Intel PT errata); NULL when unknown. */
 	const struct hwt_cpu_info *cpu;
 	/* The bundle and thread being opened, for formats configured per
 	 * source (CoreSight: trace unit registers); NULL for a trace in
-	 * memory. Set before indexing. */
+	 * memory. */
 	const struct hwt_bundle *bundle;
 	size_t thread;
 	/* Per-cpu Intel PT: the thread's pieces of the trace, in time
-	 * order; NULL otherwise. Set before indexing, used only by it. */
+	 * order; NULL otherwise. The caller's, for indexing only. */
 	const struct hwt_pt_piece *pieces;
 	size_t npieces;
-	/* Formats that decode while indexing (CoreSight) keep the blocks
-	 * here; their segments point into it. Freed with the index. */
-	struct hwt_blocks decoded;
-	/* hwt-sw branch chunks expanded with the image while indexing
-	 * (replay/expand_sw.c): plain records, which segments point into
-	 * through .bytes once indexing is done. Freed with the index. */
-	uint8_t *bytes;
-	size_t nbytes, bytes_cap;
+};
+
+/* The segment index of one trace; owns the reason strings. */
+struct hwt_segments {
+	struct hwt_index_in in;  /* set before indexing */
+	/* The decoder's own storage for the life of the index, which its
+	 * segments point into (CoreSight: the blocks decoded while
+	 * indexing; hwt-sw: branch chunks expanded into plain records).
+	 * Set by its index; freed with the index by priv_free; priv_bytes
+	 * counts in the history's memory. */
+	void *priv;
+	size_t priv_bytes;
+	void (*priv_free)(void *priv);
 	struct hwt_segment *v;
 	size_t n, cap;
 	char **strs;
@@ -147,16 +158,18 @@ int hwt_sw_expand_new(struct hwt_image *img, struct hwt_sw_expand **out);
 void hwt_sw_expand_free(struct hwt_sw_expand *x);
 /* Expand the first size bytes of records of the branch chunk h (whose
  * payload is at pay), number chunk in the trace, into segments of segs:
- * instruction segments reading from segs->bytes (their .bytes is set by
- * hwt_sw_expand_finish) and a gap for each record that cannot be reached.
+ * instruction segments reading from the expander's records (their
+ * own.bytes is set by hwt_sw_expand_finish) and a gap for each record
+ * that cannot be reached.
  * from: the previous branch chunk's last pc when h continues it (first_pc
  * is then reached from there), else NULL. Returns 0 or -ENOMEM. */
 int hwt_sw_expand_chunk(struct hwt_sw_expand *x, const uint8_t *pay,
 			size_t size, const struct hwt_sw_chunk_hdr *h,
 			const uint64_t *from, unsigned chunk,
 			struct hwt_segments *segs);
-/* Point the expanded segments into segs->bytes, which no longer moves. */
-void hwt_sw_expand_finish(struct hwt_segments *segs);
+/* Hand the expanded records to segs (its priv) and point the expanded
+ * segments into them, which no longer move. */
+void hwt_sw_expand_finish(struct hwt_sw_expand *x, struct hwt_segments *segs);
 extern const struct hwt_decoder hwt_decoder_pt;
 extern const struct hwt_decoder hwt_decoder_bts;
 extern const struct hwt_decoder hwt_decoder_etm;

@@ -407,21 +407,37 @@ static int cs_child(void *arg, struct hwt_etm_out *out)
 	return 0;
 }
 
+static void blocks_free(void *priv)
+{
+	struct hwt_blocks *b = priv;
+
+	if (b)
+		free(b->v);
+	free(b);
+}
+
 static int cs_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 		    uint64_t end_pc, struct hwt_image *img,
 		    struct hwt_segments *segs, struct hwt_err *err)
 {
-	const struct hwt_bundle *b = segs->bundle;
-	struct cs_ctx c = { .segs = segs, .out = &segs->decoded };
+	const struct hwt_bundle *b = segs->in.bundle;
+	size_t thread = segs->in.thread;
+	struct hwt_blocks *decoded;
+	struct cs_ctx c = { .segs = segs };
 	struct cs_job j = { .trace = trace, .size = size, .img = img };
 	char why[256];
 	int rc;
 
-	if (!b || segs->thread >= b->nthreads || segs->thread >= b->nsources)
+	if (!b || thread >= b->nthreads || thread >= b->nsources)
 		return hwt_err_set(err, EINVAL, "a CoreSight trace needs its "
 				   "snapshot's source configuration; open it "
 				   "with hwt_history_open");
-	c.src = j.src = &b->sources[segs->thread];
+	/* Decoded while indexing: the segments point into these blocks. */
+	if (!(decoded = calloc(1, sizeof(*decoded))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	segs->priv = c.out = decoded;
+	segs->priv_free = blocks_free;
+	c.src = j.src = &b->sources[thread];
 	if (size > CS_MAX_TRACE)
 		return hwt_err_set(err, EFBIG, "%s: the %zu-byte trace buffer "
 				   "is larger than the %u MiB this decoder "
@@ -439,15 +455,16 @@ static int cs_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 	if (c.nomem)
 		return hwt_err_set(err, ENOMEM, "out of memory decoding trace "
 				   "ID 0x%x", c.src->trace_id);
+	segs->priv_bytes = decoded->cap * sizeof(*decoded->v);
 	/* Cut the blocks into segments of about CS_SEG_ITEMS items. */
-	for (size_t i = 0; i < segs->decoded.n;) {
-		struct hwt_segment s = { .off = i, .blocks = segs->decoded.v };
+	for (size_t i = 0; i < decoded->n;) {
+		struct hwt_segment s = { .off = i, .own.blocks = decoded->v };
 		uint64_t n = 0;
 
-		while (i < segs->decoded.n &&
-		       (n == 0 || n + segs->decoded.v[i].count <= CS_SEG_ITEMS) &&
-		       n + segs->decoded.v[i].count <= UINT32_MAX)
-			n += segs->decoded.v[i++].count;
+		while (i < decoded->n &&
+		       (n == 0 || n + decoded->v[i].count <= CS_SEG_ITEMS) &&
+		       n + decoded->v[i].count <= UINT32_MAX)
+			n += decoded->v[i++].count;
 		s.len = i - s.off;
 		s.nitems = (uint32_t)n;
 		if (hwt_segments_push(segs, &s))
@@ -461,7 +478,7 @@ static int cs_decode(const uint8_t *trace, size_t size,
 		     struct hwt_blocks *out, struct hwt_err *err)
 {
 	for (uint64_t i = 0; i < seg->len; i++)
-		if (hwt_blocks_push(out, &seg->blocks[seg->off + i]))
+		if (hwt_blocks_push(out, &seg->own.blocks[seg->off + i]))
 			return hwt_err_set(err, ENOMEM, "out of memory");
 	return 0;
 }

@@ -90,7 +90,8 @@ static bool outside(const struct pt_run *r, uint64_t ts)
 {
 	const struct hwt_segment *s = r->seg;
 
-	return s->tsc_end && (!ts || ts < s->tsc_begin || ts > s->tsc_end);
+	return s->own.pt.tsc_end && (!ts || ts < s->own.pt.tsc_begin ||
+				     ts > s->own.pt.tsc_end);
 }
 
 static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
@@ -180,7 +181,7 @@ static int gap(struct pt_run *r, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (r->seg->tsc_end && r->dec &&
+	if (r->seg->own.pt.tsc_end && r->dec &&
 	    pt_insn_time(r->dec, &ts, NULL, NULL) < 0)
 		ts = 0;
 	if (outside(r, ts))
@@ -544,7 +545,7 @@ static int index_range(const uint8_t *trace, uint64_t base, size_t size,
 			.off = base + psb[i],
 			.len = (i + 1 < npsb ? psb[i + 1] : size) - psb[i],
 			.flags = flags,
-			.tsc_begin = tsc_begin, .tsc_end = tsc_end,
+			.own.pt = { tsc_begin, tsc_end },
 		};
 
 		next_tsc = 0;
@@ -580,8 +581,8 @@ static int index_pieces(const uint8_t *trace, size_t size, uint32_t flags,
 {
 	const struct hwt_pt_piece *prev = NULL;
 
-	for (size_t i = 0; i < segs->npieces; i++) {
-		const struct hwt_pt_piece *p = &segs->pieces[i];
+	for (size_t i = 0; i < segs->in.npieces; i++) {
+		const struct hwt_pt_piece *p = &segs->in.pieces[i];
 		struct pt_cont c = { 0 };
 		size_t at = segs->n;
 		struct hwt_segment g = { .nitems = 1 };
@@ -625,16 +626,16 @@ static int pt_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 		    uint64_t end_pc, struct hwt_image *img,
 		    struct hwt_segments *segs, struct hwt_err *err)
 {
-	uint32_t flags = cpu_flags(segs->cpu);
+	uint32_t flags = cpu_flags(segs->in.cpu);
 	struct pt_cont c = { 0 };
 	int rc;
 
-	if (segs->cpu && strcmp(segs->cpu->vendor, "GenuineIntel"))
+	if (segs->in.cpu && strcmp(segs->in.cpu->vendor, "GenuineIntel"))
 		return hwt_err_set(err, ENOTSUP, "an Intel PT trace needs an "
 				   "Intel cpu, but the bundle says the cpu is "
 				   "'%s'; give cpuInfo.vendor GenuineIntel",
-				   segs->cpu->vendor);
-	if (segs->pieces)
+				   segs->in.cpu->vendor);
+	if (segs->in.pieces)
 		rc = index_pieces(trace, size, flags, img, segs);
 	else
 		rc = index_range(trace, 0, size, flags, 0, 0, img, segs, &c);

@@ -280,8 +280,9 @@ static int sw_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 	}
 	if (!rc)
 		rc = flush_skip(&x, x.chunk ? 0 : lost_insns);
+	if (x.ex)
+		hwt_sw_expand_finish(x.ex, segs);
 	hwt_sw_expand_free(x.ex);
-	hwt_sw_expand_finish(segs);
 	if (rc)
 		return hwt_err_set(err, ENOMEM, "out of memory indexing a "
 				   "%zu-byte trace", size);
@@ -305,7 +306,7 @@ static int sw_decode(const uint8_t *trace, size_t size,
 		if (!expanded && (seg->off > size ||
 				  seg->len > size - seg->off))
 			goto changed;
-		hwt_sw_reader_init(&r, expanded ? seg->bytes :
+		hwt_sw_reader_init(&r, expanded ? seg->own.bytes :
 				   trace + seg->off, seg->len, seg->pc);
 		blk = (struct hwt_block){
 			.begin = seg->pc, .end = seg->pc, .count = 1,

@@ -34,7 +34,8 @@
  * records cost bounded time and memory; past it the rest of each branch
  * chunk is one gap.
  *
- * The result is plain hwt-sw records in segs->bytes, cut into segments of
+ * The result is plain hwt-sw records in the expander's buffer, handed to
+ * the index as its private storage when indexing ends, cut into segments of
  * at most HWT_SW_SEG_INSNS instructions like plain chunks, so decoding
  * stays lazy and item numbers are fixed once the history is open.
  * Direct branch targets and rep string ops come from the image's
@@ -56,6 +57,7 @@
 #define EXPAND_MAX_TOTAL (1ull << 28)
 struct hwt_sw_expand {
 	struct hwt_image *img;
+	struct hwt_bytes *records; /* the expanded records, plain hwt-sw */
 	uint64_t *path;          /* addresses of the walk in progress */
 	size_t path_cap;
 	uint64_t walked;         /* against EXPAND_MAX_TOTAL */
@@ -64,7 +66,8 @@ struct hwt_sw_expand {
 /* The segment being filled. */
 struct out {
 	struct hwt_segments *segs;
-	size_t start;            /* its first record byte in segs->bytes */
+	struct hwt_bytes *records;
+	size_t start;            /* its first record byte in records */
 	uint64_t pc, last;       /* first and last instruction */
 	uint32_t n;
 	bool async, open;
@@ -74,17 +77,27 @@ int hwt_sw_expand_new(struct hwt_image *img, struct hwt_sw_expand **out)
 {
 	struct hwt_sw_expand *x = calloc(1, sizeof(*x));
 
-	if (!x)
+	if (!x || !(x->records = calloc(1, sizeof(*x->records)))) {
+		free(x);
 		return -ENOMEM;
+	}
 	x->img = img;
 	*out = x;
 	return 0;
+}
+
+static void records_free(void *priv)
+{
+	if (priv)
+		hwt_bytes_free(priv);
+	free(priv);
 }
 
 void hwt_sw_expand_free(struct hwt_sw_expand *x)
 {
 	if (!x)
 		return;
+	records_free(x->records);
 	free(x->path);
 	free(x);
 }
@@ -104,7 +117,7 @@ static int close_piece(struct out *o)
 {
 	struct hwt_segments *segs = o->segs;
 	struct hwt_segment s = {
-		.off = o->start, .len = segs->nbytes - o->start, .pc = o->pc,
+		.off = o->start, .len = o->records->n - o->start, .pc = o->pc,
 		.nitems = o->n,
 		.flags = HWT_SW_SEG_EXPANDED |
 			(o->async ? HWT_SW_SEG_ASYNC : 0),
@@ -117,22 +130,21 @@ static int close_piece(struct out *o)
 /* Append the instruction at next, reached from the last one. */
 static int emit(struct out *o, uint64_t next, bool async)
 {
-	struct hwt_segments *segs = o->segs;
+	struct hwt_bytes *rec = o->records;
 	int rc;
 
 	if (!o->open || o->n == HWT_SW_SEG_INSNS) {
 		if (o->open && (rc = close_piece(o)))
 			return rc;
-		*o = (struct out){ .segs = segs, .start = segs->nbytes,
-				   .pc = next, .last = next, .n = 1,
-				   .async = async, .open = true };
+		*o = (struct out){ .segs = o->segs, .records = rec,
+				   .start = rec->n, .pc = next, .last = next,
+				   .n = 1, .async = async, .open = true };
 		return 0;
 	}
-	if (HWT_ARRAY_RESERVE(segs->bytes, segs->bytes_cap,
-			      segs->nbytes + HWT_SW_MAX_RECORD + 1, 65536))
+	if (HWT_ARRAY_RESERVE(rec->p, rec->cap, rec->n + HWT_SW_MAX_RECORD + 1,
+			      65536))
 		return -ENOMEM;
-	segs->nbytes += hwt_sw_encode_step(o->last, next, async,
-					   segs->bytes + segs->nbytes);
+	rec->n += hwt_sw_encode_step(o->last, next, async, rec->p + rec->n);
 	o->last = next;
 	o->n++;
 	return 0;
@@ -259,7 +271,7 @@ int hwt_sw_expand_chunk(struct hwt_sw_expand *x, const uint8_t *pay,
 			const uint64_t *from, unsigned chunk,
 			struct hwt_segments *segs)
 {
-	struct out o = { .segs = segs };
+	struct out o = { .segs = segs, .records = x->records };
 	struct hwt_sw_reader r;
 	size_t rec = 0;
 	bool async = h->flags & HWT_SW_CHUNK_ASYNC;
@@ -283,13 +295,17 @@ int hwt_sw_expand_chunk(struct hwt_sw_expand *x, const uint8_t *pay,
 	return rc;
 }
 
-void hwt_sw_expand_finish(struct hwt_segments *segs)
+void hwt_sw_expand_finish(struct hwt_sw_expand *x, struct hwt_segments *segs)
 {
 	/* Chunks of one instruction have no records and no buffer. */
 	static const uint8_t none[1];
+	const uint8_t *p = x->records->p;
 
 	for (size_t i = 0; i < segs->n; i++)
 		if (segs->v[i].flags & HWT_SW_SEG_EXPANDED)
-			segs->v[i].bytes = segs->bytes ?
-				segs->bytes + segs->v[i].off : none;
+			segs->v[i].own.bytes = p ? p + segs->v[i].off : none;
+	segs->priv = x->records;
+	segs->priv_bytes = x->records->cap;
+	segs->priv_free = records_free;
+	x->records = NULL;
 }

@@ -87,19 +87,18 @@ static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 	h->cur = -1;
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		h->cache[i].seg = SIZE_MAX;
-	h->segs.cpu = cpu;
-	h->segs.bundle = b;
-	h->segs.thread = thread_idx;
-	h->segs.pieces = pieces;
-	h->segs.npieces = npieces;
+	h->segs.in = (struct hwt_index_in){
+		.cpu = cpu, .bundle = b, .thread = thread_idx,
+		.pieces = pieces, .npieces = npieces,
+	};
 	if (dec->index_image)
 		rc = dec->index_image(trace, size, lost_insns, end_pc, img,
 				      &h->segs, err);
 	else
 		rc = dec->index(trace, size, lost_insns, &h->segs, err);
 	/* The pieces belong to the caller and are needed only here. */
-	h->segs.pieces = NULL;
-	h->segs.npieces = 0;
+	h->segs.in.pieces = NULL;
+	h->segs.in.npieces = 0;
 	if (rc) {
 		hwt_history_free(h);
 		return rc;
@@ -267,8 +266,7 @@ size_t hwt_history_memory(const struct hwt_history *h)
 {
 	return sizeof(*h) + h->segs.cap * sizeof(*h->segs.v) +
 		h->segs.strcap * sizeof(char *) + h->segs.str_bytes +
-		h->segs.decoded.cap * sizeof(*h->segs.decoded.v) +
-		h->segs.bytes_cap +
+		h->segs.priv_bytes +
 		h->cache_bytes + h->walk_cap * sizeof(*h->walk) +
 		(h->owned ? h->size : 0);
 }

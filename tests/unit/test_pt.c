@@ -161,7 +161,7 @@ static int decode_all(const uint8_t *t, size_t size, struct hwt_image *img,
 
 	memset(it, 0, sizeof(*it));
 	memset(segs, 0, sizeof(*segs));
-	segs->cpu = &cpu;
+	segs->in.cpu = &cpu;
 	rc = hwt_decoder_pt.index_image(t, size, 0, 0, img, segs, err);
 	for (size_t s = 0; !rc && s < segs->n; s++) {
 		struct hwt_blocks b = { 0 };
@@ -203,7 +203,7 @@ static int decode_all_big(const uint8_t *t, size_t size, struct hwt_image *img,
 	int rc;
 
 	memset(segs, 0, sizeof(*segs));
-	segs->cpu = &cpu;
+	segs->in.cpu = &cpu;
 	rc = hwt_decoder_pt.index_image(t, size, 0, 0, img, segs, err);
 	for (size_t s = 0; !rc && s < segs->n; s++) {
 		struct hwt_blocks b = { 0 };
@@ -626,7 +626,7 @@ static void test_ptwrite(struct hwt_image *img)
 static void test_vendor(struct hwt_image *img)
 {
 	static const struct hwt_cpu_info amd = { "AuthenticAMD", 25, 1, 1 };
-	struct hwt_segments segs = { .cpu = &amd };
+	struct hwt_segments segs = { .in.cpu = &amd };
 	struct hwt_err err = { 0 };
 	uint8_t none[1] = { 0 };
 	int rc = hwt_decoder_pt.index_image(none, 1, 0, 0, img, &segs, &err);
@@ -646,7 +646,7 @@ static void test_mode32(struct hwt_image *img)
 		HWT_ISA_X86_32, HWT_ISA_DEFAULT, HWT_ISA_DEFAULT };
 	static const uint8_t len[] = { 1, 1, 1, 3, 1 };
 	struct enc *x = malloc(sizeof(*x));
-	struct hwt_segments segs = { .cpu = &cpu };
+	struct hwt_segments segs = { .in.cpu = &cpu };
 	struct hwt_blocks b = { 0 };
 	struct hwt_err err = { 0 };
 	struct pt_packet p = { .type = ppt_psb };
