@@ -57,6 +57,11 @@ struct hwt_backend {
 	/* Live control (HWT_COLLECT_CAP_LIVE; attach with _ATTACH); NULL
 	 * when the backend cannot. collect.c has checked the state (alive, stopped),
 	 * the calling thread and the options. */
+	/* Make a launched program ready for the live calls below, on the
+	 * first one (the seize layer lets it run up to its exec first);
+	 * NULL when launch leaves it ready. Memory is then read and
+	 * written by collect.c through /proc/PID/mem. */
+	int (*live_start)(struct hwt_collector *c, struct hwt_err *err);
 	/* As launch, for a running process; the backend fills in pid and
 	 * tracer_tid and leaves every thread stopped. */
 	int (*attach)(const struct hwt_collect_opts *opts, pid_t pid,
@@ -71,10 +76,6 @@ struct hwt_backend {
 	int (*regset)(struct hwt_collector *c, pid_t tid, int nt_type,
 		      void *buf, size_t *len, bool write,
 		      struct hwt_err *err);
-	ssize_t (*mem_read)(struct hwt_collector *c, uint64_t addr, void *buf,
-			    size_t len);
-	ssize_t (*mem_write)(struct hwt_collector *c, uint64_t addr,
-			     const void *buf, size_t len);
 	/* Undo what tracing changed and let the process run untraced; the
 	 * state becomes ENDED (threads() and modules() stay valid). */
 	int (*detach)(struct hwt_collector *c, struct hwt_err *err);

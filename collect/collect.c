@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "backend_names.h"
+#include "os/proc.h"
 
 /* In order of preference: without a name, the first available one that
  * does what the options ask records. Trace hardware first (no slowdown
@@ -317,6 +318,12 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	return 0;
 }
 
+/* The program ready for live control: the backend's start, on first use. */
+static int live_ready(struct hwt_collector *c, struct hwt_err *err)
+{
+	return c->backend->live_start ? c->backend->live_start(c, err) : 0;
+}
+
 /* The process is alive and stopped by us, and the caller may drive it. */
 static int check_live(struct hwt_collector *c, const char *what,
 		      struct hwt_err *err)
@@ -450,6 +457,8 @@ int hwt_collect_resume(struct hwt_collector *c,
 	if ((rc = normalize_resume(opts, &full, err)) < 0)
 		return rc;
 	c->live = true;
+	if ((rc = live_ready(c, err)) < 0)
+		return rc;
 	rc = c->backend->resume(c, &full, event, err);
 	if (rc == 0 && (event->kind == HWT_EVENT_EXITED ||
 			event->kind == HWT_EVENT_KILLED))
@@ -477,35 +486,42 @@ int hwt_collect_regset(struct hwt_collector *c, pid_t tid, int nt_type,
 				   "register buffer of %zu bytes; give 1 to "
 				   "%u bytes", len ? *len : 0,
 				   HWT_COLLECT_MAX_REGSET);
+	if ((rc = live_ready(c, err)) < 0)
+		return rc;
 	return c->backend->regset(c, tid, nt_type, buf, len, write, err);
+}
+
+/* The stopped program's memory, for every backend alike: breakpoint
+ * bytes are out of the code whenever it is stopped, so this shows the
+ * program's own bytes. */
+static ssize_t mem_xfer(struct hwt_collector *c, uint64_t addr, void *buf,
+			size_t len, bool write)
+{
+	int rc;
+
+	if (!(c->backend->caps & HWT_COLLECT_CAP_LIVE))
+		return -EOPNOTSUPP;
+	if (c->state == HWT_COLLECTOR_ENDED)
+		return -ESRCH;
+	if (gettid() != c->tracer_tid)
+		return -EPERM;
+	if ((rc = live_ready(c, NULL)) < 0)
+		return rc;
+	if (len > HWT_COLLECT_MAX_MEM_XFER)
+		len = HWT_COLLECT_MAX_MEM_XFER;
+	return hwt_proc_mem_xfer(c->pid, addr, buf, len, write);
 }
 
 ssize_t hwt_collect_mem_read(struct hwt_collector *c, uint64_t addr,
 			     void *buf, size_t len)
 {
-	if (!c->backend->mem_read)
-		return -EOPNOTSUPP;
-	if (c->state == HWT_COLLECTOR_ENDED)
-		return -ESRCH;
-	if (gettid() != c->tracer_tid)
-		return -EPERM;
-	if (len > HWT_COLLECT_MAX_MEM_XFER)
-		len = HWT_COLLECT_MAX_MEM_XFER;
-	return c->backend->mem_read(c, addr, buf, len);
+	return mem_xfer(c, addr, buf, len, false);
 }
 
 ssize_t hwt_collect_mem_write(struct hwt_collector *c, uint64_t addr,
 			      const void *buf, size_t len)
 {
-	if (!c->backend->mem_write)
-		return -EOPNOTSUPP;
-	if (c->state == HWT_COLLECTOR_ENDED)
-		return -ESRCH;
-	if (gettid() != c->tracer_tid)
-		return -EPERM;
-	if (len > HWT_COLLECT_MAX_MEM_XFER)
-		len = HWT_COLLECT_MAX_MEM_XFER;
-	return c->backend->mem_write(c, addr, buf, len);
+	return mem_xfer(c, addr, (void *)buf, len, true);
 }
 
 int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err)
@@ -518,7 +534,8 @@ int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err)
 		return hwt_err_set(err, ESRCH,
 				   "hwt_collect_detach: the program has "
 				   "already ended or been detached");
-	if ((rc = check_tracer(c, "hwt_collect_detach", err)) < 0)
+	if ((rc = check_tracer(c, "hwt_collect_detach", err)) < 0 ||
+	    (rc = live_ready(c, err)) < 0)
 		return rc;
 	return c->backend->detach(c, err);
 }

@@ -318,9 +318,9 @@ static size_t mod_modules(struct hwt_collector *base,
 
 /* A program launched without live_control is still held before its
  * execve: bring it to its first instruction on the first live call. */
-static int ensure_live(struct mod_collector *c, struct hwt_err *err)
+static int mod_live_start(struct hwt_collector *base, struct hwt_err *err)
 {
-	return c->seize.live ? 0 : hwt_seize_live_start(&c->seize, err);
+	return hwt_seize_live_start(&mod_of(base)->seize, err);
 }
 
 /* The process is gone or let go: the whole recording, drained. */
@@ -337,11 +337,8 @@ static int mod_resume(struct hwt_collector *base,
 		      struct hwt_collect_event *event, struct hwt_err *err)
 {
 	struct mod_collector *c = mod_of(base);
-	int rc;
+	int rc = hwt_seize_resume(&c->seize, opts, event, err);
 
-	if ((rc = ensure_live(c, err)) < 0)
-		return rc;
-	rc = hwt_seize_resume(&c->seize, opts, event, err);
 	if (rc == 0 && hwt_seize_event_ends(event))
 		return mod_end(c, err);
 	return rc;
@@ -356,37 +353,8 @@ static size_t mod_live_tids(struct hwt_collector *base, pid_t *tids,
 static int mod_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 		      void *buf, size_t *len, bool write, struct hwt_err *err)
 {
-	struct mod_collector *c = mod_of(base);
-	int rc;
-
-	if ((rc = ensure_live(c, err)) < 0)
-		return rc;
-	return hwt_seize_regset(&c->seize, tid, nt_type, buf, len, write,
-				err);
-}
-
-static ssize_t mod_mem_read(struct hwt_collector *base, uint64_t addr,
-			    void *buf, size_t len)
-{
-	struct mod_collector *c = mod_of(base);
-	struct hwt_err why = { 0 };
-	int rc;
-
-	if ((rc = ensure_live(c, &why)) < 0)
-		return rc;
-	return hwt_seize_mem_read(&c->seize, addr, buf, len);
-}
-
-static ssize_t mod_mem_write(struct hwt_collector *base, uint64_t addr,
-			     const void *buf, size_t len)
-{
-	struct mod_collector *c = mod_of(base);
-	struct hwt_err why = { 0 };
-	int rc;
-
-	if ((rc = ensure_live(c, &why)) < 0)
-		return rc;
-	return hwt_seize_mem_write(&c->seize, addr, buf, len);
+	return hwt_seize_regset(&mod_of(base)->seize, tid, nt_type, buf, len,
+				write, err);
 }
 
 /* The recording so far is drained first (the module drops a thread's
@@ -395,11 +363,8 @@ static ssize_t mod_mem_write(struct hwt_collector *base, uint64_t addr,
 static int mod_detach(struct hwt_collector *base, struct hwt_err *err)
 {
 	struct mod_collector *c = mod_of(base);
-	int rc;
+	int rc = mod_end(c, err);
 
-	if ((rc = ensure_live(c, err)) < 0)
-		return rc;
-	rc = mod_end(c, err);
 	for (size_t i = 0; i < c->nthreads; i++) {
 		struct hwtrace_attach at = {
 			.sz = sizeof(at), .tid = (__u32)c->threads[i].tid,
@@ -428,10 +393,9 @@ const struct hwt_backend hwt_backend_module = {
 	.modules = mod_modules,
 	.close = mod_close,
 	/* attach stays NULL: see docs/backends.md, "Live control". */
+	.live_start = mod_live_start,
 	.resume = mod_resume,
 	.live_tids = mod_live_tids,
 	.regset = mod_regset,
-	.mem_read = mod_mem_read,
-	.mem_write = mod_mem_write,
 	.detach = mod_detach,
 };

@@ -366,9 +366,9 @@ size_t hwt_perf_modules(struct hwt_collector *base,
 /* ---- live control (collect/seize/live.c) ------------------------------ */
 
 /* Launched without live_control: still held before its execve. */
-static int ensure_live(struct perf_collector *c, struct hwt_err *err)
+int hwt_perf_live_start(struct hwt_collector *base, struct hwt_err *err)
 {
-	return c->seize.live ? 0 : hwt_seize_live_start(&c->seize, err);
+	return hwt_seize_live_start(&perf_of(base)->seize, err);
 }
 
 int hwt_perf_resume(struct hwt_collector *base,
@@ -376,11 +376,8 @@ int hwt_perf_resume(struct hwt_collector *base,
 		    struct hwt_collect_event *event, struct hwt_err *err)
 {
 	struct perf_collector *c = perf_of(base);
-	int rc;
+	int rc = hwt_seize_resume(&c->seize, opts, event, err);
 
-	if ((rc = ensure_live(c, err)) < 0)
-		return rc;
-	rc = hwt_seize_resume(&c->seize, opts, event, err);
 	if (rc < 0 || !hwt_seize_event_ends(event))
 		return rc;
 	c->base.state = HWT_COLLECTOR_ENDED;
@@ -397,31 +394,8 @@ size_t hwt_perf_live_tids(struct hwt_collector *base, pid_t *tids,
 int hwt_perf_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 		    void *buf, size_t *len, bool write, struct hwt_err *err)
 {
-	struct perf_collector *c = perf_of(base);
-	int rc;
-
-	if ((rc = ensure_live(c, err)) < 0)
-		return rc;
-	return hwt_seize_regset(&c->seize, tid, nt_type, buf, len, write,
-				err);
-}
-
-ssize_t hwt_perf_mem_read(struct hwt_collector *base, uint64_t addr,
-			  void *buf, size_t len)
-{
-	struct perf_collector *c = perf_of(base);
-	int rc = ensure_live(c, NULL);
-
-	return rc < 0 ? rc : hwt_seize_mem_read(&c->seize, addr, buf, len);
-}
-
-ssize_t hwt_perf_mem_write(struct hwt_collector *base, uint64_t addr,
-			   const void *buf, size_t len)
-{
-	struct perf_collector *c = perf_of(base);
-	int rc = ensure_live(c, NULL);
-
-	return rc < 0 ? rc : hwt_seize_mem_write(&c->seize, addr, buf, len);
+	return hwt_seize_regset(&perf_of(base)->seize, tid, nt_type, buf, len,
+				write, err);
 }
 
 /* The trace so far is read for the last time and every event closed
@@ -431,8 +405,6 @@ int hwt_perf_detach(struct hwt_collector *base, struct hwt_err *err)
 	struct perf_collector *c = perf_of(base);
 	int rc;
 
-	if ((rc = ensure_live(c, err)) < 0)
-		return rc;
 	c->base.state = HWT_COLLECTOR_ENDED;
 	rc = collect_out(c, true, err);
 	for (size_t i = 0; i < c->nthreads; i++) {

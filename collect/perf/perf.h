@@ -208,10 +208,7 @@ int hwt_perf_resume(struct hwt_collector *c,
 size_t hwt_perf_live_tids(struct hwt_collector *c, pid_t *tids, size_t cap);
 int hwt_perf_regset(struct hwt_collector *c, pid_t tid, int nt_type,
 		    void *buf, size_t *len, bool write, struct hwt_err *err);
-ssize_t hwt_perf_mem_read(struct hwt_collector *c, uint64_t addr, void *buf,
-			  size_t len);
-ssize_t hwt_perf_mem_write(struct hwt_collector *c, uint64_t addr,
-			   const void *buf, size_t len);
+int hwt_perf_live_start(struct hwt_collector *c, struct hwt_err *err);
 int hwt_perf_detach(struct hwt_collector *c, struct hwt_err *err);
 
 /* Define backend sym, named name, recording with PMU kind k: only the
@@ -241,11 +238,10 @@ int hwt_perf_detach(struct hwt_collector *c, struct hwt_err *err);
 		.threads = hwt_perf_threads,				\
 		.modules = hwt_perf_modules,				\
 		.close = hwt_perf_close,				\
+		.live_start = hwt_perf_live_start,			\
 		.resume = hwt_perf_resume,				\
 		.live_tids = hwt_perf_live_tids,			\
 		.regset = hwt_perf_regset,				\
-		.mem_read = hwt_perf_mem_read,				\
-		.mem_write = hwt_perf_mem_write,			\
 		.detach = hwt_perf_detach,				\
 	}
 

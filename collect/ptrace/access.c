@@ -56,15 +56,3 @@ int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 	}
 	return 0;
 }
-
-ssize_t hwt_step_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
-			size_t len)
-{
-	return hwt_proc_mem_xfer(base->pid, addr, buf, len, false);
-}
-
-ssize_t hwt_step_mem_write(struct hwt_collector *base, uint64_t addr,
-			 const void *buf, size_t len)
-{
-	return hwt_proc_mem_xfer(base->pid, addr, (void *)buf, len, true);
-}

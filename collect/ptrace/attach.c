@@ -110,8 +110,8 @@ static void release_all(struct step_collector *c)
 		struct step_thread *t = c->threads[i];
 		/* A signal reported but not passed on yet (live), or held
 		 * while stopped on a fatal one (after a run). */
-		int sig = t->has_event && t->event.kind == HWT_EVENT_SIGNAL
-				  ? t->event.signal : t->pending_signal;
+		int sig = t->lt.has_event && t->lt.event.kind == HWT_EVENT_SIGNAL
+				  ? t->lt.event.signal : t->pending_signal;
 
 		if (t->state == PT_GONE)
 			continue;
@@ -126,7 +126,7 @@ static void release_all(struct step_collector *c)
 			sig = 0;
 		}
 		ptrace(PTRACE_DETACH, t->tid, 0, sig);
-		t->has_event = false;
+		t->lt.has_event = false;
 	}
 	c->base.state = HWT_COLLECTOR_ENDED;
 }
@@ -134,7 +134,6 @@ static void release_all(struct step_collector *c)
 int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,
 		  struct hwt_collector **out, struct hwt_err *err)
 {
-	struct step_live stopping = { .memfd = -1, .stopping = true };
 	struct step_collector *c;
 	size_t found = 1;
 	int rc = 0;
@@ -145,6 +144,7 @@ int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	c->base.backend = &hwt_backend_ptrace;
 	c->base.tracer_tid = gettid();
 	c->base.pid = pid;
+	hwt_step_live_init(c);
 	c->base.state = HWT_COLLECTOR_ENDED;   /* nothing attached yet */
 	c->buffer_size = opts->buffer_size;
 	c->chunk_payload = hwt_sw_ring_chunk_payload_for(opts->buffer_size);
@@ -174,8 +174,11 @@ int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	if (rc < 0)
 		goto fail;
 	hwt_step_set_wait_flags(c);
-	c->live = &stopping;
+	/* Collect every thread's first stop the way a resume stops all. */
+	c->live = &c->resume;
+	c->rules.stopping = true;
 	rc = hwt_step_loop(c, err);
+	c->rules.stopping = false;
 	c->live = NULL;
 	if (rc == PT_PROCESS_ENDED) {
 		rc = hwt_err_set(err, ESRCH, "process %d exited while being "

@@ -55,7 +55,5 @@ const struct hwt_backend hwt_backend_ptrace = {
 	.resume = hwt_step_resume,
 	.live_tids = hwt_step_live_tids,
 	.regset = hwt_step_regset,
-	.mem_read = hwt_step_mem_read,
-	.mem_write = hwt_step_mem_write,
 	.detach = hwt_step_detach,
 };

@@ -187,6 +187,7 @@ int hwt_step_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		goto fail;
 	}
 	c->base.pid = pid;
+	hwt_step_live_init(c);
 	c->base.state = HWT_COLLECTOR_LAUNCHED;   /* from here: kill on fail */
 	if ((rc = wait_for(pid, &status, WUNTRACED)) < 0 || !WIFSTOPPED(status)) {
 		if (rc == 0)

@@ -1,13 +1,10 @@
-/* live.c - stop-by-stop control of a traced program (all-stop).
- *
- * A resume gives each thread an action, then runs the shared single-step
- * loop of run.c with c->live set. The loop calls back here after every
+/* live.c - the stepper under live control: the mechanisms the rules of
+ * collect/live.c ask for (struct hwt_live_ops), and the checks the
+ * single-step loop of run.c makes, while c->live is set, after every
  * step (step done, breakpoint, write watch), at every signal (reported,
- * never delivered on our own) and at every thread's death. The first
- * event found is queued on its thread; then every other thread is
- * brought to a stop with PTRACE_INTERRUPT, events found meanwhile are
- * queued on their threads too, and the first one is returned. Queued
- * events are returned by later resumes before anything runs again.
+ * never delivered on our own) and at every thread's death; what they
+ * find is queued with hwt_live_queue. Breakpoints are checked at every
+ * step, so no code is modified.
  *
  * Stopping a thread with PTRACE_INTERRUPT races with its single step: its
  * step trap and the interrupt stop are reported in either order. A step
@@ -52,34 +49,23 @@ static int read_watch(int memfd, const struct hwt_watch *w, uint64_t *value)
 	return 0;
 }
 
-/* Queue ev on t unless it holds one already (the first one wins; a
- * thread's death replaces whatever it held). */
-static int queue_event(struct step_collector *c, struct step_thread *t,
-		       enum hwt_event_kind kind, int sig, uint64_t data_addr)
+/* Queue an event on t (live.h's rules decide whether it stands); the
+ * loop's verdict for t is then to stay stopped. */
+static int queue(struct step_collector *c, struct step_thread *t,
+		 enum hwt_event_kind kind, int sig, uint64_t data_addr)
 {
-	struct step_live *l = c->live;
-
 	t->state = t->state == PT_GONE ? PT_GONE : PT_STOPPED;
-	if (t->has_event && kind != HWT_EVENT_THREAD_EXITED)
-		return PT_LIVE_EVENT;
-	memset(&t->event, 0, sizeof(t->event));
-	t->event.kind = kind;
-	t->event.tid = t->tid;
-	t->event.signal = sig;
-	t->event.data_addr = data_addr;
-	t->has_event = true;
-	if (!l->stopping && !l->first)
-		l->first = t;
+	hwt_live_queue(&c->rules, &t->lt, t->tid, kind, sig, data_addr);
 	return PT_LIVE_EVENT;
 }
 
 static int watch_event(struct step_collector *c, struct step_thread *t,
 		       const struct hwt_watch *w)
 {
-	int rc = queue_event(c, t, HWT_EVENT_WATCHPOINT, 0, w->addr);
+	int rc = queue(c, t, HWT_EVENT_WATCHPOINT, 0, w->addr);
 
-	if (t->event.kind == HWT_EVENT_WATCHPOINT)
-		t->event.watch_kind = w->kind;
+	if (t->lt.event.kind == HWT_EVENT_WATCHPOINT)
+		t->lt.event.watch_kind = w->kind;
 	return rc;
 }
 
@@ -102,9 +88,9 @@ bool hwt_step_live_may_go(struct step_collector *c, struct step_thread *t)
 {
 	/* While stopping, a thread goes on only to report the interrupt
 	 * stop it owes, which comes before it executes anything. */
-	if (c->live->stopping)
+	if (c->rules.stopping)
 		return t->interrupt_pending;
-	return !t->has_event && t->kind != HWT_RESUME_STOP;
+	return !hwt_live_holds(&c->rules, &t->lt);
 }
 
 int hwt_step_live_after_step(struct step_collector *c, struct step_thread *t,
@@ -128,10 +114,10 @@ int hwt_step_live_after_step(struct step_collector *c, struct step_thread *t,
 	}
 	if (slot >= 0 && dr_reportable(c, l, (size_t)slot))
 		return watch_event(c, t, &c->dr_watch[slot]);
-	if (t->kind == HWT_RESUME_STEP)
-		return queue_event(c, t, HWT_EVENT_STEPPED, 0, 0);
+	if (t->lt.kind == HWT_RESUME_STEP)
+		return queue(c, t, HWT_EVENT_STEPPED, 0, 0);
 	if (is_breakpoint(l, pc))
-		return queue_event(c, t, HWT_EVENT_BREAKPOINT, 0, 0);
+		return queue(c, t, HWT_EVENT_BREAKPOINT, 0, 0);
 	hwt_step_go_on(c, t, PTRACE_SINGLESTEP, 0);
 	return PT_KEEP_GOING;
 }
@@ -148,7 +134,7 @@ bool hwt_step_live_swallow(struct step_collector *c, struct step_thread *t,
 	if (sig != SIGSTOP || ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0 ||
 	    si.si_code != SI_USER || si.si_pid != getpid())
 		return false;
-	if (atomic_load(&c->interrupt_fired) && !c->live->stopping)
+	if (atomic_load(&c->interrupt_fired) && !c->rules.stopping)
 		t->state = PT_STOPPED;   /* the loop sees the flag */
 	else
 		hwt_step_go_on(c, t, PTRACE_SINGLESTEP, 0);
@@ -159,7 +145,7 @@ int hwt_step_live_signal(struct step_collector *c, struct step_thread *t, int si
 {
 	/* The signal a resume passed to a thread at an event stop (see
 	 * start_threads): delivered now, as it was decided. */
-	if (sig == t->forward_signal && !c->live->stopping) {
+	if (sig == t->forward_signal && !c->rules.stopping) {
 		enum hwt_sig_action act;
 
 		t->forward_signal = 0;
@@ -169,23 +155,21 @@ int hwt_step_live_signal(struct step_collector *c, struct step_thread *t, int si
 		hwt_step_go_on(c, t, PTRACE_SINGLESTEP, sig);
 		return PT_KEEP_GOING;
 	}
-	return queue_event(c, t, HWT_EVENT_SIGNAL, sig, 0);
+	return queue(c, t, HWT_EVENT_SIGNAL, sig, 0);
 }
 
 int hwt_step_live_thread_died(struct step_collector *c, struct step_thread *t,
 			    int status)
 {
 	t->interrupt_pending = false;
-	queue_event(c, t, HWT_EVENT_THREAD_EXITED,
-		    WIFSIGNALED(status) ? WTERMSIG(status) : 0, 0);
-	t->event.status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+	hwt_live_died(&c->rules, &t->lt, t->tid, status);
 	return PT_LIVE_EVENT;
 }
 
 int hwt_step_live_born(struct step_collector *c, struct step_thread *t)
 {
 	t->announce = false;
-	return queue_event(c, t, HWT_EVENT_THREAD_CREATED, 0, 0);
+	return queue(c, t, HWT_EVENT_THREAD_CREATED, 0, 0);
 }
 
 int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t)
@@ -225,81 +209,33 @@ size_t hwt_step_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap)
 	return n;
 }
 
-/* ---- one resume -------------------------------------------------------- */
+/* ---- the mechanisms the rules call (struct hwt_live_ops) -------------- */
 
-static const struct hwt_resume_action *action_for(
-	const struct hwt_resume_opts *o, pid_t tid)
+static size_t step_live_nthreads(void *ctx)
 {
-	for (size_t i = 0; i < o->nactions; i++)
-		if (o->actions[i].tid == tid)
-			return &o->actions[i];
-	return NULL;
+	return ((struct step_collector *)ctx)->nthreads;
 }
 
-/* Give every live thread its action; named threads must exist. */
-static int assign_actions(struct step_collector *c,
-			  const struct hwt_resume_opts *o,
-			  enum hwt_resume_kind *dflt, struct hwt_err *err)
+static struct hwt_live_thread *step_live_thread(void *ctx, size_t i, pid_t *tid,
+					  bool *gone)
 {
-	const struct hwt_resume_action *all = action_for(o, 0);
+	struct step_thread *t = ((struct step_collector *)ctx)->threads[i];
 
-	*dflt = all ? all->kind : HWT_RESUME_STOP;
-	for (size_t i = 0; i < o->nactions; i++) {
-		struct step_thread *t;
-
-		if (o->actions[i].tid == 0)
-			continue;
-		t = hwt_step_thread_find(c, o->actions[i].tid);
-		if (!t)
-			return hwt_err_set(err, ESRCH,
-					   "resume action for thread %d, which "
-					   "is not a live thread of process %d",
-					   (int)o->actions[i].tid,
-					   (int)c->base.pid);
-	}
-	for (size_t i = 0; i < c->nthreads; i++) {
-		struct step_thread *t = c->threads[i];
-		const struct hwt_resume_action *a = action_for(o, t->tid);
-
-		t->kind = a ? a->kind : *dflt;
-	}
-	return 0;
+	*tid = t->tid;
+	*gone = t->state == PT_GONE;
+	return &t->lt;
 }
 
-/* A queued event still worth reporting to a thread resumed with kind. */
-static bool event_due(struct step_thread *t, const struct step_live *l)
+static int step_live_read_pc(void *ctx, pid_t tid, uint64_t *pc)
 {
-	uint64_t pc;
-
-	if (!t->has_event)
-		return false;
-	if (t->event.kind == HWT_EVENT_THREAD_EXITED ||
-	    t->event.kind == HWT_EVENT_THREAD_CREATED)
-		return true;
-	if (t->kind == HWT_RESUME_STOP)
-		return false;
-	switch (t->event.kind) {
-	case HWT_EVENT_BREAKPOINT:
-		if (hwt_step_read_pc(t->tid, &pc) == 0 && is_breakpoint(l, pc))
-			return true;
-		break;
-	case HWT_EVENT_STEPPED:
-		if (t->kind == HWT_RESUME_STEP)
-			return true;
-		break;
-	default:
-		return true;
-	}
-	t->has_event = false;   /* stale: see hwt-collect.h */
-	return false;
+	return hwt_step_read_pc(tid, pc);
 }
 
-static void report(struct step_thread *t, struct hwt_collect_event *ev)
+static bool step_live_is_breakpoint(void *ctx, uint64_t pc)
 {
-	*ev = t->event;
-	t->has_event = false;
-	if (t->state != PT_GONE && hwt_step_read_pc(t->tid, &ev->pc) < 0)
-		ev->pc = 0;
+	struct step_collector *c = ctx;
+
+	return c->live && is_breakpoint(c->live, pc);
 }
 
 static int prepare_watches(struct step_collector *c, struct step_live *l,
@@ -307,8 +243,6 @@ static int prepare_watches(struct step_collector *c, struct step_live *l,
 			   struct hwt_err *err)
 {
 	char path[64];
-
-	l->memfd = -1;
 	int rc;
 
 	/* Also with no watches: a previous setup is then removed. */
@@ -341,12 +275,17 @@ static int prepare_watches(struct step_collector *c, struct step_live *l,
 	return 0;
 }
 
-static int prepare(struct step_collector *c, struct step_live *l,
-		   const struct hwt_resume_opts *o, struct hwt_err *err)
+static int step_live_prepare(void *ctx, const struct hwt_resume_opts *o,
+		       struct hwt_err *err)
 {
+	struct step_collector *c = ctx;
+	struct step_live *l = &c->resume;
 	uint64_t *bps;
 	int rc;
 
+	hwt_step_set_wait_flags(c);
+	*l = (struct step_live){ .memfd = -1 };
+	c->live = l;
 	if ((rc = prepare_watches(c, l, o, err)) < 0)
 		return rc;
 	if (!o->nbreakpoints)
@@ -361,28 +300,61 @@ static int prepare(struct step_collector *c, struct step_live *l,
 	return 0;
 }
 
-static void release(struct step_live *l)
+static void step_live_release(void *ctx, bool ended)
 {
+	struct step_collector *c = ctx;
+	struct step_live *l = &c->resume;
+
+	hwt_step_interrupt_stop(c->interrupt);
+	c->interrupt = NULL;
 	if (l->memfd >= 0)
 		close(l->memfd);
 	free(l->watch_values);
 	free((void *)l->breakpoints);
+	*l = (struct step_live){ .memfd = -1 };
+	c->live = NULL;
 }
 
-/* Start every thread whose action is to move. */
-static void start_threads(struct step_collector *c,
-			  const struct hwt_resume_opts *o)
+/* The loop's verdict as the rules take it. */
+static int verdict(struct step_collector *c, int rc, struct hwt_err *err)
 {
+	if (rc == PT_LIVE_EVENT && !c->rules.stopping &&
+	    atomic_load(&c->interrupt_fired))
+		c->rules.interrupted = true;
+	if (rc == PT_PROCESS_ENDED) {
+		c->ended = true;
+		rc = hwt_step_threads_seal(c, err);
+		return rc < 0 ? rc : HWT_LIVE_ENDED;
+	}
+	if (rc < 0) {
+		/* Lost track of the program: end it rather than leave it
+		 * half-stopped; the history so far is kept. */
+		hwt_step_kill_and_reap(c);
+		hwt_step_threads_seal(c, NULL);
+		return rc;
+	}
+	return 0;
+}
+
+/* Start every thread whose action is to move, and step until an event. */
+static int step_live_run(void *ctx, const struct hwt_resume_opts *o,
+		   struct hwt_err *err)
+{
+	struct step_collector *c = ctx;
+	int rc;
+
+	atomic_store(&c->interrupt_fired, false);
+	if (o->interrupt_fd >= 0 &&
+	    (rc = hwt_step_interrupt_start(c, o->interrupt_fd, &c->interrupt,
+					 err)) < 0)
+		return rc;
 	for (size_t i = 0; i < c->nthreads; i++) {
 		struct step_thread *t = c->threads[i];
-		const struct hwt_resume_action *a = action_for(o, t->tid);
-		int sig;
+		const struct hwt_resume_action *a = hwt_live_action(o, t->tid);
+		int sig = a ? a->signal : 0;
 
-		if (t->state != PT_STOPPED || t->kind == HWT_RESUME_STOP)
+		if (t->state != PT_STOPPED || t->lt.kind == HWT_RESUME_STOP)
 			continue;
-		if (!a)
-			a = action_for(o, 0);
-		sig = a ? a->signal : 0;
 		if (sig && t->event_stop) {
 			/* Only a signal-delivery stop can inject a signal:
 			 * send it, and deliver it when it reports, before
@@ -403,12 +375,14 @@ static void start_threads(struct step_collector *c,
 		ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig);
 		t->state = PT_RUNNING;
 	}
+	return verdict(c, hwt_step_loop(c, err), err);
 }
 
-/* The first event is queued: bring every other thread to a stop. */
-static int stop_all(struct step_collector *c, struct hwt_err *err)
+/* An event is queued: bring every other thread to a stop. */
+static int step_live_stop_all(void *ctx, struct hwt_err *err)
 {
-	c->live->stopping = true;
+	struct step_collector *c = ctx;
+
 	for (size_t i = 0; i < c->nthreads; i++) {
 		struct step_thread *t = c->threads[i];
 
@@ -419,114 +393,39 @@ static int stop_all(struct step_collector *c, struct hwt_err *err)
 		else   /* a zombie leader: no stop will come; its death will */
 			t->state = PT_STOPPED;
 	}
-	return hwt_step_loop(c, err);
+	return verdict(c, hwt_step_loop(c, err), err);
 }
 
-static void interrupted_event(struct step_collector *c)
+static bool step_live_ended(void *ctx, struct hwt_collect_end *end)
 {
-	struct step_thread *t = c->last && c->last->state != PT_GONE ? c->last
-								    : NULL;
+	struct step_collector *c = ctx;
 
-	for (size_t i = 0; !t && i < c->nthreads; i++)
-		if (c->threads[i]->state != PT_GONE)
-			t = c->threads[i];
-	if (t)
-		queue_event(c, t, HWT_EVENT_INTERRUPTED, 0, 0);
+	*end = c->base.end;
+	return c->ended;
 }
 
-static void ended_event(struct step_collector *c, struct hwt_collect_event *ev)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->tid = c->base.pid;
-	if (c->base.end.reason == HWT_STOP_EXITED) {
-		ev->kind = HWT_EVENT_EXITED;
-		ev->status = c->base.end.status;
-	} else {
-		ev->kind = HWT_EVENT_KILLED;
-		ev->signal = c->base.end.signal;
-	}
-}
+const struct hwt_live_ops hwt_step_live_ops = {
+	.nthreads = step_live_nthreads,
+	.thread = step_live_thread,
+	.read_pc = step_live_read_pc,
+	.is_breakpoint = step_live_is_breakpoint,
+	.prepare = step_live_prepare,
+	.run = step_live_run,
+	.stop_all = step_live_stop_all,
+	.release = step_live_release,
+	.ended = step_live_ended,
+};
 
-static int run_until_event(struct step_collector *c, struct step_live *l,
-			   const struct hwt_resume_opts *o,
-			   struct hwt_collect_event *ev, struct hwt_err *err)
+void hwt_step_live_init(struct step_collector *c)
 {
-	struct step_interrupt *in = NULL;
-	int rc;
-
-	atomic_store(&c->interrupt_fired, false);
-	if (o->interrupt_fd >= 0 &&
-	    (rc = hwt_step_interrupt_start(c, o->interrupt_fd, &in, err)) < 0)
-		return rc;
-	c->live = l;
-	start_threads(c, o);
-	rc = hwt_step_loop(c, err);
-	if (rc == PT_LIVE_EVENT && !l->first)
-		interrupted_event(c);   /* the loop saw interrupt_fd */
-	if (rc == PT_LIVE_EVENT)
-		rc = stop_all(c, err);
-	hwt_step_interrupt_stop(in);
-	c->live = NULL;
-	if (rc == PT_PROCESS_ENDED) {
-		ended_event(c, ev);
-		return hwt_step_threads_seal(c, err);
-	}
-	if (rc < 0)
-		return rc;
-	if (l->first && l->first->has_event) {
-		report(l->first, ev);
-		return 0;
-	}
-	for (size_t i = 0; i < c->nthreads; i++)
-		if (c->threads[i]->has_event) {
-			report(c->threads[i], ev);
-			return 0;
-		}
-	return hwt_err_set(err, EPROTO, "the program stopped without an "
-			   "event to report");
+	c->rules = (struct hwt_live){ .ops = &hwt_step_live_ops, .ctx = c,
+				      .pid = c->base.pid };
+	c->resume = (struct step_live){ .memfd = -1 };
 }
 
 int hwt_step_resume(struct hwt_collector *base,
-		  const struct hwt_resume_opts *opts,
-		  struct hwt_collect_event *event, struct hwt_err *err)
+		    const struct hwt_resume_opts *opts,
+		    struct hwt_collect_event *event, struct hwt_err *err)
 {
-	struct step_collector *c = step_of(base);
-	struct step_live l = { .memfd = -1 };
-	enum hwt_resume_kind dflt;
-	bool moves = false;
-	int rc;
-
-	hwt_step_set_wait_flags(c);
-	if ((rc = assign_actions(c, opts, &dflt, err)) < 0)
-		return rc;
-	l.new_thread_kind = dflt == HWT_RESUME_CONT ? HWT_RESUME_CONT
-						    : HWT_RESUME_STOP;
-	l.report_created = opts->report_thread_created;
-	if ((rc = prepare(c, &l, opts, err)) < 0)
-		goto out;
-	/* Events queued by earlier resumes come first; nothing runs. */
-	for (size_t i = 0; i < c->nthreads; i++)
-		if (event_due(c->threads[i], &l)) {
-			report(c->threads[i], event);
-			goto out;
-		}
-	for (size_t i = 0; i < c->nthreads; i++)
-		moves |= c->threads[i]->state != PT_GONE &&
-			 c->threads[i]->kind != HWT_RESUME_STOP;
-	if (!moves) {
-		rc = hwt_err_set(err, EINVAL,
-				 "every thread's action is to stay stopped; "
-				 "step or continue at least one");
-		goto out;
-	}
-	rc = run_until_event(c, &l, opts, event, err);
-	if (rc < 0 && base->state != HWT_COLLECTOR_ENDED) {
-		/* Lost track of the program: end it rather than leave it
-		 * half-stopped; the history so far is kept. */
-		hwt_step_kill_and_reap(c);
-		hwt_step_threads_seal(c, NULL);
-	}
-out:
-	release(&l);
-	return rc;
+	return hwt_live_resume(&step_of(base)->rules, opts, event, err);
 }

@@ -14,10 +14,11 @@
  * thread is stopped, and a core can be written before hwt_step_finish lets
  * the signal take effect.
  *
- * The same loop serves live control (live.c): while c->live is set, the
- * handlers ask live.c at each decision point (after a step, at a signal,
- * at a thread's death, before letting a thread go on) instead of deciding
- * for a run to the end.
+ * The same loop serves live control: while c->live is set, the handlers
+ * ask live.c at each decision point (after a step, at a signal, at a
+ * thread's death, before letting a thread go on) instead of deciding for
+ * a run to the end; live.c queues what it finds with the rules of
+ * collect/live.c, which drive the loop through hwt_step_live_ops.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -445,10 +446,10 @@ int hwt_step_loop(struct step_collector *c, struct hwt_err *err)
 		int status, rc;
 		pid_t tid;
 
-		if (c->live && c->live->stopping && !any_unstopped(c))
+		if (c->live && c->rules.stopping && !any_unstopped(c))
 			return PT_ALL_STOPPED;
 		/* One relaxed load per stop: the helper thread sets it. */
-		if (c->live && !c->live->stopping &&
+		if (c->live && !c->rules.stopping &&
 		    atomic_load_explicit(&c->interrupt_fired,
 					 memory_order_relaxed))
 			return PT_LIVE_EVENT;
@@ -459,7 +460,7 @@ int hwt_step_loop(struct step_collector *c, struct hwt_err *err)
 					   strerror(errno));
 		rc = on_wait_status(c, tid, status, err);
 		if (rc == PT_KEEP_GOING ||
-		    (rc == PT_LIVE_EVENT && c->live->stopping))
+		    (rc == PT_LIVE_EVENT && c->rules.stopping))
 			continue;
 		return rc;
 	}

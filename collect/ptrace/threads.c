@@ -114,10 +114,8 @@ int hwt_step_thread_add(struct step_collector *c, pid_t tid,
 	t->state = PT_RUNNING;
 	/* Live control: a thread born during a resume gets the action for
 	 * threads no action names. */
-	if (c->live) {
-		t->kind = c->live->new_thread_kind;
-		t->announce = c->live->report_created;
-	}
+	if (c->live)
+		hwt_live_born(&c->rules, &t->lt, &t->announce);
 	c->threads[c->nthreads] = t;
 	index_insert(c, c->nthreads);
 	c->nthreads++;

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "backend.h"
+#include "live.h"
 #include "os/modset.h"
 #include "os/proc.h"
 #include "ring.h"
@@ -49,8 +50,8 @@ struct step_thread {
 	int pending_signal;     /* held back while stopped for a fault */
 	struct hwt_sw_ring ring;
 
-	/* Live control (live.c). */
-	enum hwt_resume_kind kind;  /* this resume's action for the thread */
+	/* Live control (live.c): the rules' part, and the stepper's. */
+	struct hwt_live_thread lt;
 	bool interrupt_pending; /* PTRACE_INTERRUPT sent, its stop not seen */
 	/* Stopped at a ptrace event (not a signal-delivery stop): a signal
 	 * passed on resume cannot be injected and is sent instead. */
@@ -61,11 +62,9 @@ struct step_thread {
 	bool announce;          /* born during a resume that reports
 				 * births: queue THREAD_CREATED at its
 				 * first stop */
-	bool has_event;         /* event below not reported yet */
-	struct hwt_collect_event event;
 };
 
-/* One resume's parameters and progress (live.c). */
+/* One resume's breakpoints and watches (live.c). */
 struct step_live {
 	const uint64_t *breakpoints;    /* sorted */
 	size_t nbreakpoints;
@@ -73,12 +72,6 @@ struct step_live {
 	uint64_t *watch_values;         /* last seen value of each watch */
 	size_t nwatches;
 	int memfd;                      /* /proc/PID/mem for the watches */
-	enum hwt_resume_kind new_thread_kind;
-	bool report_created;            /* report_thread_created */
-	struct step_thread *first;        /* whose event ends this resume */
-	/* An event was queued: the other threads are being stopped, and no
-	 * thread is resumed any more except to collect an interrupt. */
-	bool stopping;
 };
 
 struct step_collector {
@@ -112,8 +105,15 @@ struct step_collector {
 	 * in live mode. */
 	struct hwt_collect_thread *out_threads;
 
-	/* Live control: set during a resume, NULL during run. */
+	/* Live control: the rules (collect/live.c) over this backend's
+	 * mechanisms (hwt_step_live_ops); live is &resume while the loop
+	 * serves them (a resume, or attach collecting its first stops),
+	 * NULL during a run; ended once the process is gone. */
+	struct hwt_live rules;
+	struct step_live resume;
 	struct step_live *live;
+	struct step_interrupt *interrupt;
+	bool ended;
 	/* interrupt.c: set by the helper thread when interrupt_fd became
 	 * readable during a resume. */
 	atomic_bool interrupt_fired;
@@ -223,6 +223,10 @@ int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t
 /* A new thread's first stop in a resume that reports births: queue
  * HWT_EVENT_THREAD_CREATED on it (it stays stopped there). */
 int hwt_step_live_born(struct step_collector *c, struct step_thread *t);
+/* The stepper's mechanisms, for the rules in c->rules. */
+extern const struct hwt_live_ops hwt_step_live_ops;
+/* Set c->rules up for c, once its pid is known. */
+void hwt_step_live_init(struct step_collector *c);
 
 /* interrupt.c */
 struct step_interrupt;
@@ -251,10 +255,6 @@ int hwt_step_detach(struct hwt_collector *base, struct hwt_err *err);
 /* access.c */
 int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 		  void *buf, size_t *len, bool write, struct hwt_err *err);
-ssize_t hwt_step_mem_read(struct hwt_collector *base, uint64_t addr, void *buf,
-			size_t len);
-ssize_t hwt_step_mem_write(struct hwt_collector *base, uint64_t addr,
-			 const void *buf, size_t len);
 
 /* core.c */
 int hwt_step_write_core(struct hwt_collector *base, const char *path,

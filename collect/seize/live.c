@@ -1,8 +1,9 @@
-/* live.c - stop-by-stop control of a seized program (seize.h), the
- * semantics of hwt_collect_resume (hwt-collect.h) for the recorders that
- * do not step: threads run freely with PTRACE_CONT (PTRACE_SYSCALL when
- * the recorder wants syscall stops) while the recorder records, and step
- * with PTRACE_SINGLESTEP when asked to.
+/* live.c - stop-by-stop control of a seized program (seize.h): the
+ * mechanisms the rules of collect/live.c ask for (struct hwt_live_ops),
+ * for the recorders that do not step: threads run freely with
+ * PTRACE_CONT (PTRACE_SYSCALL when the recorder wants syscall stops)
+ * while the recorder records, and step with PTRACE_SINGLESTEP when asked
+ * to. What the loop finds is queued with hwt_live_queue.
  *
  * A resume runs in two phases. Threads to move whose pc is a breakpoint
  * are first stepped over it alone, the int3 bytes out of the code
@@ -46,8 +47,8 @@
 #define TRAP_HWBKPT 4
 #endif
 
-/* The loop's verdicts. */
-enum { GOING = 0, ENDED = 1 };
+/* The loop's verdicts: GOING, or HWT_LIVE_ENDED (collect/live.h). */
+enum { GOING = 0, ENDED = HWT_LIVE_ENDED };
 
 static bool alive(const struct hwt_seize_thread *t)
 {
@@ -75,20 +76,10 @@ static size_t index_of(const struct hwt_seize *s,
 	return (size_t)(t - s->threads);
 }
 
-/* Queue an event on t unless it holds one already (the first one wins;
- * a thread's death replaces whatever it held). */
 static void queue_event(struct hwt_seize *s, struct hwt_seize_thread *t,
 			enum hwt_event_kind kind, int sig)
 {
-	if (t->has_event && kind != HWT_EVENT_THREAD_EXITED)
-		return;
-	memset(&t->event, 0, sizeof(t->event));
-	t->event.kind = kind;
-	t->event.tid = t->tid;
-	t->event.signal = sig;
-	t->has_event = true;
-	if (!s->stopping && !s->first_idx)
-		s->first_idx = index_of(s, t) + 1;
+	hwt_live_queue(&s->rules, &t->lt, t->tid, kind, sig, 0);
 }
 
 /* Let a stopped thread go on with its action (a step still owed is
@@ -111,7 +102,7 @@ static int go_on(struct hwt_seize *s, struct hwt_seize_thread *t, int sig,
 static int hold_or_go(struct hwt_seize *s, struct hwt_seize_thread *t,
 		      struct hwt_err *err)
 {
-	if (s->stopping || t->has_event || t->kind == HWT_RESUME_STOP)
+	if (hwt_live_holds(&s->rules, &t->lt))
 		return 0;
 	return go_on(s, t, 0, err);
 }
@@ -158,8 +149,7 @@ static int on_clone(struct hwt_seize *s, struct hwt_seize_thread *parent,
 	/* add() may have moved the array. */
 	t = hwt_seize_find(s, child);
 	t->attached = true;
-	t->kind = s->new_kind;
-	t->announce = s->report_created;
+	hwt_live_born(&s->rules, &t->lt, &t->announce);
 	if (t->born && t->stopped && (rc = first_stop(s, t, err)) < 0)
 		return rc;
 	return hold_or_go(s, hwt_seize_find(s, ptid), err);
@@ -187,7 +177,7 @@ static int on_event_stop(struct hwt_seize *s, pid_t tid,
 	t->interrupt_pending = false;
 	/* A step that completed before the interrupt: collect its trap,
 	 * which comes before the thread executes anything more. */
-	if (s->stopping && t->stepping) {
+	if (s->rules.stopping && t->stepping) {
 		if (hwt_proc_sig_pending(tid, SIGTRAP, &trap, NULL) == 0 &&
 		    trap)
 			return go_on(s, t, 0, err);
@@ -209,9 +199,9 @@ static bool own_trap(struct hwt_seize *s, struct hwt_seize_thread *t,
 	if (w) {
 		t->stepping = false;
 		queue_event(s, t, HWT_EVENT_WATCHPOINT, 0);
-		if (t->event.kind == HWT_EVENT_WATCHPOINT) {
-			t->event.data_addr = w->addr;
-			t->event.watch_kind = w->kind;
+		if (t->lt.event.kind == HWT_EVENT_WATCHPOINT) {
+			t->lt.event.data_addr = w->addr;
+			t->lt.event.watch_kind = w->kind;
 		}
 		return true;
 	}
@@ -232,7 +222,7 @@ static bool own_trap(struct hwt_seize *s, struct hwt_seize_thread *t,
 	}
 	if (t->stepping && si->si_code != SI_USER && si->si_code != SI_TKILL) {
 		t->stepping = false;
-		if (t->kind == HWT_RESUME_STEP)
+		if (t->lt.kind == HWT_RESUME_STEP)
 			queue_event(s, t, HWT_EVENT_STEPPED, 0);
 		return true;   /* a step over a breakpoint stays stopped */
 	}
@@ -258,7 +248,7 @@ static int on_signal(struct hwt_seize *s, struct hwt_seize_thread *t,
 		return rc;
 	/* The signal a resume passed to a thread at a stop that cannot
 	 * inject one (see start): delivered now, as it was decided. */
-	if (sig == t->forward_signal && !s->stopping) {
+	if (sig == t->forward_signal && !s->rules.stopping) {
 		t->forward_signal = 0;
 		return go_on(s, t, sig, err);
 	}
@@ -287,7 +277,7 @@ static int on_stop(struct hwt_seize *s, pid_t tid, int status,
 		hwt_seize_on_exec(s, tid);
 		if (s->ops->exec && (rc = s->ops->exec(s->ctx, tid, err)) < 0)
 			return rc;
-		if (!s->stopping)
+		if (!s->rules.stopping)
 			hwt_seize_breaks_insert(s);
 		return hold_or_go(s, hwt_seize_find(s, tid), err);
 	case PTRACE_EVENT_EXIT:
@@ -295,11 +285,11 @@ static int on_stop(struct hwt_seize *s, pid_t tid, int status,
 		    (rc = s->ops->exiting(s->ctx, tid, err)) < 0)
 			return rc;
 		/* It runs no more user code: nothing to hold it for. */
-		return s->stopping ? 0 : go_on(s, t, 0, err);
+		return s->rules.stopping ? 0 : go_on(s, t, 0, err);
 	case PTRACE_EVENT_STOP:
 		/* A group-stop: keep the program's own stop semantics, but
 		 * it is a stop when every thread is being stopped. */
-		if (s->stopping)
+		if (s->rules.stopping)
 			return 0;
 		t->stopped = false;
 		ptrace(PTRACE_LISTEN, tid, 0, 0);
@@ -327,18 +317,6 @@ static bool any_running(const struct hwt_seize *s)
 	return false;
 }
 
-/* The thread an interrupt is reported on: the last one reported, else
- * the first alive. */
-static struct hwt_seize_thread *interrupt_thread(struct hwt_seize *s)
-{
-	struct hwt_seize_thread *t = hwt_seize_find(s, s->last_tid);
-
-	for (size_t i = 0; !t && i < s->nthreads; i++)
-		if (alive(&s->threads[i]))
-			t = &s->threads[i];
-	return t;
-}
-
 /* Wait for the next stop; with interrupt_fd or recorder descriptors,
  * poll them between non-blocking waits. Returns the tid, 0 after serving
  * descriptors (or an interrupt), or a negative errno. */
@@ -348,7 +326,8 @@ static pid_t next_stop(struct hwt_seize *s, int interrupt_fd, int *status,
 	struct pollfd *rfds = NULL, fds[17];
 	size_t nr = s->ops->pollfds ? s->ops->pollfds(s->ctx, &rfds) : 0;
 	size_t n = 0;
-	bool poll_int = interrupt_fd >= 0 && !s->stopping && !s->first_idx;
+	bool poll_int = interrupt_fd >= 0 && !s->rules.stopping &&
+		!hwt_live_has_first(&s->rules) && !s->rules.interrupted;
 	pid_t tid;
 	int rc;
 
@@ -376,10 +355,8 @@ static pid_t next_stop(struct hwt_seize *s, int interrupt_fd, int *status,
 	if (rc < 0 && errno != EINTR)
 		return hwt_err_set(err, errno, "poll: %s", strerror(errno));
 	if (rc > 0 && poll_int && fds[n - 1].revents) {
-		struct hwt_seize_thread *t = interrupt_thread(s);
-
-		if (t)
-			queue_event(s, t, HWT_EVENT_INTERRUPTED, 0);
+		/* The rules queue INTERRUPTED on the thread they pick. */
+		s->rules.interrupted = true;
 		fds[n - 1].revents = 0;
 		rc--;
 	}
@@ -393,13 +370,16 @@ static pid_t next_stop(struct hwt_seize *s, int interrupt_fd, int *status,
 	return 0;
 }
 
-/* Run until an event is queued (or, while stopping, until every thread
- * is stopped), or the process is gone (ENDED). */
+/* Run until an event is queued or interrupt_fd is readable (or, while
+ * stopping, until every thread is stopped), or the process is gone
+ * (ENDED). */
 static int loop(struct hwt_seize *s, int interrupt_fd, struct hwt_err *err)
 {
 	int idle_ms = POLL_MIN_MS, rc;
 
-	while (any_running(s) && (s->stopping || !s->first_idx)) {
+	while (any_running(s) &&
+	       (s->rules.stopping ||
+		(!hwt_live_has_first(&s->rules) && !s->rules.interrupted))) {
 		int status;
 		pid_t tid = next_stop(s, interrupt_fd, &status, &idle_ms, err);
 
@@ -422,19 +402,17 @@ static int loop(struct hwt_seize *s, int interrupt_fd, struct hwt_err *err)
 				continue;
 			t = &s->threads[i];
 			t->interrupt_pending = false;
-			queue_event(s, t, HWT_EVENT_THREAD_EXITED,
-				    WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-			t->event.status = WIFEXITED(status) ?
-				WEXITSTATUS(status) : 0;
+			hwt_live_died(&s->rules, &t->lt, t->tid, status);
 		}
 	}
 	return GOING;
 }
 
 /* The first event is queued: bring every other thread to a stop. */
-static int stop_all(struct hwt_seize *s, struct hwt_err *err)
+static int seize_live_stop_all(void *ctx, struct hwt_err *err)
 {
-	s->stopping = true;
+	struct hwt_seize *s = ctx;
+
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct hwt_seize_thread *t = &s->threads[i];
 
@@ -450,89 +428,15 @@ static int stop_all(struct hwt_seize *s, struct hwt_err *err)
 
 /* ---- one resume ---------------------------------------------------------- */
 
-static const struct hwt_resume_action *action_for(
-	const struct hwt_resume_opts *o, pid_t tid)
-{
-	for (size_t i = 0; i < o->nactions; i++)
-		if (o->actions[i].tid == tid)
-			return &o->actions[i];
-	return NULL;
-}
-
-static int assign_actions(struct hwt_seize *s, const struct hwt_resume_opts *o,
-			  struct hwt_err *err)
-{
-	const struct hwt_resume_action *all = action_for(o, 0);
-	enum hwt_resume_kind dflt = all ? all->kind : HWT_RESUME_STOP;
-
-	for (size_t i = 0; i < o->nactions; i++)
-		if (o->actions[i].tid && !hwt_seize_find(s, o->actions[i].tid))
-			return hwt_err_set(err, ESRCH, "resume action for "
-					   "thread %d, which is not a live "
-					   "thread of process %d",
-					   (int)o->actions[i].tid, (int)s->pid);
-	for (size_t i = 0; i < s->nthreads; i++) {
-		const struct hwt_resume_action *a =
-			action_for(o, s->threads[i].tid);
-
-		s->threads[i].kind = a ? a->kind : dflt;
-	}
-	s->new_kind = dflt == HWT_RESUME_CONT ? HWT_RESUME_CONT
-					      : HWT_RESUME_STOP;
-	s->report_created = o->report_thread_created;
-	return 0;
-}
-
-/* A queued event still worth reporting (see hwt-collect.h). */
-static bool event_due(struct hwt_seize *s, struct hwt_seize_thread *t)
-{
-	uint64_t pc;
-
-	if (!t->has_event)
-		return false;
-	if (t->event.kind == HWT_EVENT_THREAD_EXITED ||
-	    t->event.kind == HWT_EVENT_THREAD_CREATED)
-		return true;
-	if (t->kind == HWT_RESUME_STOP)
-		return false;
-	switch (t->event.kind) {
-	case HWT_EVENT_BREAKPOINT:
-		if (read_pc(t->tid, &pc) == 0 && hwt_seize_is_breakpoint(s, pc))
-			return true;
-		break;
-	case HWT_EVENT_STEPPED:
-		if (t->kind == HWT_RESUME_STEP)
-			return true;
-		break;
-	default:
-		return true;
-	}
-	t->has_event = false;
-	return false;
-}
-
-static void report(struct hwt_seize *s, struct hwt_seize_thread *t,
-		   struct hwt_collect_event *ev)
-{
-	*ev = t->event;
-	t->has_event = false;
-	s->last_tid = t->tid;
-	if (t->gone || read_pc(t->tid, &ev->pc) < 0)
-		ev->pc = 0;
-}
-
 /* Start t moving: a signal passed at a stop that cannot inject one is
  * sent and delivered when it reports. */
 static int start(struct hwt_seize *s, struct hwt_seize_thread *t,
 		 const struct hwt_resume_opts *o, bool step,
 		 struct hwt_err *err)
 {
-	const struct hwt_resume_action *a = action_for(o, t->tid);
-	int sig, rc;
+	const struct hwt_resume_action *a = hwt_live_action(o, t->tid);
+	int sig = a ? a->signal : 0, rc;
 
-	if (!a)
-		a = action_for(o, 0);
-	sig = a ? a->signal : 0;
 	if (sig && !t->sig_stop) {
 		t->forward_signal = sig;
 		syscall(SYS_tgkill, s->pid, t->tid, sig);
@@ -556,7 +460,7 @@ static int step_over(struct hwt_seize *s, const struct hwt_resume_opts *o,
 		struct hwt_seize_thread *t = &s->threads[i];
 		uint64_t pc;
 
-		if (!alive(t) || !t->stopped || t->kind == HWT_RESUME_STOP ||
+		if (!alive(t) || !t->stopped || t->lt.kind == HWT_RESUME_STOP ||
 		    read_pc(t->tid, &pc) < 0 || !hwt_seize_is_breakpoint(s, pc))
 			continue;
 		if ((rc = start(s, t, o, true, err)) < 0)
@@ -566,10 +470,12 @@ static int step_over(struct hwt_seize *s, const struct hwt_resume_opts *o,
 	return 0;
 }
 
-static int run_until_event(struct hwt_seize *s,
-			   const struct hwt_resume_opts *o,
-			   struct hwt_err *err)
+/* Phase one, then the threads to move run with the int3 bytes in until
+ * an event: GOING (0), ENDED or -errno. */
+static int seize_live_run(void *ctx, const struct hwt_resume_opts *o,
+		   struct hwt_err *err)
 {
+	struct hwt_seize *s = ctx;
 	bool stepped;
 	int rc;
 
@@ -577,102 +483,87 @@ static int run_until_event(struct hwt_seize *s,
 		return rc;
 	if (stepped && (rc = loop(s, o->interrupt_fd, err)) != GOING)
 		return rc;
-	if (!s->first_idx) {
-		hwt_seize_breaks_insert(s);
-		for (size_t i = 0; i < s->nthreads; i++) {
-			struct hwt_seize_thread *t = &s->threads[i];
+	if (hwt_live_has_first(&s->rules) || s->rules.interrupted)
+		return GOING;
+	hwt_seize_breaks_insert(s);
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct hwt_seize_thread *t = &s->threads[i];
 
-			/* A step done over a breakpoint holds its STEPPED
-			 * event: complete. */
-			if (!alive(t) || !t->stopped || t->has_event ||
-			    t->kind == HWT_RESUME_STOP)
-				continue;
-			if ((rc = start(s, t, o, t->kind == HWT_RESUME_STEP,
-					err)) < 0)
-				return rc;
-		}
-		if ((rc = loop(s, o->interrupt_fd, err)) != GOING)
+		/* A step done over a breakpoint holds its STEPPED event:
+		 * complete. */
+		if (!alive(t) || !t->stopped || t->lt.has_event ||
+		    t->lt.kind == HWT_RESUME_STOP)
+			continue;
+		if ((rc = start(s, t, o, t->lt.kind == HWT_RESUME_STEP,
+				err)) < 0)
 			return rc;
 	}
-	return stop_all(s, err);
+	return loop(s, o->interrupt_fd, err);
 }
 
-/* How the process ended, as the last event of a live session. */
-static void report_end(const struct hwt_seize *s,
-		       struct hwt_collect_event *ev)
+static size_t seize_live_nthreads(void *ctx)
 {
-	memset(ev, 0, sizeof(*ev));
-	ev->tid = s->pid;
-	if (s->end.reason == HWT_STOP_EXITED) {
-		ev->kind = HWT_EVENT_EXITED;
-		ev->status = s->end.status;
-	} else {
-		ev->kind = HWT_EVENT_KILLED;
-		ev->signal = s->end.signal;
-	}
+	return ((struct hwt_seize *)ctx)->nthreads;
 }
+
+static struct hwt_live_thread *seize_live_thread(void *ctx, size_t i, pid_t *tid,
+					  bool *gone)
+{
+	struct hwt_seize_thread *t = &((struct hwt_seize *)ctx)->threads[i];
+
+	*tid = t->tid;
+	*gone = t->gone;
+	return &t->lt;
+}
+
+static int seize_live_read_pc(void *ctx, pid_t tid, uint64_t *pc)
+{
+	return read_pc(tid, pc);
+}
+
+static bool seize_live_is_breakpoint(void *ctx, uint64_t pc)
+{
+	return hwt_seize_is_breakpoint(ctx, pc);
+}
+
+static int seize_live_prepare(void *ctx, const struct hwt_resume_opts *o,
+		       struct hwt_err *err)
+{
+	return hwt_seize_breaks_set(ctx, o, err);
+}
+
+static void seize_live_release(void *ctx, bool ended)
+{
+	struct hwt_seize *s = ctx;
+
+	if (!s->reaped)
+		hwt_seize_breaks_remove(s, false);
+}
+
+static bool seize_live_ended(void *ctx, struct hwt_collect_end *end)
+{
+	struct hwt_seize *s = ctx;
+
+	*end = s->end;
+	return s->reaped;
+}
+
+static const struct hwt_live_ops seize_live_ops = {
+	.nthreads = seize_live_nthreads,
+	.thread = seize_live_thread,
+	.read_pc = seize_live_read_pc,
+	.is_breakpoint = seize_live_is_breakpoint,
+	.prepare = seize_live_prepare,
+	.run = seize_live_run,
+	.stop_all = seize_live_stop_all,
+	.release = seize_live_release,
+	.ended = seize_live_ended,
+};
 
 int hwt_seize_resume(struct hwt_seize *s, const struct hwt_resume_opts *o,
 		     struct hwt_collect_event *ev, struct hwt_err *err)
 {
-	bool moves = false;
-	int rc;
-
-	if ((rc = assign_actions(s, o, err)) < 0)
-		return rc;
-	if ((rc = hwt_seize_breaks_set(s, o, err)) < 0)
-		return rc;
-	/* Events queued by earlier resumes come first; nothing runs. */
-	for (size_t i = 0; i < s->nthreads; i++)
-		if (alive(&s->threads[i]) || s->threads[i].has_event)
-			if (event_due(s, &s->threads[i])) {
-				report(s, &s->threads[i], ev);
-				return 0;
-			}
-	/* The process ended after those. */
-	if (s->reaped) {
-		report_end(s, ev);
-		return 0;
-	}
-	for (size_t i = 0; i < s->nthreads; i++)
-		moves |= alive(&s->threads[i]) &&
-			 s->threads[i].kind != HWT_RESUME_STOP;
-	if (!moves)
-		return hwt_err_set(err, EINVAL, "every thread's action is to "
-				   "stay stopped; step or continue at least "
-				   "one");
-	s->first_idx = 0;
-	s->stopping = false;
-	rc = run_until_event(s, o, err);
-	s->stopping = false;
-	if (!s->reaped)
-		hwt_seize_breaks_remove(s, false);
-	if (rc == ENDED) {
-		/* Threads reaped in the same wait as the leader exited
-		 * before it: their events first, the end at the next
-		 * resume. */
-		for (size_t i = 0; i < s->nthreads; i++)
-			if (s->threads[i].has_event &&
-			    s->threads[i].event.kind == HWT_EVENT_THREAD_EXITED) {
-				report(s, &s->threads[i], ev);
-				return 0;
-			}
-		report_end(s, ev);
-		return 0;
-	}
-	if (rc < 0)
-		return rc;
-	if (s->first_idx && s->threads[s->first_idx - 1].has_event) {
-		report(s, &s->threads[s->first_idx - 1], ev);
-		return 0;
-	}
-	for (size_t i = 0; i < s->nthreads; i++)
-		if (s->threads[i].has_event) {
-			report(s, &s->threads[i], ev);
-			return 0;
-		}
-	return hwt_err_set(err, EPROTO, "%s stopped without an event to "
-			   "report", s->prog);
+	return hwt_live_resume(&s->rules, o, ev, err);
 }
 
 /* ---- start, access, detach ---------------------------------------------- */
@@ -681,8 +572,12 @@ int hwt_seize_live_start(struct hwt_seize *s, struct hwt_err *err)
 {
 	bool exec_seen = false;
 
+	if (s->live)
+		return 0;
 	hwt_held_release(&s->held);
 	s->live = true;
+	s->rules = (struct hwt_live){ .ops = &seize_live_ops, .ctx = s,
+				      .pid = s->pid };
 	for (;;) {
 		struct hwt_seize_thread *t;
 		int status, rc, sig;
@@ -767,20 +662,6 @@ int hwt_seize_regset(struct hwt_seize *s, pid_t tid, int nt_type, void *buf,
 	return 0;
 }
 
-/* The int3 bytes are out of the code whenever the program is stopped,
- * so memory reads show the program's own bytes. */
-ssize_t hwt_seize_mem_read(struct hwt_seize *s, uint64_t addr, void *buf,
-			   size_t len)
-{
-	return hwt_proc_mem_xfer(s->pid, addr, buf, len, false);
-}
-
-ssize_t hwt_seize_mem_write(struct hwt_seize *s, uint64_t addr,
-			    const void *buf, size_t len)
-{
-	return hwt_proc_mem_xfer(s->pid, addr, (void *)buf, len, true);
-}
-
 int hwt_seize_detach(struct hwt_seize *s, struct hwt_err *err)
 {
 	int rc = 0;
@@ -794,9 +675,9 @@ int hwt_seize_detach(struct hwt_seize *s, struct hwt_err *err)
 		hwt_seize_dr_clear(s, t);
 		/* A signal queued and not reported yet is the program's:
 		 * it gets it. */
-		if (t->sig_stop && t->has_event &&
-		    t->event.kind == HWT_EVENT_SIGNAL)
-			sig = t->event.signal;
+		if (t->sig_stop && t->lt.has_event &&
+		    t->lt.event.kind == HWT_EVENT_SIGNAL)
+			sig = t->lt.event.signal;
 		if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)sig) < 0 &&
 		    errno != ESRCH && !rc)
 			rc = hwt_err_set(err, errno, "detaching thread %d of "

@@ -27,6 +27,7 @@
 
 #include "os/held.h"
 #include "hwt-collect.h"
+#include "live.h"
 
 /* What a recorder does at the program's events. ctx is the recorder's;
  * a negative return ends the run with that error (err filled in). */
@@ -66,11 +67,9 @@ struct hwt_seize_thread {
 	bool born;                /* created live, first stop not seen */
 	bool announce;            /* report its birth (THREAD_CREATED) */
 	bool stepping;            /* PTRACE_SINGLESTEP given, trap owed */
-	bool has_event;           /* event below is queued */
-	enum hwt_resume_kind kind;    /* this resume's action */
 	int forward_signal;       /* sent with tgkill, deliver when seen */
 	unsigned dr_gen;          /* debug registers set as of this gen */
-	struct hwt_collect_event event;
+	struct hwt_live_thread lt;    /* the rules' part (collect/live.h) */
 };
 
 /* Code and data breakpoints of a live resume (break.c): int3 bytes
@@ -111,11 +110,8 @@ struct hwt_seize {
 	/* ---- live control (live.c) ---- */
 	bool live;                /* started with hwt_seize_live_start */
 	bool detached;            /* let go untraced: not ours to kill */
-	bool stopping;            /* an event is queued: others stop */
-	bool report_created;      /* this resume's report_thread_created */
-	enum hwt_resume_kind new_kind;   /* action of threads born now */
-	pid_t last_tid;           /* thread of the last reported event */
-	size_t first_idx;         /* index+1 of the first event's thread */
+	/* the rules (collect/live.c) over this layer's mechanisms */
+	struct hwt_live rules;
 	struct hwt_seize_breaks brk;
 };
 
@@ -145,7 +141,8 @@ bool hwt_seize_exited(const struct hwt_seize *s, pid_t tid);
 
 /* Release the launched program and stop it at its first instruction:
  * the syscall-exit stop of its execve (the recorder has seen the entry
- * by then). Every later call below needs this first. */
+ * by then); nothing once it is. Every later call below needs this
+ * first: it is the backends' live_start (backend.h). */
 int hwt_seize_live_start(struct hwt_seize *s, struct hwt_err *err);
 /* One resume; opts checked by collect.c. On EXITED or KILLED s->reaped
  * is set and s->end says how. s->reaped can be set a resume earlier: a
@@ -156,10 +153,6 @@ int hwt_seize_resume(struct hwt_seize *s, const struct hwt_resume_opts *opts,
 size_t hwt_seize_live_tids(struct hwt_seize *s, pid_t *tids, size_t cap);
 int hwt_seize_regset(struct hwt_seize *s, pid_t tid, int nt_type, void *buf,
 		     size_t *len, bool write, struct hwt_err *err);
-ssize_t hwt_seize_mem_read(struct hwt_seize *s, uint64_t addr, void *buf,
-			   size_t len);
-ssize_t hwt_seize_mem_write(struct hwt_seize *s, uint64_t addr,
-			    const void *buf, size_t len);
 /* Whether ev is the last of a live session (EXITED or KILLED). */
 static inline bool hwt_seize_event_ends(const struct hwt_collect_event *ev)
 {

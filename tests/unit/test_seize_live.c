@@ -27,6 +27,7 @@
 #include "check.h"
 #include "collect_util.h"
 #include "perf/perf.h"
+#include "os/proc.h"
 #include "seize/seize.h"
 
 static char progdir[PATH_MAX - 64];
@@ -188,7 +189,7 @@ static void test_breakpoints(void)
 	bias = load_bias(r->s.pid, path);
 	tick = symbol(path, "tick") + bias;
 	main_pc = symbol(path, "main") + bias;
-	hwt_seize_mem_read(&r->s, tick, before, sizeof(before));
+	hwt_proc_mem_xfer(r->s.pid, tick, before, sizeof(before), false);
 
 	rc = resume(r, HWT_RESUME_CONT, 0, &main_pc, 1, &ev, &err);
 	CHECK("seize live: continue stops at main", rc == 0 &&
@@ -207,7 +208,7 @@ static void test_breakpoints(void)
 			args[hits] = (int)regs_of(r, ev.tid).rdi;
 		hits += ev.pc == tick;
 		if (hits == 1) {
-			hwt_seize_mem_read(&r->s, tick, at, sizeof(at));
+			hwt_proc_mem_xfer(r->s.pid, tick, at, sizeof(at), false);
 			CHECK("seize live: memory at a breakpoint shows the "
 			      "original bytes", !memcmp(before, at, 16) &&
 			      at[0] != 0xcc, "first byte 0x%02x", at[0]);
@@ -259,10 +260,10 @@ static void test_steps(void)
 	CHECK("seize live: five steps from a breakpoint, each moving on",
 	      steps == 5, "%d steps, kind %d: %s", steps, ev.kind, err.msg);
 	/* Memory writes between stops stay: a byte patched and put back. */
-	hwt_seize_mem_read(&r->s, main_pc, code, sizeof(code));
-	hwt_seize_mem_write(&r->s, main_pc + 1, &nop, 1);
-	hwt_seize_mem_read(&r->s, main_pc, again, sizeof(again));
-	hwt_seize_mem_write(&r->s, main_pc + 1, &code[1], 1);
+	hwt_proc_mem_xfer(r->s.pid, main_pc, code, sizeof(code), false);
+	hwt_proc_mem_xfer(r->s.pid, main_pc + 1, &nop, 1, true);
+	hwt_proc_mem_xfer(r->s.pid, main_pc, again, sizeof(again), false);
+	hwt_proc_mem_xfer(r->s.pid, main_pc + 1, &code[1], 1, true);
 	CHECK("seize live: memory writes reach code", again[1] == 0x90 &&
 	      again[0] == code[0], "byte 0x%02x", again[1]);
 	rc = resume(r, HWT_RESUME_CONT, 0, &main_pc, 1, &ev, &err);
@@ -305,7 +306,7 @@ static void test_watches(void)
 		finish(r);
 		return;
 	}
-	hwt_seize_mem_read(&r->s, grid + 4 * 7, &v, 4);
+	hwt_proc_mem_xfer(r->s.pid, grid + 4 * 7, &v, 4, false);
 	CHECK("seize live: a write watch stops after the write",
 	      rc == 0 && ev.kind == HWT_EVENT_WATCHPOINT &&
 	      ev.data_addr == grid + 28 && ev.watch_kind == HWT_WATCH_WRITE &&
@@ -313,7 +314,7 @@ static void test_watches(void)
 	      rc, ev.kind, (unsigned long long)ev.data_addr, v, err.msg);
 	o.watches = &w[1];
 	rc = hwt_seize_resume(&r->s, &o, &ev, &err);
-	hwt_seize_mem_read(&r->s, grid + 4 * 35, &v, 4);
+	hwt_proc_mem_xfer(r->s.pid, grid + 4 * 35, &v, 4, false);
 	CHECK("seize live: a read watch reports the read, not the write",
 	      rc == 0 && ev.kind == HWT_EVENT_WATCHPOINT &&
 	      ev.data_addr == grid + 140 && ev.watch_kind == HWT_WATCH_READ &&
