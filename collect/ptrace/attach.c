@@ -176,9 +176,11 @@ int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	hwt_step_set_wait_flags(c);
 	/* Collect every thread's first stop the way a resume stops all. */
 	c->live = &c->resume;
+	c->hooks = &hwt_step_live_hooks;
 	c->rules.stopping = true;
 	rc = hwt_step_loop(c, err);
 	c->rules.stopping = false;
+	c->hooks = NULL;
 	c->live = NULL;
 	if (rc == PT_PROCESS_ENDED) {
 		rc = hwt_err_set(err, ESRCH, "process %d exited while being "

@@ -84,7 +84,7 @@ static bool dr_reportable(struct step_collector *c, const struct step_live *l,
 	return c->dr_watch[slot].kind == HWT_WATCH_ACCESS || same;
 }
 
-bool hwt_step_live_may_go(struct step_collector *c, struct step_thread *t)
+static bool live_may_go(struct step_collector *c, struct step_thread *t)
 {
 	/* While stopping, a thread goes on only to report the interrupt
 	 * stop it owes, which comes before it executes anything. */
@@ -93,7 +93,7 @@ bool hwt_step_live_may_go(struct step_collector *c, struct step_thread *t)
 	return !hwt_live_holds(&c->rules, &t->lt);
 }
 
-int hwt_step_live_after_step(struct step_collector *c, struct step_thread *t,
+static int live_after_step(struct step_collector *c, struct step_thread *t,
 			   uint64_t pc)
 {
 	struct step_live *l = c->live;
@@ -122,8 +122,8 @@ int hwt_step_live_after_step(struct step_collector *c, struct step_thread *t,
 	return PT_KEEP_GOING;
 }
 
-bool hwt_step_live_swallow(struct step_collector *c, struct step_thread *t,
-			int sig)
+static bool live_swallow(struct step_collector *c, struct step_thread *t,
+			 int sig)
 {
 	siginfo_t si;
 
@@ -141,7 +141,7 @@ bool hwt_step_live_swallow(struct step_collector *c, struct step_thread *t,
 	return true;
 }
 
-int hwt_step_live_signal(struct step_collector *c, struct step_thread *t, int sig)
+static int live_signal(struct step_collector *c, struct step_thread *t, int sig)
 {
 	/* The signal a resume passed to a thread at an event stop (see
 	 * start_threads): delivered now, as it was decided. */
@@ -158,7 +158,7 @@ int hwt_step_live_signal(struct step_collector *c, struct step_thread *t, int si
 	return queue(c, t, HWT_EVENT_SIGNAL, sig, 0);
 }
 
-int hwt_step_live_thread_died(struct step_collector *c, struct step_thread *t,
+static int live_thread_died(struct step_collector *c, struct step_thread *t,
 			    int status)
 {
 	t->interrupt_pending = false;
@@ -166,13 +166,13 @@ int hwt_step_live_thread_died(struct step_collector *c, struct step_thread *t,
 	return PT_LIVE_EVENT;
 }
 
-int hwt_step_live_born(struct step_collector *c, struct step_thread *t)
+static int live_born(struct step_collector *c, struct step_thread *t)
 {
 	t->announce = false;
 	return queue(c, t, HWT_EVENT_THREAD_CREATED, 0, 0);
 }
 
-int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t)
+static int live_interrupt_stop(struct step_collector *c, struct step_thread *t)
 {
 	bool trap = false;
 	uint64_t pc;
@@ -184,7 +184,7 @@ int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t
 	if (!t->ring.started && hwt_step_read_pc(t->tid, &pc) == 0) {
 		hwt_sw_ring_start(&t->ring, pc);
 		if (t->announce)
-			return hwt_step_live_born(c, t);
+			return live_born(c, t);
 	}
 	/* A step that completed before the interrupt: collect its trap now
 	 * (it reports without executing anything more). */
@@ -193,6 +193,16 @@ int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t
 		t->state = PT_RUNNING;
 	return PT_KEEP_GOING;
 }
+
+const struct step_loop_hooks hwt_step_live_hooks = {
+	.may_go = live_may_go,
+	.after_step = live_after_step,
+	.swallow = live_swallow,
+	.signal = live_signal,
+	.thread_died = live_thread_died,
+	.interrupt_stop = live_interrupt_stop,
+	.born = live_born,
+};
 
 size_t hwt_step_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap)
 {
@@ -286,6 +296,7 @@ static int step_live_prepare(void *ctx, const struct hwt_resume_opts *o,
 	hwt_step_set_wait_flags(c);
 	*l = (struct step_live){ .memfd = -1 };
 	c->live = l;
+	c->hooks = &hwt_step_live_hooks;
 	if ((rc = prepare_watches(c, l, o, err)) < 0)
 		return rc;
 	if (!o->nbreakpoints)
@@ -313,6 +324,7 @@ static void step_live_release(void *ctx, bool ended)
 	free((void *)l->breakpoints);
 	*l = (struct step_live){ .memfd = -1 };
 	c->live = NULL;
+	c->hooks = NULL;
 }
 
 /* The loop's verdict as the rules take it. */
@@ -338,7 +350,7 @@ static int verdict(struct step_collector *c, int rc, struct hwt_err *err)
 
 /* Start every thread whose action is to move, and step until an event. */
 static int step_live_run(void *ctx, const struct hwt_resume_opts *o,
-		   struct hwt_err *err)
+			 struct hwt_err *err)
 {
 	struct step_collector *c = ctx;
 	int rc;

@@ -14,11 +14,12 @@
  * thread is stopped, and a core can be written before hwt_step_finish lets
  * the signal take effect.
  *
- * The same loop serves live control: while c->live is set, the handlers
- * ask live.c at each decision point (after a step, at a signal, at a
+ * The same loop serves live control: while c->hooks is set, the handlers
+ * ask it at each decision point (after a step, at a signal, at a
  * thread's death, before letting a thread go on) instead of deciding for
- * a run to the end; live.c queues what it finds with the rules of
- * collect/live.c, which drive the loop through hwt_step_live_ops.
+ * a run to the end. live.c provides the hooks and queues what they find
+ * with the rules of collect/live.c, which drive the loop through
+ * hwt_step_live_ops.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -103,12 +104,12 @@ static void resume(struct step_thread *t, enum __ptrace_request request,
 void hwt_step_go_on(struct step_collector *c, struct step_thread *t,
 		  enum __ptrace_request request, int sig)
 {
-	if (c->live && !hwt_step_live_may_go(c, t)) {
+	if (c->hooks && !c->hooks->may_go(c, t)) {
 		t->state = PT_STOPPED;
 		return;
 	}
 	/* New threads get the watch setup; others have it already. */
-	if (c->live)
+	if (c->hooks)
 		hwt_step_dr_apply(c, t, NULL);
 	resume(t, request, sig);
 }
@@ -160,7 +161,7 @@ static int on_death(struct step_collector *c, pid_t tid, int status)
 	if (t)
 		hwt_step_thread_gone(c, t);
 	if (tid != c->base.pid)
-		return t && c->live ? hwt_step_live_thread_died(c, t, status)
+		return t && c->hooks ? c->hooks->thread_died(c, t, status)
 				    : PT_KEEP_GOING;
 	set_end_from_status(c, status);
 	hwt_step_threads_all_gone(c);
@@ -174,15 +175,15 @@ static int on_signal_at(struct step_collector *c, struct step_thread *t, int sig
 	enum hwt_sig_action action;
 
 	/* Live control's own wake-up signal executed nothing. */
-	if (c->live && hwt_step_live_swallow(c, t, sig))
+	if (c->hooks && c->hooks->swallow(c, t, sig))
 		return PT_KEEP_GOING;
 	/* Traps (int3, a syscall that signalled itself) report after their
 	 * instruction completed: the pc moved, and that is a step. */
 	if (!t->ring.started ||
 	    (pc != hwt_sw_ring_last_pc(&t->ring) && !syscall_interrupted(t, pc)))
 		hwt_step_record_pc(t, pc);
-	if (c->live)
-		return hwt_step_live_signal(c, t, sig);
+	if (c->hooks)
+		return c->hooks->signal(c, t, sig);
 	/* Unreadable status: the thread is being killed; let it go. */
 	if (hwt_proc_sig_action(t->tid, sig, &action, NULL) < 0)
 		action = HWT_SIG_IGNORED;
@@ -256,8 +257,8 @@ static int on_step(struct step_collector *c, struct step_thread *t,
 		if (rc < 0)
 			return rc;
 	}
-	if (c->live)
-		return hwt_step_live_after_step(c, t, pc);
+	if (c->hooks)
+		return c->hooks->after_step(c, t, pc);
 	resume(t, PTRACE_SINGLESTEP, 0);
 	return PT_KEEP_GOING;
 }
@@ -315,14 +316,14 @@ static int on_event(struct step_collector *c, struct step_thread *t, int event,
 		hwt_step_go_on(c, t, PTRACE_CONT, 0);
 		return PT_KEEP_GOING;
 	case PTRACE_EVENT_STOP:
-		if (c->live && t->interrupt_pending)
-			return hwt_step_live_interrupt_stop(c, t);
+		if (c->hooks && t->interrupt_pending)
+			return c->hooks->interrupt_stop(c, t);
 		/* A new thread's first stop starts its history; the first pc
 		 * is the instruction after the clone syscall. */
 		if (!t->ring.started && hwt_step_read_pc(t->tid, &pc) == 0) {
 			hwt_sw_ring_start(&t->ring, pc);
-			if (c->live && t->announce)
-				return hwt_step_live_born(c, t);
+			if (c->hooks && t->announce)
+				return c->hooks->born(c, t);
 		}
 		if (is_stop_signal(sig)) {
 			/* Group-stop: stay stopped until SIGCONT. */
@@ -446,10 +447,10 @@ int hwt_step_loop(struct step_collector *c, struct hwt_err *err)
 		int status, rc;
 		pid_t tid;
 
-		if (c->live && c->rules.stopping && !any_unstopped(c))
+		if (c->hooks && c->rules.stopping && !any_unstopped(c))
 			return PT_ALL_STOPPED;
 		/* One relaxed load per stop: the helper thread sets it. */
-		if (c->live && !c->rules.stopping &&
+		if (c->hooks && !c->rules.stopping &&
 		    atomic_load_explicit(&c->interrupt_fired,
 					 memory_order_relaxed))
 			return PT_LIVE_EVENT;

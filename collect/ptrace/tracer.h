@@ -64,6 +64,32 @@ struct step_thread {
 				 * first stop */
 };
 
+struct step_collector;
+struct step_thread;
+
+/* What the single-step loop (run.c) asks at its decision points while
+ * live control drives it instead of a run to the end (live.c provides
+ * them; the loop knows only this table). */
+struct step_loop_hooks {
+	/* t may go on, or has to stay stopped. */
+	bool (*may_go)(struct step_collector *c, struct step_thread *t);
+	/* t stepped to pc: a step_outcome. */
+	int (*after_step)(struct step_collector *c, struct step_thread *t,
+			  uint64_t pc);
+	/* True when sig is live control's own wake-up, handled. */
+	bool (*swallow)(struct step_collector *c, struct step_thread *t,
+			int sig);
+	/* sig is about to be delivered to t: a step_outcome. */
+	int (*signal)(struct step_collector *c, struct step_thread *t,
+		      int sig);
+	int (*thread_died)(struct step_collector *c, struct step_thread *t,
+			   int status);
+	/* t's stop for a PTRACE_INTERRUPT it owed. */
+	int (*interrupt_stop)(struct step_collector *c, struct step_thread *t);
+	/* A new thread's first stop in a resume that reports births. */
+	int (*born)(struct step_collector *c, struct step_thread *t);
+};
+
 /* One resume's breakpoints and watches (live.c). */
 struct step_live {
 	const uint64_t *breakpoints;    /* sorted */
@@ -112,6 +138,7 @@ struct step_collector {
 	struct hwt_live rules;
 	struct step_live resume;
 	struct step_live *live;
+	const struct step_loop_hooks *hooks;   /* set with live */
 	struct step_interrupt *interrupt;
 	bool ended;
 	/* interrupt.c: set by the helper thread when interrupt_fd became
@@ -208,21 +235,8 @@ int hwt_step_resume(struct hwt_collector *base,
 		  const struct hwt_resume_opts *opts,
 		  struct hwt_collect_event *event, struct hwt_err *err);
 size_t hwt_step_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap);
-/* Hooks of the shared loop (run.c), called only while c->live is set. */
-/* t may go on with request/sig, or has to stay stopped. */
-bool hwt_step_live_may_go(struct step_collector *c, struct step_thread *t);
-int hwt_step_live_after_step(struct step_collector *c, struct step_thread *t,
-			   uint64_t pc);
-/* True when sig is live control's own wake-up, handled here. */
-bool hwt_step_live_swallow(struct step_collector *c, struct step_thread *t,
-			int sig);
-int hwt_step_live_signal(struct step_collector *c, struct step_thread *t, int sig);
-int hwt_step_live_thread_died(struct step_collector *c, struct step_thread *t,
-			    int status);
-int hwt_step_live_interrupt_stop(struct step_collector *c, struct step_thread *t);
-/* A new thread's first stop in a resume that reports births: queue
- * HWT_EVENT_THREAD_CREATED on it (it stays stopped there). */
-int hwt_step_live_born(struct step_collector *c, struct step_thread *t);
+/* The loop's questions while live control drives it (c->hooks). */
+extern const struct step_loop_hooks hwt_step_live_hooks;
 /* The stepper's mechanisms, for the rules in c->rules. */
 extern const struct hwt_live_ops hwt_step_live_ops;
 /* Set c->rules up for c, once its pid is known. */

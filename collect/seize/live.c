@@ -473,7 +473,7 @@ static int step_over(struct hwt_seize *s, const struct hwt_resume_opts *o,
 /* Phase one, then the threads to move run with the int3 bytes in until
  * an event: GOING (0), ENDED or -errno. */
 static int seize_live_run(void *ctx, const struct hwt_resume_opts *o,
-		   struct hwt_err *err)
+			  struct hwt_err *err)
 {
 	struct hwt_seize *s = ctx;
 	bool stepped;
