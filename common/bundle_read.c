@@ -173,15 +173,6 @@ static int check_file(struct reader *rd, const struct hwt_bundle *b,
 	return rc;
 }
 
-const char *hwt_bundle_trace_key(const char *type)
-{
-	if (strcmp(type, HWT_BUNDLE_TYPE_PT) == 0)
-		return "iptTrace";
-	if (strcmp(type, HWT_BUNDLE_TYPE_BTS) == 0)
-		return "btsTrace";
-	return strcmp(type, HWT_BUNDLE_TYPE_SW) == 0 ? "swTrace" : NULL;
-}
-
 /* ---- Intel PT (LLDB's intel-pt schema) ---------------------------------
  * LLDB's own bundles carry no sizes: the file's size is taken. */
 static int file_size(struct reader *rd, const struct hwt_bundle *b,
@@ -670,69 +661,3 @@ fail:
 	return rc;
 }
 
-void hwt_bundle_free(struct hwt_bundle *b)
-{
-	if (!b)
-		return;
-	for (size_t i = 0; b->threads && i < b->nthreads; i++)
-		free(b->threads[i].trace_file);
-	for (size_t i = 0; b->modules && i < b->nmodules; i++) {
-		free(b->modules[i].system_path);
-		free(b->modules[i].file);
-		free(b->modules[i].uuid);
-	}
-	for (size_t i = 0; b->sources && i < b->nsources; i++) {
-		free(b->sources[i].name);
-		free(b->sources[i].core);
-		free(b->sources[i].skipped);
-	}
-	for (size_t i = 0; b->regions && i < b->nregions; i++)
-		free(b->regions[i].file);
-	free(b->sources);
-	free(b->regions);
-	for (size_t i = 0; b->pt_cpus && i < b->npt_cpus; i++) {
-		free(b->pt_cpus[i].trace_file);
-		free(b->pt_cpus[i].switch_file);
-	}
-	free(b->pt_cpus);
-	free(b->kernel_file);
-	free(b->threads);
-	free(b->modules);
-	free(b->dir);
-	free(b->type);
-	free(b->triple);
-	free(b->core);
-	free(b);
-}
-
-char *hwt_bundle_path(const struct hwt_bundle *b, const char *rel)
-{
-	char *p;
-
-	if (rel[0] == '/')
-		return strdup(rel);
-	if (asprintf(&p, "%s/%s", b->dir ? b->dir : ".", rel) < 0)
-		return NULL;
-	return p;
-}
-
-int hwt_bundle_load_file(const struct hwt_bundle *b, const char *rel,
-			 uint64_t expect_size, uint8_t **data, size_t *size,
-			 struct hwt_err *err)
-{
-	char *path = hwt_bundle_path(b, rel);
-	int rc;
-
-	if (!path)
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	rc = hwt_read_file(path, SIZE_MAX / 2, data, size, err);
-	if (rc == 0 && *size != expect_size) {
-		rc = hwt_err_set(err, EINVAL, "%s changed size: %zu bytes, "
-				 "trace.json says %llu", path, *size,
-				 (unsigned long long)expect_size);
-		free(*data);
-		*data = NULL;
-	}
-	free(path);
-	return rc;
-}

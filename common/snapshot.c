@@ -756,12 +756,3 @@ int hwt_snapshot_read(const char *dir, struct hwt_bundle **out,
 	return 0;
 }
 
-const char *hwt_bundle_thread_name(const struct hwt_bundle *b, size_t i,
-				   char *buf, size_t size)
-{
-	if (b->type && !strcmp(b->type, HWT_BUNDLE_TYPE_CORESIGHT))
-		snprintf(buf, size, "0x%llx", (unsigned long long)b->threads[i].tid);
-	else
-		snprintf(buf, size, "%lld", (long long)b->threads[i].tid);
-	return buf;
-}
