@@ -143,21 +143,25 @@ void hwt_threads_exit(void);
 /* Recorder (hwt_recorder.c): runs in the traced thread's own context. */
 int hwt_recorder_init(void);
 void hwt_recorder_exit(void);
-int hwt_recorder_probes_register(void);
-void hwt_recorder_probes_unregister(void);
 int hwt_record(struct hwt_thread *t, u64 pc, unsigned int flags);
 bool hwt_arm_current(struct hwt_thread *t);
 
+/* A tracepoint probe: the tracepoint's name and the function. */
+struct hwt_probe {
+	const char *name;
+	void *fn;
+};
+
+/* Null-terminated, registered in order by hwt_tp.c. */
+extern const struct hwt_probe hwt_recorder_probes[];
+
 /* Exec sideband (hwt_exec.c). */
-int hwt_exec_probes_register(void);
-void hwt_exec_probes_unregister(void);
+extern const struct hwt_probe hwt_exec_probes[];
 
 /*
  * Tracepoints (hwt_tp.c): by name; the probes are registered while a
  * thread is hashed. hwt_tp_get() may sleep; hwt_tp_put(), any context.
  */
-int hwt_tp_register(const char *name, void *probe);
-void hwt_tp_unregister(const char *name, void *probe);
 int hwt_tp_get(void);
 void hwt_tp_put(void);
 void hwt_tp_exit(void);

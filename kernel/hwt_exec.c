@@ -25,13 +25,8 @@ static void hwt_exec(void *data, struct task_struct *p, pid_t old_pid,
 	rcu_read_unlock();
 }
 
-/* Registered with the recorder's probes (hwt_tp.c). */
-int hwt_exec_probes_register(void)
-{
-	return hwt_tp_register("sched_process_exec", hwt_exec);
-}
-
-void hwt_exec_probes_unregister(void)
-{
-	hwt_tp_unregister("sched_process_exec", hwt_exec);
-}
+/* Registered after the recorder's probes (hwt_tp.c). */
+const struct hwt_probe hwt_exec_probes[] = {
+	{ "sched_process_exec", hwt_exec },
+	{ }
+};

@@ -244,45 +244,17 @@ static void hwt_exit(void *data, struct task_struct *p)
 }
 
 /*
- * The probes (hwt_tp.c registers them while a thread is hashed). The die
- * notifier stays registered while the module is loaded: it runs only on
- * debug exceptions.
+ * The probes, in registration order (hwt_tp.c registers them while a
+ * thread is hashed). The die notifier stays registered while the module
+ * is loaded: it runs only on debug exceptions.
  */
-int hwt_recorder_probes_register(void)
-{
-	int err;
-
-	err = hwt_tp_register("sys_exit", hwt_sys_exit);
-	if (err)
-		return err;
-	err = hwt_tp_register("signal_deliver", hwt_signal_deliver);
-	if (err)
-		goto out_exit;
-	err = hwt_tp_register("sched_process_fork", hwt_fork);
-	if (err)
-		goto out_signal;
-	err = hwt_tp_register("sched_process_exit", hwt_exit);
-	if (err)
-		goto out_fork;
-	return 0;
-
-out_fork:
-	hwt_tp_unregister("sched_process_fork", hwt_fork);
-out_signal:
-	hwt_tp_unregister("signal_deliver", hwt_signal_deliver);
-out_exit:
-	hwt_tp_unregister("sys_exit", hwt_sys_exit);
-	return err;
-}
-
-/* The caller waits for running probes (tracepoint_synchronize_unregister). */
-void hwt_recorder_probes_unregister(void)
-{
-	hwt_tp_unregister("sched_process_exit", hwt_exit);
-	hwt_tp_unregister("sched_process_fork", hwt_fork);
-	hwt_tp_unregister("signal_deliver", hwt_signal_deliver);
-	hwt_tp_unregister("sys_exit", hwt_sys_exit);
-}
+const struct hwt_probe hwt_recorder_probes[] = {
+	{ "sys_exit", hwt_sys_exit },
+	{ "signal_deliver", hwt_signal_deliver },
+	{ "sched_process_fork", hwt_fork },
+	{ "sched_process_exit", hwt_exit },
+	{ }
+};
 
 int hwt_recorder_init(void)
 {

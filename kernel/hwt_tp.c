@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hwt_tp.c - the module's tracepoint probes (hwt_recorder.c, hwt_exec.c)
+ * hwt_tp.c - the module's tracepoint probes (the tables hwt_recorder.c
+ * and hwt_exec.c export, registered here so neither calls back into us)
  * are registered only while a thread is hashed (attached, or detached
  * with our trap flag possibly still set): a registered sys_exit probe
  * puts every task of the system on the syscall-work slow path
@@ -57,31 +58,62 @@ static struct tracepoint *hwt_tp_find(const char *name)
 	return f.tp;
 }
 
+/* Every probe, in registration order: the recorder's, then exec's. */
+static const struct hwt_probe *const hwt_tp_tables[] = {
+	hwt_recorder_probes,
+	hwt_exec_probes,
+};
+
 /* Tracepoints are not all exported; find them by name. */
-int hwt_tp_register(const char *name, void *probe)
+static int hwt_tp_register(const struct hwt_probe *p)
 {
-	struct tracepoint *tp = hwt_tp_find(name);
+	struct tracepoint *tp = hwt_tp_find(p->name);
 
 	if (!tp) {
-		pr_err("hwtrace: tracepoint %s not found\n", name);
+		pr_err("hwtrace: tracepoint %s not found\n", p->name);
 		return -ENOENT;
 	}
-	return tracepoint_probe_register(tp, probe, NULL);
+	return tracepoint_probe_register(tp, p->fn, NULL);
 }
 
-void hwt_tp_unregister(const char *name, void *probe)
+static void hwt_tp_unregister(const struct hwt_probe *p)
 {
-	struct tracepoint *tp = hwt_tp_find(name);
+	struct tracepoint *tp = hwt_tp_find(p->name);
 
 	if (tp)
-		tracepoint_probe_unregister(tp, probe, NULL);
+		tracepoint_probe_unregister(tp, p->fn, NULL);
+}
+
+/* The i-th probe over every table, or NULL past the last. */
+static const struct hwt_probe *hwt_tp_probe(size_t i)
+{
+	size_t t;
+
+	for (t = 0; t < ARRAY_SIZE(hwt_tp_tables); t++) {
+		const struct hwt_probe *p;
+
+		for (p = hwt_tp_tables[t]; p->name; p++)
+			if (!i--)
+				return p;
+	}
+	return NULL;
+}
+
+/* Unregister probes [0, n), last first. Caller holds hwt_tp_mutex. */
+static void hwt_tp_unregister_first(size_t n)
+{
+	while (n)
+		hwt_tp_unregister(hwt_tp_probe(--n));
 }
 
 /* Caller holds hwt_tp_mutex. */
 static void hwt_tp_off_locked(void)
 {
-	hwt_exec_probes_unregister();
-	hwt_recorder_probes_unregister();
+	size_t n = 0;
+
+	while (hwt_tp_probe(n))
+		n++;
+	hwt_tp_unregister_first(n);
 	/* No probe of ours is running once this returns. */
 	tracepoint_synchronize_unregister();
 	hwt_tp_on = false;
@@ -90,16 +122,17 @@ static void hwt_tp_off_locked(void)
 /* Caller holds hwt_tp_mutex. */
 static int hwt_tp_on_locked(void)
 {
+	const struct hwt_probe *p;
+	size_t i;
 	int err;
 
-	err = hwt_recorder_probes_register();
-	if (err)
-		return err;
-	err = hwt_exec_probes_register();
-	if (err) {
-		hwt_recorder_probes_unregister();
-		tracepoint_synchronize_unregister();
-		return err;
+	for (i = 0; (p = hwt_tp_probe(i)); i++) {
+		err = hwt_tp_register(p);
+		if (err) {
+			hwt_tp_unregister_first(i);
+			tracepoint_synchronize_unregister();
+			return err;
+		}
 	}
 	hwt_tp_on = true;
 	return 0;
