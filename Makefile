@@ -24,7 +24,7 @@ COLLECT_SRC := $(wildcard collect/*.c collect/*/*.c)
 REPLAY_SRC  := $(wildcard replay/*.c)
 HWTRACE_SRC := $(wildcard tools/hwtrace/*.c)
 HWT_SERVER_SRC := $(wildcard plugin/gdb/*.c)
-UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+UNIT_SRC    := $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c)
 PROG_SRC    := $(wildcard tests/programs/*.c)
 
 obj = $(patsubst %.c,$(O)/%.o,$(1))
@@ -36,7 +36,13 @@ HWTRACE     := $(O)/hwtrace
 HWT_SERVER  := $(O)/hwt-server
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 
-LIBS_EXT := -lZydis -lcapstone -ldw -lelf -ljson-c -lipt -lopencsd_c_api -lopencsd
+# What each library needs from Debian's, so every binary links what it
+# uses: common reads JSON and ELF notes, replay decodes (Zydis for x86,
+# Capstone for Arm, libipt, OpenCSD, libdw's line tables); the collector
+# needs nothing more than common.
+EXT_COMMON  := -ljson-c -lelf
+EXT_REPLAY  := -lZydis -lcapstone -ldw -lipt -lopencsd_c_api -lopencsd $(EXT_COMMON)
+EXT_COLLECT := $(EXT_COMMON)
 
 .PHONY: all binaries deps check check-unit demo bench clean programs fuzz print-collect-src
 
@@ -64,21 +70,38 @@ $(LIB_REPLAY): $(call obj,$(REPLAY_SRC))
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
 
 $(HWTRACE): $(call obj,$(HWTRACE_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 
 $(HWT_SERVER): $(call obj,$(HWT_SERVER_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
+
+# Unit tests mirror the source tree: tests/unit/<folder>/test_*.c tests
+# <folder>/ and links only what that folder's code needs. The shared
+# helpers (check.h, collect_util.h, self_image.h) are found by -I.
+UNIT_O := $(O)/tests/unit
+$(UNIT_O)/%.o: ALL_CFLAGS += -Itests/unit -Itests
+$(UNIT_O)/plugin/gdb/%.o: ALL_CFLAGS += -Iplugin/gdb
+
+$(UNIT_O)/common/%: $(UNIT_O)/common/%.o $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_COMMON)
+
+$(UNIT_O)/collect/%: $(UNIT_O)/collect/%.o $(LIB_COLLECT) $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_COLLECT)
+
+# Expansion is tested on traces the collector records.
+$(UNIT_O)/replay/test_expand_sw: $(UNIT_O)/replay/test_expand_sw.o $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
+
+$(UNIT_O)/replay/%: $(UNIT_O)/replay/%.o $(LIB_REPLAY) $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 
 # The protocol parser is tested on its own, without the server.
-$(O)/tests/unit/test_rsp: $(O)/tests/unit/test_rsp.o $(O)/plugin/gdb/rsp.o
+$(UNIT_O)/plugin/gdb/test_rsp: $(UNIT_O)/plugin/gdb/test_rsp.o $(O)/plugin/gdb/rsp.o
 	$(CC) $(LDFLAGS_ALL) -o $@ $^
 
 # hwt-server's packet handlers, over a fake target.
-$(O)/tests/unit/test_gdb_server: $(O)/tests/unit/test_gdb_server.o $(filter-out $(O)/plugin/gdb/main.o,$(call obj,$(HWT_SERVER_SRC))) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
-
-$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
+$(UNIT_O)/plugin/gdb/test_gdb_server: $(UNIT_O)/plugin/gdb/test_gdb_server.o $(filter-out $(O)/plugin/gdb/main.o,$(call obj,$(HWT_SERVER_SRC))) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 
 # Test programs are the traced subjects: built without sanitizers, with
 # line tables, by the rules in tests/programs/Makefile.
@@ -105,7 +128,7 @@ demo: deps
 
 BENCH_BINS := $(O)/bench/bench_replay $(O)/bench/bench_decode
 $(O)/bench/%: $(O)/bench/%.o $(LIB_REPLAY) $(LIB_COMMON)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_EXT)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 
 bench: all $(BENCH_BINS)
 	@bench/run.sh build
@@ -129,7 +152,7 @@ $(FUZZ_O)/obj/%.o: %.c
 		-Itests/fuzz -MMD -MP -c $< -o $@
 
 $(FUZZ_BINS): $(FUZZ_O)/%: $(FUZZ_O)/obj/tests/fuzz/%.o $(FUZZ_LIB)
-	$(FUZZ_CC) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $^ $(LIBS_EXT)
+	$(FUZZ_CC) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $^ $(EXT_REPLAY)
 
 # hwt-server's packet parser is fuzzed on its own, like its unit test.
 $(FUZZ_O)/fuzz_rsp: $(FUZZ_O)/obj/plugin/gdb/rsp.o

@@ -85,7 +85,7 @@ int hwt_etm_child_run(hwt_etm_child_fn child, void *arg, uint64_t size,
 		      hwt_etm_take_fn take, void *ctx, char *why, size_t whylen,
 		      struct hwt_err *err);
 
-/* Test hook, for tests/unit/test_etm_child.c only (not in the public
+/* Test hook, for tests/unit/replay/test_etm_child.c only (not in the public
  * header, no environment variable): when nonzero, a child raises SIGSEGV
  * instead of queueing its record number hwt_etm_test_crash_at (counting
  * from 1), as OpenCSD does on damaged ETE trace. */

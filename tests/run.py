@@ -1,13 +1,23 @@
 #!/usr/bin/env python3
-"""Run every hwtrace test suite and print one closing line.
+"""Run hwtrace's test suites and print one closing line.
 
 Each suite is a program that prints `PASS name`, `FAIL name: why` and
-`SKIP name: reason` lines. Unit test binaries run from the normal build and
-again from the sanitizer build; integration tests are Python drivers that
-run the real tools. A suite that exits non-zero without printing a FAIL line
-counts as one failure, so a crash is never silent.
+`SKIP name: reason` lines. Unit test binaries (BUILD/tests/unit/<folder>/,
+mirroring the source tree) run from the normal build and again from the
+sanitizer build; integration tests are Python drivers that run the real
+tools. A suite that exits non-zero without printing a FAIL line counts as
+one failure, so a crash is never silent.
+
+With arguments, only the named suites run: `SUITE` is a shell pattern
+matched against a suite's name (`test_collect_live`), its folder and name
+(`collect/test_collect_live`, `collect/*`) or `integration/test_gdb_live`.
+`SUITE:TEST` also runs only the tests whose name matches TEST: the suite
+gets it as HWT_TEST, and RUN() (tests/unit/check.h) or selected()
+(tests/integration/hwt_testlib.py) skip the others. `--list` prints the
+suites' names.
 """
 import argparse
+import fnmatch
 import os
 import re
 import subprocess
@@ -47,11 +57,37 @@ def run_suite(name, cmd, timeout, env=None):
     return counts
 
 
+def unit_binaries(build):
+    """(folder/test_x, path) of every unit test binary under BUILD."""
+    unit_dir = os.path.join(build, 'tests', 'unit')
+    found = []
+    for root, _, files in os.walk(unit_dir):
+        for t in files:
+            path = os.path.join(root, t)
+            if t.startswith('test_') and '.' not in t and os.access(path, os.X_OK):
+                found.append((os.path.relpath(path, unit_dir), path))
+    return sorted(found)
+
+
+def wanted(selectors, names):
+    """The TEST pattern for a suite known by NAMES, '' to run it whole, or
+    None when SELECTORS (SUITE[:TEST] patterns) do not name it."""
+    if not selectors:
+        return ''
+    for sel in selectors:
+        suite, _, test = sel.partition(':')
+        if any(fnmatch.fnmatchcase(n, suite) for n in names):
+            return test
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', default='build')
     ap.add_argument('--san-build')
     ap.add_argument('--only', choices=['unit', 'integration'])
+    ap.add_argument('--list', action='store_true', help='print the suites\' names')
+    ap.add_argument('select', nargs='*', metavar='SUITE[:TEST]')
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     suites = []
@@ -59,23 +95,35 @@ def main():
         for b, tag in ((build, ''), (args.san_build and os.path.abspath(args.san_build), ' [asan+ubsan]')):
             if not b:
                 continue
-            unit_dir = os.path.join(b, 'tests', 'unit')
-            for t in sorted(os.listdir(unit_dir)) if os.path.isdir(unit_dir) else []:
-                path = os.path.join(unit_dir, t)
-                if t.startswith('test_') and os.access(path, os.X_OK) and not t.endswith(('.o', '.d')):
-                    env = dict(os.environ, ASAN_OPTIONS='detect_leaks=1',
-                               UBSAN_OPTIONS='print_stacktrace=1:halt_on_error=1')
-                    suites.append((f'unit {t}{tag}', [path], 600, env))
+            for rel, path in unit_binaries(b):
+                test = wanted(args.select, (rel, os.path.basename(rel), f'unit/{rel}'))
+                if test is None:
+                    continue
+                env = dict(os.environ, ASAN_OPTIONS='detect_leaks=1',
+                           UBSAN_OPTIONS='print_stacktrace=1:halt_on_error=1',
+                           HWT_TEST=test)
+                suites.append((f'unit {rel}{tag}', [path], 600, env))
     if args.only in (None, 'integration'):
         idir = os.path.join(HERE, 'integration')
         for t in sorted(os.listdir(idir)):
             if t.startswith('test_') and t.endswith('.py'):
+                test = wanted(args.select, (t[:-3], f'integration/{t[:-3]}'))
+                if test is None:
+                    continue
                 cmd = [sys.executable, os.path.join(idir, t), '--build', build]
-                env = dict(os.environ)
+                env = dict(os.environ, HWT_TEST=test)
                 if args.san_build:
                     # Suites that feed hwtrace hostile input run this build.
                     env['HWT_SAN_BUILD'] = os.path.abspath(args.san_build)
                 suites.append((f'integration {t}', cmd, 2400, env))
+    if args.list:
+        for name, *_ in suites:
+            print(name)
+        return 0
+    if not suites:
+        print(f'no suite matches {" ".join(args.select)} (tests/run.py --list names them)')
+        print('0 passed, 1 failed')
+        return 1
     total = {'PASS': 0, 'FAIL': 0, 'SKIP': 0}
     for name, cmd, timeout, env in suites:
         for k, v in run_suite(name, cmd, timeout, env).items():

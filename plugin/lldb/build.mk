@@ -31,4 +31,4 @@ $(O)/pic/%.o: %.cpp
 
 $(LLDB_PLUGIN): $(LLDB_OBJ) $(LLDB_PIC_C)
 	$(CXX) -shared -fPIC -Wl,--no-undefined -Wl,-z,defs -o $@ $^ \
-		-L$(LLDB_PREFIX)/lib -Wl,-rpath,$(LLDB_PREFIX)/lib -llldb $(LIBS_EXT)
+		-L$(LLDB_PREFIX)/lib -Wl,-rpath,$(LLDB_PREFIX)/lib -llldb $(EXT_REPLAY)

@@ -2,12 +2,14 @@
 tests/run.py counts, and running an hwtrace tool with sanitizer options so
 that a memory error or undefined behaviour fails the case."""
 import argparse
+import fnmatch
 import os
 import re
 import subprocess
 import time
 
 RESULTS = []
+OFFERED, CHOSEN = [], []
 
 
 def report(name, ok, why=''):
@@ -15,7 +17,34 @@ def report(name, ok, why=''):
     print(f'PASS {name}' if ok else f'FAIL {name}: {why}', flush=True)
 
 
+def selected(name):
+    """Whether the test group NAME runs: tests/run.py SUITE:TEST sets
+    HWT_TEST to a shell pattern of the groups to run; unset runs all."""
+    want = os.environ.get('HWT_TEST', '')
+    OFFERED.append(name)
+    if want and not fnmatch.fnmatchcase(name, want):
+        return False
+    CHOSEN.append(name)
+    return True
+
+
+def selection_error():
+    """Why HWT_TEST picked nothing, or None. A selection that picked
+    nothing is a mistyped name, not a pass."""
+    want = os.environ.get('HWT_TEST', '')
+    if not want or CHOSEN:
+        return None
+    names = sorted(set(OFFERED))
+    return (f"no test of this suite matches '{want}'" +
+            (f" (its tests: {', '.join(names)})" if names else
+             '; its checks run as one, run it without :TEST'))
+
+
 def exit_status():
+    """0 when every check passed and a selection picked something."""
+    why = selection_error()
+    if why:
+        report('select', False, why)
     return 0 if all(RESULTS) else 1
 
 

@@ -15,7 +15,8 @@ import shutil
 import sys
 import tempfile
 
-from hwt_testlib import exit_status, parse_args, report, run_tool, sanitizer_report
+from hwt_testlib import (exit_status, parse_args, report, run_tool,
+                         sanitizer_report, selected)
 
 PMU_ROOT = '/sys/bus/event_source/devices'
 ORDER = ['perf-pt', 'perf-bts', 'module', 'ptrace', 'perf-etm']
@@ -105,8 +106,10 @@ def main():
     hwtrace = os.path.join(build, 'hwtrace')
     tmp = tempfile.mkdtemp(prefix='hwt-backends-')
     try:
-        test_listing(hwtrace)
-        test_record(hwtrace, tmp)
+        if selected('listing'):
+            test_listing(hwtrace)
+        if selected('record'):
+            test_record(hwtrace, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return exit_status()

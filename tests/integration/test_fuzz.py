@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from hwt_testlib import parse_args
+from hwt_testlib import parse_args, selected, selection_error
 
 SECONDS = int(os.environ.get('HWT_FUZZ_SECONDS', '20'))
 PARALLEL = 2
@@ -219,6 +219,10 @@ def main():
     root = os.path.dirname(build)
     fuzz = os.path.join(root, 'build-fuzz')
     corpus = os.path.abspath(os.path.join(root, '..', 'shared', 'corpus'))
+    TARGETS[:] = [t for t in TARGETS if selected(t)]
+    if selection_error():
+        report('select', False, selection_error())
+        return closing(1)
     missing = [t for t in TARGETS if not os.access(os.path.join(fuzz, t),
                                                      os.X_OK)]
     if missing:

@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 import test_oracle  # noqa: E402  (oracle cache and program list)
-from hwt_testlib import ServerProcess, exit_status, parse_args, report  # noqa: E402
+from hwt_testlib import ServerProcess, exit_status, parse_args, report, selected  # noqa: E402
 
 PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch', 'longjmp',
          'signal', 'crash', 'pie_lib', 'dlopen', 'demo_crash']
@@ -732,6 +732,11 @@ def main():
     server_exe = os.path.join(build, 'hwt-server')
     programs = os.path.join(build, 'programs')
     only = set(args.only.split(',')) if args.only else None
+
+    def part(name, *also):
+        """NAME runs when --only and HWT_TEST both allow it."""
+        return (not only or name in only or any(a in only for a in also)) \
+            and selected(name)
     for tool in ('gdb', 'setarch'):
         if subprocess.run(['which', tool], capture_output=True).returncode:
             print(f'SKIP gdb live: {tool} is not installed')
@@ -739,25 +744,25 @@ def main():
             return 0
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='hwt-live-') as tmp:
-        if not only or 'bts' in only:
+        if part('bts'):
             history_suite(server_exe, programs, tmp, PROGS, 'bts')
-        if not only or 'pt' in only:
+        if part('pt'):
             history_suite(server_exe, programs, tmp, PROGS, 'pt')
-        if not only or 'bts' in only or 'pt' in only:
+        if part('buffer-size', 'bts', 'pt'):
             buffer_sizes(server_exe, programs, tmp)
-        if not only or 'threads' in only:
+        if part('threads'):
             threads_suite(server_exe, programs, tmp, ['bts', 'pt'])
-        if not only or 'events' in only:
+        if part('events'):
             events_suite(server_exe, programs, tmp)
-        if not only or 'reverse' in only:
+        if part('reverse'):
             reverse_suite(server_exe, programs, tmp)
-        if not only or 'avx' in only:
+        if part('avx'):
             avx_suite(server_exe, programs, tmp)
-        if not only or 'watch' in only:
+        if part('watch'):
             watch_suite(server_exe, programs, tmp)
-        if not only or 'save' in only:
+        if part('save'):
             save_suite(server_exe, programs, tmp, build)
-        if not only or 'robust' in only:
+        if part('robust'):
             robustness(server_exe, programs, tmp)
     from hwt_testlib import RESULTS
     passed = sum(RESULTS)

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from hwt_testlib import RESULTS, ServerProcess, parse_args, report
+from hwt_testlib import RESULTS, ServerProcess, exit_status, parse_args, report
 
 PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'plugin', 'gdb', 'hwtrace.py')
 
@@ -467,7 +467,7 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
         elif not all(RESULTS):
             print(f'  (files kept in {tmp})')
-    return 0 if all(RESULTS) else 1
+    return exit_status()
 
 
 if __name__ == '__main__':

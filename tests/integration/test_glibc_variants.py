@@ -32,7 +32,7 @@ import test_gdb_live  # noqa: E402
 import test_lldb_bundle  # noqa: E402
 import test_lldb_server  # noqa: E402
 import test_oracle  # noqa: E402
-from hwt_testlib import dump_items, exit_status, parse_args, report  # noqa: E402
+from hwt_testlib import dump_items, exit_status, parse_args, report, selected  # noqa: E402
 
 PROG = 'strings'
 # (name, GLIBC_TUNABLES or None, cpuinfo flags glibc 2.36 needs for it)
@@ -158,6 +158,8 @@ def main():
     flags = cpu_flags()
     with tempfile.TemporaryDirectory(prefix='hwt-variants-') as tmp:
         for variant, tunables, needs in VARIANTS:
+            if not selected(variant):
+                continue
             missing = [f for f in needs if f not in flags]
             if missing:
                 print(f'SKIP {variant}: this CPU cannot run glibc\'s {variant} '

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from hwt_testlib import exit_status, report, sanitizer_report
+from hwt_testlib import exit_status, report, sanitizer_report, selected
 from hwt_testlib import run_tool
 
 
@@ -429,12 +429,15 @@ def main():
     corpus = os.path.abspath(corpus)
     tmp = tempfile.mkdtemp(prefix='hwt-intelpt-')
     try:
-        check_good(hwtrace, corpus)
-        check_bad(hwtrace, corpus)
-        check_2threads(hwtrace, corpus)
-        check_variants(hwtrace, corpus, tmp)
-        check_tsc(hwtrace, corpus, tmp)
-        check_damage(hostile, corpus, tmp)
+        for name, check, args in (
+                ('good', check_good, (hwtrace, corpus)),
+                ('bad', check_bad, (hwtrace, corpus)),
+                ('2threads', check_2threads, (hwtrace, corpus)),
+                ('variants', check_variants, (hwtrace, corpus, tmp)),
+                ('tsc', check_tsc, (hwtrace, corpus, tmp)),
+                ('damage', check_damage, (hostile, corpus, tmp))):
+            if selected(name):
+                check(*args)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return exit_status()

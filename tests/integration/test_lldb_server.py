@@ -70,7 +70,7 @@ import subprocess
 import sys
 import tempfile
 
-from hwt_testlib import dump_items, exit_status, report, run_tool
+from hwt_testlib import dump_items, exit_status, report, run_tool, selected
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LLDB = 'lldb-22'
@@ -719,17 +719,21 @@ def main():
     tmp = tempfile.mkdtemp(prefix='hwt-lldb-srv-')
     try:
         for name in POSTMORTEM_PROGS:
+            if not selected(f'{name}-postmortem'):
+                continue
             try:
                 check_postmortem(build, server, tmp, name)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 report(f'{name} post-mortem', False, str(e))
         try:
-            check_reverse(build, server, tmp)
+            if selected('reverse'):
+                check_reverse(build, server, tmp)
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             report('reverse', False, str(e))
         try:
-            check_requests(build, server, tmp)
-            check_bad_requests(build, server, tmp)
+            if selected('requests'):
+                check_requests(build, server, tmp)
+                check_bad_requests(build, server, tmp)
         except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
             report('trace requests', False, str(e))
         if not live_available(server):
@@ -738,6 +742,8 @@ def main():
                      '(`hwt-server --listen ADDR -- PROG`)')
         else:
             for name in LIVE_PROGS:
+                if not selected(f'{name}-live'):
+                    continue
                 try:
                     check_live(build, server, tmp, name)
                 except (RuntimeError, subprocess.TimeoutExpired) as e:

@@ -35,6 +35,8 @@ import sys
 import tempfile
 import time
 
+from hwt_testlib import selected, selection_error
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "oracle_gdb.py")
 ORACLE_TIMEOUT = 600
@@ -1198,6 +1200,10 @@ def main():
             print("unknown program(s): %s" % ", ".join(sorted(unknown)), file=sys.stderr)
             return 2
         progs = [p for p in PROGRAMS if p.name in want]
+    progs = [p for p in progs if selected(p.name)]
+    if selection_error():
+        rep.line("FAIL", "select", selection_error())
+        return 1
 
     hwtrace = os.path.abspath(args.hwtrace) if args.hwtrace else os.path.join(args.build, "hwtrace")
     if not (os.path.isfile(hwtrace) and os.access(hwtrace, os.X_OK)):

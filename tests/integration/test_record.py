@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 
-from hwt_testlib import RESULTS, parse_args, report
+from hwt_testlib import RESULTS, exit_status, parse_args, report
 
 
 
@@ -162,7 +162,7 @@ def main():
                f'{p.stdout!r} vs {allowed}')
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if all(RESULTS) else 1
+    return exit_status()
 
 
 if __name__ == '__main__':

@@ -8,7 +8,6 @@
  * history's last item. Then through hwtrace's own Intel PT decoder when
  * this build has one ("intel-pt"). */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@
 #include "decode.h"
 #include "check.h"
 
-static char build_dir[PATH_MAX], root_dir[PATH_MAX];
+static char build_dir[PATH_MAX], prog_dir[PATH_MAX];
 
 static double now(void)
 {
@@ -141,8 +140,8 @@ static int record(const char *prog, const char *dir)
 {
 	char cmd[4 * PATH_MAX + 64];
 
-	snprintf(cmd, sizeof(cmd), "%s/hwtrace record -o %s -- %s/build/programs/"
-		 "%s >/dev/null 2>&1", build_dir, dir, root_dir, prog);
+	snprintf(cmd, sizeof(cmd), "%s/hwtrace record -o %s -- %s/%s "
+		 ">/dev/null 2>&1", build_dir, dir, prog_dir, prog);
 	return system(cmd);
 }
 
@@ -484,19 +483,15 @@ out:
 
 int main(int argc, char **argv)
 {
-	char self[PATH_MAX], tmp[] = "/tmp/hwt-ptenc-XXXXXX", cmd[PATH_MAX];
+	char tmp[] = "/tmp/hwt-ptenc-XXXXXX", cmd[PATH_MAX];
 	char prog[PATH_MAX + 32];
 
 	(void)argc;
-	/* argv[0] is BUILD/tests/unit/test_pt_encode; test programs are
-	 * always in the plain build of the same tree. */
-	if (!realpath(argv[0], self))
+	(void)argv;
+	if (!check_build_dir(build_dir, sizeof(build_dir)) ||
+	    !check_programs_dir(prog_dir, sizeof(prog_dir)))
 		return 1;
-	snprintf(build_dir, sizeof(build_dir), "%s",
-		 dirname(dirname(dirname(self))));
-	snprintf(root_dir, sizeof(root_dir), "%s", build_dir);
-	dirname(root_dir);
-	snprintf(prog, sizeof(prog), "%s/build/programs/qsort", root_dir);
+	snprintf(prog, sizeof(prog), "%s/qsort", prog_dir);
 	if (access(prog, X_OK) || !mkdtemp(tmp)) {
 		printf("SKIP pt round trip: %s is not built (make programs)\n",
 		       prog);

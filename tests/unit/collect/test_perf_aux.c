@@ -381,11 +381,11 @@ static void test_buf(void)
 
 int main(void)
 {
-	test_init();
-	test_records();
-	test_garbage();
-	test_drain();
-	test_snapshot();
-	test_buf();
+	RUN(test_init);
+	RUN(test_records);
+	RUN(test_garbage);
+	RUN(test_drain);
+	RUN(test_snapshot);
+	RUN(test_buf);
 	return check_exit();
 }

@@ -503,14 +503,14 @@ int main(void)
 		return 1;
 	}
 	dl_iterate_phdr(phdr_cb, &(int){ 0 });
-	test_self();
-	test_plt();
-	test_linker();
-	test_insns();
-	test_isa();
-	test_core(dir);
-	test_errors(dir);
-	test_bundle(dir);
+	RUN(test_self);
+	RUN(test_plt);
+	RUN(test_linker);
+	RUN(test_insns);
+	RUN(test_isa);
+	RUN(test_core, dir);
+	RUN(test_errors, dir);
+	RUN(test_bundle, dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		printf("warning: could not remove %s\n", dir);

@@ -613,18 +613,18 @@ int main(void)
 
 	CHECK("cpu identity is read", cpu.vendor[0] && cpu.family > 0,
 	      "vendor '%s' family %d", cpu.vendor, cpu.family);
-	test_registry_and_options();
-	test_exit_and_history();
-	test_exit_status_and_wrap();
-	test_fatal_signal_and_core();
-	test_caught_signal();
-	test_close_kills();
+	RUN(test_registry_and_options);
+	RUN(test_exit_and_history);
+	RUN(test_exit_status_and_wrap);
+	RUN(test_fatal_signal_and_core);
+	RUN(test_caught_signal);
+	RUN(test_close_kills);
 	/* Static: its startup is a few ten thousand instructions. */
 	if (subject_build(threads_src, "threads", "-pthread", subject,
 			  sizeof(subject))) {
-		test_threads();
-		test_fault_in_thread();
-		test_int3();
+		RUN(test_threads);
+		RUN(test_fault_in_thread);
+		RUN(test_int3);
 		subject_remove(subject);
 	} else {
 		printf("SKIP collect threads: no C compiler with static "

@@ -1038,21 +1038,21 @@ int main(void)
 				       HWT_ISA_X86_64, &err);
 	CHECK("pt test image", rc == 0, "rc %d: %s", rc, err.msg);
 	if (!rc) {
-		test_split(img);
-		test_resync(img);
-		test_overflow(img);
-		test_off_on(img, BASE + 3, false);
-		test_off_on(img, BASE, true);
-		test_prefix(img);
-		test_truncations(img);
-		test_vendor(img);
-		test_round_trip(img);
-		test_many_psbs(img);
-		test_ptwrite(img);
-		test_per_cpu(img);
-		test_switch_records();
-		test_switch_writer();
-		test_mode32(img);
+		RUN(test_split, img);
+		RUN(test_resync, img);
+		RUN(test_overflow, img);
+		RUN(test_off_on, img, BASE + 3, false);
+		RUN(test_off_on, img, BASE, true);
+		RUN(test_prefix, img);
+		RUN(test_truncations, img);
+		RUN(test_vendor, img);
+		RUN(test_round_trip, img);
+		RUN(test_many_psbs, img);
+		RUN(test_ptwrite, img);
+		RUN(test_per_cpu, img);
+		RUN(test_switch_records);
+		RUN(test_switch_writer);
+		RUN(test_mode32, img);
 	}
 	hwt_image_free(img);
 	unlink(path);

@@ -15,7 +15,7 @@
 #include "hwt-replay.h"
 #include "replay-int.h"
 #include "check.h"
-#include "../self_image.h"
+#include "self_image.h"
 
 static struct self_image self_img;
 static uint64_t rng = 0x243f6a8885a308d3ull;
@@ -578,13 +578,13 @@ int main(void)
 		return 1;
 	}
 	make_pool(img);
-	test_addresses(img);
-	test_lazy(img);
-	test_gaps(img);
-	test_runs(img);
-	test_fuzz(img);
-	test_bundle(img);
-	test_big(img);
+	RUN(test_addresses, img);
+	RUN(test_lazy, img);
+	RUN(test_gaps, img);
+	RUN(test_runs, img);
+	RUN(test_fuzz, img);
+	RUN(test_bundle, img);
+	RUN(test_big, img);
 	hwt_image_free(img);
 	return check_exit();
 }

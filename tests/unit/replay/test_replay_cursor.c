@@ -427,11 +427,11 @@ int main(void)
 		rc = hwt_cursor_new(hist, img, &c, &err);
 	CHECK("cursor over the subject", rc == 0, "rc %d: %s", rc, err.msg);
 	if (!rc) {
-		test_reverse(c);
-		test_into_and_out(c);
-		test_forward_out(c);
-		test_finish(c);
-		test_calls();
+		RUN(test_reverse, c);
+		RUN(test_into_and_out, c);
+		RUN(test_forward_out, c);
+		RUN(test_finish, c);
+		RUN(test_calls);
 		hwt_cursor_free(c);
 		hwt_history_free(hist);
 	}

@@ -573,19 +573,10 @@ static void test_perf_dummy(void)
 
 int main(int argc, char **argv)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
 	(void)argc;
 	(void)argv;
-	/* BUILD/tests/unit/test_seize: the programs are in BUILD/programs. */
-	if (n <= 0)
+	if (!check_programs_dir(progdir, sizeof(progdir)))
 		return 2;
-	self[n] = '\0';
-	if ((slash = strrchr(self, '/')))
-		*slash = '\0';
-	snprintf(progdir, sizeof(progdir), "%.3000s/../../programs", self);
 	if (access(prog_path("threads4"), X_OK) < 0) {
 		printf("SKIP seize: %s is not built (make programs)\n",
 		       prog_path("threads4"));
@@ -593,11 +584,11 @@ int main(int argc, char **argv)
 	}
 	/* A hang (a thread waited for that never stops) is a failure. */
 	alarm(120);
-	test_threads();
-	test_fault();
-	test_caught_signal_and_status();
-	test_unmap_stop();
-	test_exec_from_thread();
-	test_perf_dummy();
+	RUN(test_threads);
+	RUN(test_fault);
+	RUN(test_caught_signal_and_status);
+	RUN(test_unmap_stop);
+	RUN(test_exec_from_thread);
+	RUN(test_perf_dummy);
 	return check_exit();
 }

@@ -280,8 +280,8 @@ static void test_edges(void)
 
 int main(void)
 {
-	test_no_wrap();
-	test_wrap();
-	test_edges();
+	RUN(test_no_wrap);
+	RUN(test_wrap);
+	RUN(test_edges);
 	return check_exit();
 }

@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <gelf.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <link.h>
 #include <stdarg.h>
@@ -257,7 +256,7 @@ int main(int argc, char **argv)
 		"longjmp", "signal", "crash", "threads4", "pie_lib", "dlopen",
 		"demo_crash", "hits3", "libhwtdemo.so",
 	};
-	char self[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
+	char dir[PATH_MAX], path[PATH_MAX + 64];
 
 	(void)argc;
 	for (size_t i = 0; i < sizeof(libs) / sizeof(*libs); i++) {
@@ -269,10 +268,8 @@ int main(int argc, char **argv)
 			CHECK(libs[i], false, "not found by the dynamic linker: "
 			      "%s", dlerror());
 	}
-	/* argv[0] is BUILD/tests/unit/test_x86_objdump; the test programs
-	 * are in BUILD/programs. */
-	snprintf(self, sizeof(self), "%s", argv[0]);
-	snprintf(dir, sizeof(dir), "%.3000s/../../programs", dirname(self));
+	if (!check_programs_dir(dir, sizeof(dir)))
+		return 2;
 	for (size_t i = 0; i < sizeof(progs) / sizeof(*progs); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, progs[i]);
 		if (access(path, R_OK))

@@ -573,21 +573,13 @@ static void test_interrupt_detach(const char *sleeper)
 
 int main(int argc, char **argv)
 {
-	char self[PATH_MAX], dir[PATH_MAX], sleeper[512];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
+	char dir[PATH_MAX], sleeper[512];
 
 	(void)argc;
 	(void)argv;
-	/* BUILD/tests/unit/test_seize_live: the programs are in
-	 * BUILD/programs, by their real path (as /proc/PID/maps names
-	 * them). */
-	if (n <= 0)
+	/* The programs by their real path, as /proc/PID/maps names them. */
+	if (!check_programs_dir(dir, sizeof(dir)))
 		return 2;
-	self[n] = '\0';
-	if ((slash = strrchr(self, '/')))
-		*slash = '\0';
-	snprintf(dir, sizeof(dir), "%.3000s/../../programs", self);
 	if (!realpath(dir, progdir)) {
 		printf("SKIP seize live: %s is not built (make programs)\n",
 		       dir);
@@ -600,14 +592,14 @@ int main(int argc, char **argv)
 	bool have_sleeper = subject_build(sleeper_src, "sleeper", "", sleeper,
 					  sizeof(sleeper));
 
-	test_breakpoints();
-	test_steps();
-	test_watches();
-	test_signals();
-	test_threads();
-	test_perf_live();
+	RUN(test_breakpoints);
+	RUN(test_steps);
+	RUN(test_watches);
+	RUN(test_signals);
+	RUN(test_threads);
+	RUN(test_perf_live);
 	if (have_sleeper)
-		test_interrupt_detach(sleeper);
+		RUN(test_interrupt_detach, sleeper);
 	else
 		printf("SKIP seize live: interrupt and detach: no static "
 		       "libc to build the sleeper\n");

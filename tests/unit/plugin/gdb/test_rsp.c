@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../plugin/gdb/rsp.h"
+#include "rsp.h"
 #include "check.h"
 
 static struct rsp_packet pk;

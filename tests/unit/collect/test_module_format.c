@@ -441,7 +441,7 @@ static void test_gaps(void)
 
 int main(void)
 {
-	test_exec_and_records();
+	RUN(test_exec_and_records);
 	expect_skipped("bad record tag skipped", bad_tag, "tag 0x30");
 	expect_skipped("count mismatch skipped", bad_count, "instructions");
 	expect_skipped("last pc mismatch skipped", bad_last_pc, "ending at");
@@ -452,8 +452,8 @@ int main(void)
 	expect_skipped("sequence going back skipped", seq_back, "goes back");
 	expect_skipped("corrupt branch block skipped", branch_bad_count,
 		       "instructions");
-	test_branch_blocks();
-	test_joined_blocks();
-	test_gaps();
+	RUN(test_branch_blocks);
+	RUN(test_joined_blocks);
+	RUN(test_gaps);
 	return check_exit();
 }

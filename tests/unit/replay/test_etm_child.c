@@ -325,32 +325,12 @@ static int snapshot_runs(const struct hwt_bundle *b, struct hwt_image *img,
 	return rc;
 }
 
-/* The repository that holds this binary (build/tests/unit/). */
-static bool repo_root(char *out, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return false;
-	exe[n] = '\0';
-	for (int up = 0; up < 4; up++) {
-		char *slash = strrchr(exe, '/');
-
-		if (!slash)
-			return false;
-		*slash = '\0';
-	}
-	snprintf(out, len, "%s", exe);
-	return true;
-}
-
 /* ../shared/corpus beside the repository. */
 static bool snapshot_dir(char *out, size_t len)
 {
 	char root[PATH_MAX];
 
-	if (!repo_root(root, sizeof(root)))
+	if (!check_repo_dir(root, sizeof(root)))
 		return false;
 	snprintf(out, len, "%s/../shared/corpus/opencsd/snapshots/"
 		 "trace_file_cid_vmid", root);
@@ -490,7 +470,7 @@ static void opencsd_crash(void)
 	};
 	char root[PATH_MAX], in[PATH_MAX + 80], dir[] = "/tmp/hwt-etm-XXXXXX";
 
-	if (!repo_root(root, sizeof(root)) || !mkdtemp(dir)) {
+	if (!check_repo_dir(root, sizeof(root)) || !mkdtemp(dir)) {
 		CHECK("etm child: OpenCSD crash inputs", false, "no directory");
 		return;
 	}
@@ -521,10 +501,10 @@ static void opencsd_crash(void)
 
 int main(void)
 {
-	plumbing();
-	threads();
-	malformed();
-	decoder_crash();
-	opencsd_crash();
+	RUN(plumbing);
+	RUN(threads);
+	RUN(malformed);
+	RUN(decoder_crash);
+	RUN(opencsd_crash);
 	return check_exit();
 }

@@ -253,11 +253,11 @@ int main(void)
 		perror("mkdtemp");
 		return 2;
 	}
-	test_format_parse();
-	test_field_set();
-	test_sysfs();
-	test_pt_config();
-	test_filter_string();
+	RUN(test_format_parse);
+	RUN(test_field_set);
+	RUN(test_sysfs);
+	RUN(test_pt_config);
+	RUN(test_filter_string);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", root);

@@ -598,15 +598,15 @@ int main(void)
 		printf("FAIL setup: %s\n", err.msg);
 		return 1;
 	}
-	test_call_return_tail();
-	test_longjmp();
-	test_started_deep();
-	test_no_drift();
-	test_signal();
-	test_gap();
-	test_cursor();
-	test_cursor_longjmp();
-	test_cursor_gap();
+	RUN(test_call_return_tail);
+	RUN(test_longjmp);
+	RUN(test_started_deep);
+	RUN(test_no_drift);
+	RUN(test_signal);
+	RUN(test_gap);
+	RUN(test_cursor);
+	RUN(test_cursor_longjmp);
+	RUN(test_cursor_gap);
 	hwt_image_free(img);
 	return check_exit();
 }

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "../../plugin/gdb/server.h"
+#include "server.h"
 
 static struct srv_action got[8];
 static size_t ngot;

@@ -9,7 +9,6 @@
  * unreachable record (a gap, then the history goes on), chunk borders,
  * corrupt chunks and garbage. */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,7 +23,7 @@
 #include "hwt-replay.h"
 #include "replay-int.h"
 #include "module/module.h"
-#include "../self_image.h"
+#include "self_image.h"
 
 static char progdir[PATH_MAX];
 
@@ -892,26 +891,23 @@ int main(int argc, char **argv)
 	static const char *const progs[] = {
 		"loops", "recursion", "switch", "fnptr", "signal", "qsort",
 	};
-	char self[PATH_MAX], exe[PATH_MAX + 16], tmp[] = "/tmp/hwt-expand-XXXXXX";
+	char exe[PATH_MAX + 16], tmp[] = "/tmp/hwt-expand-XXXXXX";
 	struct hwt_image *img;
 
 	(void)argc;
 	img = code_image(tmp);
 	if (img) {
-		test_rules(img);
-		test_borders(img);
-		test_corrupt(img);
+		RUN(test_rules, img);
+		RUN(test_borders, img);
+		RUN(test_corrupt, img);
 		hwt_image_free(img);
 		unlink(tmp);
 	}
-	test_undecodable();
-	test_garbage();
-	test_options();
-	/* argv[0] is BUILD/tests/unit/test_expand_sw; the test programs
-	 * are in BUILD/programs. */
-	snprintf(self, sizeof(self), "%s", argv[0]);
-	snprintf(progdir, sizeof(progdir), "%.3000s/../../programs",
-		 dirname(self));
+	RUN(test_undecodable);
+	RUN(test_garbage);
+	RUN(test_options);
+	if (!check_programs_dir(progdir, sizeof(progdir)))
+		return 2;
 	snprintf(exe, sizeof(exe), "%s/loops", progdir);
 	if (access(exe, X_OK)) {
 		printf("SKIP expand real programs: %s is not built (make "
@@ -919,7 +915,7 @@ int main(int argc, char **argv)
 		return check_exit();
 	}
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-		test_program(progs[i], i == 0);
-	test_module_blocks("signal");
+		RUN(test_program, progs[i], i == 0);
+	RUN(test_module_blocks, "signal");
 	return check_exit();
 }

@@ -7,7 +7,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -723,15 +722,12 @@ static void test_attach_detach(void)
 
 int main(int argc, char **argv)
 {
-	char self[PATH_MAX];
 	char exe[PATH_MAX];
 
 	(void)argc;
-	/* argv[0] is BUILD/tests/unit/test_collect_live; the test programs
-	 * are in BUILD/programs. */
-	snprintf(self, sizeof(self), "%s", argv[0]);
-	snprintf(progdir, sizeof(progdir), "%.3000s/../../programs",
-		 dirname(self));
+	(void)argv;
+	if (!check_programs_dir(progdir, sizeof(progdir)))
+		return 2;
 	if (personality(ADDR_NO_RANDOMIZE) < 0) {
 		printf("SKIP collect live: cannot turn off address "
 		       "randomisation: %s\n", strerror(errno));
@@ -739,19 +735,19 @@ int main(int argc, char **argv)
 	}
 	snprintf(exe, sizeof(exe), "%s/loops", progdir);
 	if (access(exe, X_OK) == 0) {
-		test_breakpoints_and_steps();
-		test_watch_regs_memory();
-		test_signals();
-		test_threads();
-		test_thread_created();
+		RUN(test_breakpoints_and_steps);
+		RUN(test_watch_regs_memory);
+		RUN(test_signals);
+		RUN(test_threads);
+		RUN(test_thread_created);
 	} else {
 		printf("SKIP collect live programs: %s is not built (make "
 		       "programs)\n", exe);
 	}
 	if (subject_build(subject_src, "subject", "", subject,
 			  sizeof(subject))) {
-		test_interrupt();
-		test_attach_detach();
+		RUN(test_interrupt);
+		RUN(test_attach_detach);
 		subject_remove(subject);
 	} else {
 		printf("SKIP collect live subjects: no C compiler with static "

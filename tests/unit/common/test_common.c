@@ -562,14 +562,14 @@ int main(void)
 {
 	if (!mkdtemp(tmpdir))
 		return 2;
-	test_records();
-	test_bad_records();
-	test_chunk_header();
-	test_parse();
-	test_json();
-	test_bundle();
-	test_bundle_big();
-	test_write_per_cpu();
+	RUN(test_records);
+	RUN(test_bad_records);
+	RUN(test_chunk_header);
+	RUN(test_parse);
+	RUN(test_json);
+	RUN(test_bundle);
+	RUN(test_bundle_big);
+	RUN(test_write_per_cpu);
 	hwt_bundle_stage_abort(tmpdir);
 	return check_exit();
 }

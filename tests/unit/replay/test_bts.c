@@ -10,7 +10,6 @@
  * items, also when read back as an "hwtrace-bts" bundle. */
 #include <elf.h>
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <link.h>
 #include <stdlib.h>
@@ -20,7 +19,7 @@
 
 #include "hwt-replay.h"
 #include "check.h"
-#include "../self_image.h"
+#include "self_image.h"
 
 static struct self_image self_img;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -293,7 +292,7 @@ static void test_damage(struct hwt_image *img)
 
 /* ---- end to end ---------------------------------------------------------*/
 
-static char build_dir[PATH_MAX], root_dir[PATH_MAX];
+static char build_dir[PATH_MAX], prog_dir[PATH_MAX];
 
 static bool same_items(struct hwt_history *a, struct hwt_history *b,
 		       uint64_t *bad)
@@ -382,7 +381,7 @@ static void test_end_to_end(void)
 	char prog[PATH_MAX + 32];
 	int rc;
 
-	snprintf(prog, sizeof(prog), "%s/build/programs/signal", root_dir);
+	snprintf(prog, sizeof(prog), "%s/signal", prog_dir);
 	if (access(prog, X_OK) || !mkdtemp(tmp)) {
 		printf("SKIP bts end to end: %s is not built (make programs)\n",
 		       prog);
@@ -448,18 +447,13 @@ int main(int argc, char **argv)
 {
 	struct hwt_image *img = NULL;
 	struct hwt_err err = { 0 };
-	char self[PATH_MAX];
 	int rc;
 
 	(void)argc;
-	/* argv[0] is BUILD/tests/unit/test_bts; test programs are always in
-	 * the plain build of the same tree. */
-	if (!realpath(argv[0], self))
+	(void)argv;
+	if (!check_build_dir(build_dir, sizeof(build_dir)) ||
+	    !check_programs_dir(prog_dir, sizeof(prog_dir)))
 		return 1;
-	snprintf(build_dir, sizeof(build_dir), "%s", dirname(dirname(
-		 dirname(self))));
-	snprintf(root_dir, sizeof(root_dir), "%s", build_dir);
-	dirname(root_dir);
 	self_img = self_image_find();
 	rc = hwt_image_new(&img, &err);
 	if (!rc)
@@ -468,9 +462,9 @@ int main(int argc, char **argv)
 	if (rc)
 		return check_exit();
 	make_pool(img);
-	test_synthetic(img);
-	test_damage(img);
+	RUN(test_synthetic, img);
+	RUN(test_damage, img);
 	hwt_image_free(img);
-	test_end_to_end();
+	RUN(test_end_to_end);
 	return check_exit();
 }
