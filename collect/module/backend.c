@@ -157,15 +157,9 @@ static int mod_launch(const struct hwt_collect_opts *opts, char *const argv[],
 				 HWTRACE_DEVICE, strerror(errno));
 		goto fail;
 	}
-	if ((rc = hwt_seize_launch(&c->seize, argv, err)) < 0)
+	if ((rc = hwt_seize_start(&c->seize, argv, opts->live_control,
+				  &c->base.pid, err)) < 0)
 		goto fail;
-	/* Driven stop by stop: stopped at the first instruction, as the
-	 * API promises (else the program stays held before its execve until
-	 * run). */
-	if (opts->live_control &&
-	    (rc = hwt_seize_live_start(&c->seize, err)) < 0)
-		goto fail;
-	c->base.pid = c->seize.pid;
 	*out = &c->base;
 	return 0;
 fail:

@@ -259,14 +259,10 @@ int hwt_perf_launch(const struct hwt_perf_kind *k,
 				 "between stops; drop it for live control");
 		goto fail;
 	}
-	if ((rc = hwt_seize_launch(&c->seize, argv, err)) < 0)
+	/* Live: the first thread's event is turned on at its exec. */
+	if ((rc = hwt_seize_start(&c->seize, argv, opts->live_control,
+				  &c->base.pid, err)) < 0)
 		goto fail;
-	/* Driven stop by stop: stopped at the first instruction (the
-	 * first thread's event turned on at its exec). */
-	if (opts->live_control &&
-	    (rc = hwt_seize_live_start(&c->seize, err)) < 0)
-		goto fail;
-	c->base.pid = c->seize.pid;
 	*out = &c->base;
 	return 0;
 fail:

@@ -115,7 +115,7 @@ static void release_all(struct step_collector *c)
 
 		if (t->state == PT_GONE)
 			continue;
-		hwt_step_dr_clear(t);
+		hwt_dr_watches_clear(t->tid, &t->dr_gen);
 		if (c->tracee_pinned)
 			sched_setaffinity(t->tid, sizeof(c->tracee_affinity),
 					  &c->tracee_affinity);

@@ -69,19 +69,12 @@ static int watch_event(struct step_collector *c, struct step_thread *t,
 	return rc;
 }
 
-/* A debug register hit: any access for ACCESS, for READ only when the
- * bytes kept their value (x86 cannot watch reads alone). */
-static bool dr_reportable(struct step_collector *c, const struct step_live *l,
-			  size_t slot)
+/* A READ watch's bytes for the debug-register rules. */
+static bool read_dr_watch(void *ctx, const struct hwt_watch *w, uint64_t *v)
 {
-	uint64_t v;
-	bool same;
+	const struct step_live *l = ctx;
 
-	if (read_watch(l->memfd, &c->dr_watch[slot], &v) < 0)
-		return c->dr_watch[slot].kind == HWT_WATCH_ACCESS;
-	same = v == c->dr_value[slot];
-	c->dr_value[slot] = v;
-	return c->dr_watch[slot].kind == HWT_WATCH_ACCESS || same;
+	return read_watch(l->memfd, w, v) == 0;
 }
 
 static bool live_may_go(struct step_collector *c, struct step_thread *t)
@@ -98,7 +91,8 @@ static int live_after_step(struct step_collector *c, struct step_thread *t,
 {
 	struct step_live *l = c->live;
 	/* Read first: DR6 is cleared on a hit, whatever gets reported. */
-	int slot = c->dr_used ? hwt_step_dr_hit(c, t) : -1;
+	const struct hwt_watch *hit = hwt_dr_watches_hit(&c->dr, t->tid,
+							 read_dr_watch, l);
 
 	/* Write watches: any thread's instruction (or system call) may
 	 * have changed the bytes; the one that just stepped did. */
@@ -112,8 +106,8 @@ static int live_after_step(struct step_collector *c, struct step_thread *t,
 		l->watch_values[i] = v;
 		return watch_event(c, t, &l->watches[i]);
 	}
-	if (slot >= 0 && dr_reportable(c, l, (size_t)slot))
-		return watch_event(c, t, &c->dr_watch[slot]);
+	if (hit)
+		return watch_event(c, t, hit);
 	if (t->lt.kind == HWT_RESUME_STEP)
 		return queue(c, t, HWT_EVENT_STEPPED, 0, 0);
 	if (is_breakpoint(l, pc))
@@ -276,10 +270,10 @@ static int prepare_watches(struct step_collector *c, struct step_live *l,
 					   "cannot watch 0x%llx: the address "
 					   "is not mapped",
 					   (unsigned long long)o->watches[i].addr);
-	for (size_t i = 0; i < c->dr_used; i++)
-		read_watch(l->memfd, &c->dr_watch[i], &c->dr_value[i]);
+	for (size_t i = 0; i < c->dr.used; i++)
+		read_watch(l->memfd, &c->dr.watch[i], &c->dr.value[i]);
 	/* Whether debug registers work is known from the first thread. */
-	for (size_t i = 0; c->dr_used && i < c->nthreads; i++)
+	for (size_t i = 0; c->dr.used && i < c->nthreads; i++)
 		if (c->threads[i]->state == PT_STOPPED)
 			return hwt_step_dr_apply(c, c->threads[i], err);
 	return 0;

@@ -29,6 +29,7 @@
 
 #include "backend.h"
 #include "live.h"
+#include "os/debugreg.h"
 #include "os/modset.h"
 #include "os/proc.h"
 #include "ring.h"
@@ -58,7 +59,6 @@ struct step_thread {
 	bool event_stop;
 	int forward_signal;     /* sent so: deliver it when it reports */
 	unsigned dr_gen;        /* debug register setup it has */
-	bool dr_set;            /* some debug register enabled */
 	bool announce;          /* born during a resume that reports
 				 * births: queue THREAD_CREATED at its
 				 * first stop */
@@ -144,15 +144,8 @@ struct step_collector {
 	/* interrupt.c: set by the helper thread when interrupt_fd became
 	 * readable during a resume. */
 	atomic_bool interrupt_fired;
-	/* Read/access watches in debug registers (debugreg.c); dr_gen
-	 * counts setups, each thread is brought to the latest lazily. */
-#define HWT_STEP_DR_SLOTS 4u
-	uint64_t dr_addr[HWT_STEP_DR_SLOTS];
-	struct hwt_watch dr_watch[HWT_STEP_DR_SLOTS];
-	uint64_t dr_value[HWT_STEP_DR_SLOTS];
-	unsigned long dr7;
-	unsigned dr_gen;
-	size_t dr_used;
+	/* Read/access watches in debug registers (debugreg.c). */
+	struct hwt_dr_watches dr;
 	/* The tracees' cpu affinity before pinning, restored on detach. */
 	bool tracee_pinned;
 	cpu_set_t tracee_affinity;
@@ -256,10 +249,6 @@ int hwt_step_dr_configure(struct step_collector *c, const struct hwt_watch *w,
 /* Bring t's debug registers to the current setup. */
 int hwt_step_dr_apply(struct step_collector *c, struct step_thread *t,
 		    struct hwt_err *err);
-/* After a step: the slot whose watch t's instruction hit, or -1. */
-int hwt_step_dr_hit(struct step_collector *c, struct step_thread *t);
-/* Disable t's debug registers (detach). */
-void hwt_step_dr_clear(struct step_thread *t);
 
 /* attach.c */
 int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,

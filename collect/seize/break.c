@@ -23,13 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
 #include <unistd.h>
 
 #include "os/debugreg.h"
 #include "seize.h"
 
-#define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])
 #define INT3 0xcc
 
 static int cmp_u64(const void *a, const void *b)
@@ -67,49 +65,23 @@ static bool read_value(const struct hwt_seize *s, const struct hwt_watch *w,
 	return ok;
 }
 
-static unsigned long len_bits(uint32_t len)
-{
-	switch (len) {
-	case 1: return 0;
-	case 2: return 1;
-	case 8: return 2;
-	default: return 3;   /* 4 */
-	}
-}
-
 static int set_watches(struct hwt_seize *s, const struct hwt_resume_opts *o,
 		       struct hwt_err *err)
 {
-	struct hwt_seize_breaks *b = &s->brk;
-	uint64_t addr[HWT_SEIZE_DR_SLOTS] = { 0 };
-	unsigned long dr7 = 0;
+	struct hwt_dr_watches *d = &s->brk.dr;
 
-	if (o->nwatches > HWT_SEIZE_DR_SLOTS)
+	if (o->nwatches > HWT_DR_SLOTS)
 		return hwt_err_set(err, ENOSPC, "%zu watchpoints; this backend "
 				   "watches with the %u x86 debug registers "
 				   "(the ptrace backend has any number of "
 				   "write watchpoints)", o->nwatches,
-				   HWT_SEIZE_DR_SLOTS);
-	for (size_t i = 0; i < o->nwatches; i++) {
-		const struct hwt_watch *w = &o->watches[i];
-		unsigned long rw = w->kind == HWT_WATCH_WRITE ? 1ul : 3ul;
-
-		if (!read_value(s, w, &b->value[i]))
+				   HWT_DR_SLOTS);
+	for (size_t i = 0; i < o->nwatches; i++)
+		if (!read_value(s, &o->watches[i], &d->value[i]))
 			return hwt_err_set(err, EFAULT, "cannot watch 0x%llx: "
 					   "the address is not mapped",
-					   (unsigned long long)w->addr);
-		addr[i] = w->addr;
-		b->watch[i] = *w;
-		/* Enable locally; break on rw, length. */
-		dr7 |= 1ul << (2 * i);
-		dr7 |= (rw | len_bits(w->len) << 2) << (16 + 4 * i);
-	}
-	if (dr7 != b->dr7 || memcmp(addr, b->dr_addr, sizeof(addr))) {
-		memcpy(b->dr_addr, addr, sizeof(addr));
-		b->dr7 = dr7;
-		b->dr_gen++;
-	}
-	b->nwatch = o->nwatches;
+					   (unsigned long long)o->watches[i].addr);
+	hwt_dr_watches_set(d, o->watches, o->nwatches);
 	return 0;
 }
 
@@ -190,62 +162,25 @@ void hwt_seize_breaks_remove(struct hwt_seize *s, bool image_gone)
 int hwt_seize_dr_apply(struct hwt_seize *s, struct hwt_seize_thread *t,
 		       struct hwt_err *err)
 {
-	struct hwt_seize_breaks *b = &s->brk;
-	int rc;
+	int rc = hwt_dr_watches_apply(&s->brk.dr, t->tid, &t->dr_gen);
 
-	if (t->dr_gen == b->dr_gen)
-		return 0;
-	rc = hwt_dr_load(t->tid, b->dr_addr, b->dr7);
-	if (rc == -ESRCH)
-		return 0;   /* the thread died: its death is reported */
 	if (rc < 0)
 		return hwt_err_set(err, EOPNOTSUPP, "cannot set debug "
 				   "registers of thread %d (%s): watchpoints "
 				   "are unavailable here", (int)t->tid,
 				   strerror(-rc));
-	t->dr_gen = b->dr_gen;
 	return 0;
+}
+
+static bool read_dr_watch(void *ctx, const struct hwt_watch *w, uint64_t *v)
+{
+	return read_value(ctx, w, v);
 }
 
 const struct hwt_watch *hwt_seize_dr_hit(struct hwt_seize *s,
 					 struct hwt_seize_thread *t)
 {
-	struct hwt_seize_breaks *b = &s->brk;
-	long dr6;
-
-	if (!b->nwatch)
-		return NULL;
-	errno = 0;
-	dr6 = ptrace(PTRACE_PEEKUSER, t->tid, DR_OFFSET(6), 0);
-	if (errno || !(dr6 & ((1l << b->nwatch) - 1)))
-		return NULL;
-	ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(6), 0);
-	for (size_t i = 0; i < b->nwatch; i++) {
-		uint64_t v;
-		bool same;
-
-		if (!(dr6 & (1l << i)))
-			continue;
-		if (b->watch[i].kind != HWT_WATCH_READ)
-			return &b->watch[i];
-		/* A read watch fires on writes too: report only when the
-		 * bytes kept their value. */
-		if (!read_value(s, &b->watch[i], &v))
-			return NULL;
-		same = v == b->value[i];
-		b->value[i] = v;
-		if (same)
-			return &b->watch[i];
-	}
-	return NULL;
-}
-
-void hwt_seize_dr_clear(struct hwt_seize *s, struct hwt_seize_thread *t)
-{
-	/* Set as of a generation: DR7 may enable slots. */
-	if (t->dr_gen)
-		ptrace(PTRACE_POKEUSER, t->tid, DR_OFFSET(7), 0);
-	t->dr_gen = 0;
+	return hwt_dr_watches_hit(&s->brk.dr, t->tid, read_dr_watch, s);
 }
 
 void hwt_seize_breaks_free(struct hwt_seize *s)

@@ -333,19 +333,11 @@ static pid_t next_stop(struct hwt_seize *s, int interrupt_fd, int *status,
 
 	if (nr > 16)
 		nr = 16;
-	for (;;) {
-		tid = waitpid(-1, status, __WALL | __WNOTHREAD |
-			      (nr || poll_int ? WNOHANG : 0));
-		if (tid > 0) {
-			*idle_ms = POLL_MIN_MS;
-			return tid;
-		}
-		if (tid < 0 && errno != EINTR)
-			return hwt_err_set(err, errno, "waiting for %s: %s",
-					   s->prog, strerror(errno));
-		if (tid == 0)
-			break;
-	}
+	tid = hwt_seize_wait(s, status, nr || poll_int ? WNOHANG : 0, "", err);
+	if (tid > 0)
+		*idle_ms = POLL_MIN_MS;
+	if (tid != 0)
+		return tid;
 	for (size_t i = 0; i < nr; i++)
 		fds[n++] = rfds[i];
 	if (poll_int)
@@ -568,6 +560,18 @@ int hwt_seize_resume(struct hwt_seize *s, const struct hwt_resume_opts *o,
 
 /* ---- start, access, detach ---------------------------------------------- */
 
+int hwt_seize_start(struct hwt_seize *s, char *const argv[], bool live,
+		    pid_t *pid, struct hwt_err *err)
+{
+	int rc = hwt_seize_launch(s, argv, err);
+
+	if (rc == 0 && live)
+		rc = hwt_seize_live_start(s, err);
+	if (rc == 0)
+		*pid = s->pid;
+	return rc;
+}
+
 int hwt_seize_live_start(struct hwt_seize *s, struct hwt_err *err)
 {
 	bool exec_seen = false;
@@ -581,15 +585,10 @@ int hwt_seize_live_start(struct hwt_seize *s, struct hwt_err *err)
 	for (;;) {
 		struct hwt_seize_thread *t;
 		int status, rc, sig;
-		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+		pid_t tid = hwt_seize_wait(s, &status, 0, " to start", err);
 
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			return hwt_err_set(err, errno, "waiting for %s to "
-					   "start: %s", s->prog,
-					   strerror(errno));
-		}
+		if (tid < 0)
+			return tid;
 		if (!WIFSTOPPED(status)) {
 			if (!hwt_seize_on_death(s, tid, status))
 				continue;
@@ -672,7 +671,7 @@ int hwt_seize_detach(struct hwt_seize *s, struct hwt_err *err)
 
 		if (!alive(t))
 			continue;
-		hwt_seize_dr_clear(s, t);
+		hwt_dr_watches_clear(t->tid, &t->dr_gen);
 		/* A signal queued and not reported yet is the program's:
 		 * it gets it. */
 		if (t->sig_stop && t->lt.has_event &&

@@ -292,6 +292,20 @@ static bool on_death(struct hwt_seize *s, pid_t tid, int status)
 	return true;
 }
 
+pid_t hwt_seize_wait(struct hwt_seize *s, int *status, int flags,
+		     const char *what, struct hwt_err *err)
+{
+	for (;;) {
+		pid_t tid = waitpid(-1, status, __WALL | __WNOTHREAD | flags);
+
+		if (tid >= 0)
+			return tid;
+		if (errno != EINTR)
+			return hwt_err_set(err, errno, "waiting for %s%s: %s",
+					   s->prog, what, strerror(errno));
+	}
+}
+
 /* Wait for the next ptrace event. With descriptors to watch, poll them
  * between non-blocking waits: their wakeups are served while no stop
  * comes. Returns the tid, or 0 after serving descriptors. */
@@ -303,19 +317,11 @@ static pid_t next_event(struct hwt_seize *s, int *status, int *idle_ms,
 	pid_t tid;
 	int rc;
 
-	for (;;) {
-		tid = waitpid(-1, status, __WALL | __WNOTHREAD |
-			      (n ? WNOHANG : 0));
-		if (tid > 0) {
-			*idle_ms = POLL_MIN_MS;
-			return tid;
-		}
-		if (tid < 0 && errno != EINTR)
-			return hwt_err_set(err, errno, "waiting for %s: %s",
-					   s->prog, strerror(errno));
-		if (tid == 0)
-			break;
-	}
+	tid = hwt_seize_wait(s, status, n ? WNOHANG : 0, "", err);
+	if (tid > 0)
+		*idle_ms = POLL_MIN_MS;
+	if (tid != 0)
+		return tid;
 	rc = poll(fds, (nfds_t)n, *idle_ms);
 	if (rc < 0 && errno != EINTR)
 		return hwt_err_set(err, errno, "poll: %s", strerror(errno));
@@ -347,15 +353,11 @@ static int quiesce(struct hwt_seize *s, struct hwt_err *err)
 	while (!all_held(s)) {
 		struct hwt_seize_thread *t;
 		int status, rc, event, sig;
-		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+		pid_t tid = hwt_seize_wait(s, &status, 0, "'s threads to stop",
+					   err);
 
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			return hwt_err_set(err, errno, "waiting for the threads "
-					   "of %s to stop: %s", s->prog,
-					   strerror(errno));
-		}
+		if (tid < 0)
+			return tid;
 		if (!WIFSTOPPED(status)) {
 			if (on_death(s, tid, status))
 				return 0;
@@ -470,14 +472,10 @@ int hwt_seize_finish(struct hwt_seize *s, struct hwt_err *err)
 	s->faulted = false;
 	while (!s->reaped) {
 		int status, sig;
-		pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+		pid_t tid = hwt_seize_wait(s, &status, 0, " to end", err);
 
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			return hwt_err_set(err, errno, "waiting for %s to end: "
-					   "%s", s->prog, strerror(errno));
-		}
+		if (tid < 0)
+			return tid;
 		if (!WIFSTOPPED(status)) {
 			on_death(s, tid, status);
 			continue;

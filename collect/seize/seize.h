@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "os/debugreg.h"
 #include "os/held.h"
 #include "hwt-collect.h"
 #include "live.h"
@@ -75,8 +76,6 @@ struct hwt_seize_thread {
 /* Code and data breakpoints of a live resume (break.c): int3 bytes
  * written into the code while threads run, removed at every stop; watches
  * in the x86 debug registers DR0-DR3 of every thread. */
-#define HWT_SEIZE_DR_SLOTS 4u
-
 struct hwt_seize_bp {
 	uint64_t addr;
 	uint8_t orig;             /* the byte the int3 replaced */
@@ -86,12 +85,7 @@ struct hwt_seize_bp {
 struct hwt_seize_breaks {
 	struct hwt_seize_bp *bp;  /* sorted by address, no duplicates */
 	size_t nbp;
-	struct hwt_watch watch[HWT_SEIZE_DR_SLOTS];
-	uint64_t value[HWT_SEIZE_DR_SLOTS];   /* READ: bytes at last look */
-	uint64_t dr_addr[HWT_SEIZE_DR_SLOTS];
-	unsigned long dr7;
-	unsigned dr_gen;          /* bumped when addr/dr7 change */
-	size_t nwatch;
+	struct hwt_dr_watches dr;
 };
 
 struct hwt_seize {
@@ -144,6 +138,11 @@ bool hwt_seize_exited(const struct hwt_seize *s, pid_t tid);
  * by then); nothing once it is. Every later call below needs this
  * first: it is the backends' live_start (backend.h). */
 int hwt_seize_live_start(struct hwt_seize *s, struct hwt_err *err);
+/* A backend's launch: hwt_seize_launch, then for live control
+ * hwt_seize_live_start (else the program stays held before its execve
+ * until run); *pid is then the program's. */
+int hwt_seize_start(struct hwt_seize *s, char *const argv[], bool live,
+		    pid_t *pid, struct hwt_err *err);
 /* One resume; opts checked by collect.c. On EXITED or KILLED s->reaped
  * is set and s->end says how. s->reaped can be set a resume earlier: a
  * thread reaped in the same wait as the process's end is reported first,
@@ -191,8 +190,13 @@ int hwt_seize_dr_apply(struct hwt_seize *s, struct hwt_seize_thread *t,
  * NULL; clears DR6. */
 const struct hwt_watch *hwt_seize_dr_hit(struct hwt_seize *s,
 					 struct hwt_seize_thread *t);
-void hwt_seize_dr_clear(struct hwt_seize *s, struct hwt_seize_thread *t);
 void hwt_seize_breaks_free(struct hwt_seize *s);
+
+/* The next stop or death of a traced thread (waitpid with __WALL, FLAGS
+ * added: WNOHANG returns 0 when there is none); EINTR is retried. The tid,
+ * or a negative errno, said as "waiting for PROG<WHAT>: ...". */
+pid_t hwt_seize_wait(struct hwt_seize *s, int *status, int flags,
+		     const char *what, struct hwt_err *err);
 
 /* Kill a program still there, reap it and close the descriptors. */
 void hwt_seize_close(struct hwt_seize *s);
