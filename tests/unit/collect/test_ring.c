@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "hwt-common.h"
-#include "ptrace/ring.h"
+#include "ring.h"
 
 struct step {
 	uint64_t pc;
