@@ -33,6 +33,9 @@ struct hwt_backend {
 	const char *name;
 	unsigned caps;            /* HWT_COLLECT_CAP_*; the collector decides
 				   * by these, never by name */
+	/* Per-thread ring bytes when the caller names none; 0 means
+	 * HWT_COLLECT_DEFAULT_BUFFER. */
+	uint64_t default_buffer;
 	/* 0 when this machine can record with the backend, else a negative
 	 * errno and err saying what is missing. */
 	int (*available)(struct hwt_err *err);

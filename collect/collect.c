@@ -84,6 +84,14 @@ static int check_backend_opts(const struct hwt_collect_opts *o,
 	return 0;
 }
 
+/* The ring size the caller left to the backend. */
+static void set_buffer(struct hwt_collect_opts *o, const struct hwt_backend *be)
+{
+	if (o->buffer_size == 0)
+		o->buffer_size = be->default_buffer ? be->default_buffer
+						    : HWT_COLLECT_DEFAULT_BUFFER;
+}
+
 static int pick_backend(const struct hwt_collect_opts *o,
 			const struct hwt_backend **out, struct hwt_err *err)
 {
@@ -144,10 +152,9 @@ static int normalize_opts(const struct hwt_collect_opts *in,
 
 	if (rc)
 		return rc;
-	if (out->buffer_size == 0)
-		out->buffer_size = HWT_COLLECT_DEFAULT_BUFFER;
-	if (out->buffer_size < HWT_COLLECT_MIN_BUFFER ||
-	    out->buffer_size > HWT_COLLECT_MAX_BUFFER)
+	/* 0 stays: the backend picked gives the default (set_buffer). */
+	if (out->buffer_size && (out->buffer_size < HWT_COLLECT_MIN_BUFFER ||
+				 out->buffer_size > HWT_COLLECT_MAX_BUFFER))
 		return hwt_err_set(err, EINVAL,
 				   "per-thread buffer of %llu bytes is outside "
 				   "[%u, %llu]; pick a size in that range",
@@ -176,6 +183,7 @@ int hwt_collect_launch(const struct hwt_collect_opts *opts,
 		return rc;
 	if ((rc = pick_backend(&full, &be, err)) < 0)
 		return rc;
+	set_buffer(&full, be);
 	rc = be->launch(&full, argv, out, err);
 	if (rc < 0)
 		return rc;
@@ -309,6 +317,7 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 		return hwt_err_set(err, EOPNOTSUPP, "the %s backend cannot "
 				   "attach to a running process; use the "
 				   "ptrace backend", be->name);
+	set_buffer(&full, be);
 	rc = be->attach(&full, pid, out, err);
 	if (rc < 0)
 		return rc;

@@ -8,7 +8,8 @@
 #include "held.h"
 
 /* In the forked child: only async-signal-safe calls. */
-static void child(char *const argv[], int go_fd, int err_fd)
+static void child(char *const argv[], char *const envp[], int go_fd,
+		  int err_fd)
 {
 	sigset_t none;
 	char b;
@@ -20,7 +21,10 @@ static void child(char *const argv[], int go_fd, int err_fd)
 	while (read(go_fd, &b, 1) < 0 && errno == EINTR)
 		;
 	close(go_fd);
-	execvp(argv[0], argv);
+	if (envp)
+		execvpe(argv[0], argv, envp);
+	else
+		execvp(argv[0], argv);
 	e = errno;
 	if (write(err_fd, &e, sizeof(e)) < 0)
 		e = 0;   /* the parent sees exit 127 */
@@ -29,6 +33,12 @@ static void child(char *const argv[], int go_fd, int err_fd)
 
 int hwt_held_fork(char *const argv[], struct hwt_held *h,
 		  struct hwt_err *err)
+{
+	return hwt_held_fork_env(argv, NULL, h, err);
+}
+
+int hwt_held_fork_env(char *const argv[], char *const envp[],
+		      struct hwt_held *h, struct hwt_err *err)
 {
 	int go[2], errp[2], e;
 	pid_t pid;
@@ -46,7 +56,7 @@ int hwt_held_fork(char *const argv[], struct hwt_held *h,
 	pid = fork();
 	if (pid == 0) {
 		close(go[1]);
-		child(argv, go[0], errp[1]);
+		child(argv, envp, go[0], errp[1]);
 	}
 	e = errno;
 	close(go[0]);

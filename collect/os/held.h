@@ -18,6 +18,9 @@ struct hwt_held {
 /* Fork argv[0] held. On failure no child and no descriptor is left. */
 int hwt_held_fork(char *const argv[], struct hwt_held *h,
 		  struct hwt_err *err);
+/* The same with the environment envp (NULL: the caller's). */
+int hwt_held_fork_env(char *const argv[], char *const envp[],
+		      struct hwt_held *h, struct hwt_err *err);
 /* Let the child execvp. */
 void hwt_held_release(struct hwt_held *h);
 /* Once the child has ended (or exec'd): 0, or -errno of a failed execvp
