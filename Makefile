@@ -54,6 +54,7 @@ EXT_COLLECT := $(EXT_COMMON)
 EXTRA_ALL :=
 -include plugin/lldb/build.mk
 -include kernel/build.mk
+-include collect/valgrind/tool/build.mk
 
 all: binaries programs $(EXTRA_ALL)
 binaries: $(HWTRACE) $(HWT_SERVER) $(UNIT_BINS)

@@ -89,5 +89,6 @@ extern const struct hwt_backend hwt_backend_perf_pt;
 extern const struct hwt_backend hwt_backend_perf_bts;
 extern const struct hwt_backend hwt_backend_perf_etm;
 extern const struct hwt_backend hwt_backend_module;
+extern const struct hwt_backend hwt_backend_valgrind;
 
 #endif

@@ -13,15 +13,18 @@
 
 /* In order of preference: without a name, the first available one that
  * does what the options ask records. Trace hardware first (no slowdown
- * to speak of: Intel PT, then BTS), then software recording in the
- * kernel (hwtrace.ko, about a hundred times faster than ptrace
- * stepping), then the ptrace stepper, which works everywhere ptrace does
- * and is the default for live control (the module backend has it too,
- * when named). perf-etm is last: its trace
+ * to speak of: Intel PT, then BTS), then Valgrind's synthetic cpu (a
+ * small factor over native, no privileges; the program sees Valgrind's
+ * cpu, docs/valgrind.md), then software recording in the kernel
+ * (hwtrace.ko, about a hundred times faster than ptrace stepping), then
+ * the ptrace stepper, the exact reference that emulates nothing, which
+ * works everywhere ptrace does and is the default for live control (the
+ * module backend has it too, when named). perf-etm is last: its trace
  * cannot be written into a bundle yet (docs/backends.md). */
 static const struct hwt_backend *const backends[] = {
 	&hwt_backend_perf_pt,
 	&hwt_backend_perf_bts,
+	&hwt_backend_valgrind,
 	&hwt_backend_module,
 	&hwt_backend_ptrace,
 	&hwt_backend_perf_etm,

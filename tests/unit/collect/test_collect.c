@@ -112,10 +112,12 @@ static void test_default_choice(struct hwt_collect_opts *opts,
 	const char *want;
 	int rc;
 
-	CHECK("backends are listed hardware first, ptrace before perf-etm",
-	      n == 5 && !strcmp(names[0], "perf-pt") &&
-	      !strcmp(names[1], "perf-bts") && !strcmp(names[2], "module") &&
-	      !strcmp(names[3], "ptrace") && !strcmp(names[4], "perf-etm"),
+	CHECK("backends are listed hardware first, then valgrind, module, "
+	      "ptrace, perf-etm",
+	      n == 6 && !strcmp(names[0], "perf-pt") &&
+	      !strcmp(names[1], "perf-bts") && !strcmp(names[2], "valgrind") &&
+	      !strcmp(names[3], "module") && !strcmp(names[4], "ptrace") &&
+	      !strcmp(names[5], "perf-etm"),
 	      "%zu backends, first %s", n, n ? names[0] : "-");
 
 	want = expected_default(false, false);

@@ -1,0 +1,481 @@
+/* backend.c - the valgrind backend: runs the program on Valgrind's
+ * synthetic cpu with the hwtrace tool (tool/hwt_tool.c), which writes a
+ * stream of superblock runs; stream.c turns it into hwt-sw rings.
+ *
+ * Valgrind emulates the cpu, so nothing is single-stepped: recording
+ * costs about what Valgrind's translation costs, a small factor over
+ * native code, where the ptrace stepper costs a system call round trip
+ * per instruction. What the program sees differs from a native run in
+ * the ways Valgrind's cpu does (docs/valgrind.md): no AVX-512, so glibc
+ * picks other string functions.
+ *
+ * The stream goes to a file in a private directory, read while the
+ * program runs; Valgrind's own messages go to a log beside it, so the
+ * program's stderr is its own and errors can quote them. A fatal signal
+ * leaves Valgrind's core beside the log (LOG.core.PID).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "os/held.h"
+#include "stream.h"
+
+#define TOOL_FILE "hwtrace-amd64-linux"
+#define READ_PIECE (1u << 20)
+#define IDLE_NS 5000000L          /* between looks at a quiet stream */
+
+extern char **environ;
+
+struct vg_collector {
+	struct hwt_collector base;
+	struct hwt_held held;
+	char *dir;                /* private: stream and log */
+	char *stream_path, *log_path;
+	char *prog;
+	int stream_fd;
+	bool reaped;
+	struct hwt_vg_reader rd;
+	struct hwt_collect_thread *threads;
+	size_t nthreads;
+	char *core_path;          /* Valgrind's core of a fatal signal */
+};
+
+static struct vg_collector *vg_of(struct hwt_collector *base)
+{
+	return (struct vg_collector *)base;
+}
+
+/* PROG found through PATH like execvp would, into out. */
+static bool which(const char *prog, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/'))
+		return (size_t)snprintf(out, size, "%s", prog) < size &&
+		       access(out, X_OK) == 0;
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+
+		if ((size_t)snprintf(out, size, "%.*s/%s", (int)len, p,
+				     prog) < size && access(out, X_OK) == 0)
+			return true;
+		p += len + (colon != NULL);
+	}
+	return false;
+}
+
+/* Where the tool is: HWT_VALGRIND_LIB, else valgrind/ beside the running
+ * program (the build directory, or an installed tree's libexec). */
+static int tool_dir(char *out, size_t size, struct hwt_err *err)
+{
+	const char *env = getenv("HWT_VALGRIND_LIB");
+	char exe[PATH_MAX], tool[PATH_MAX + 32];
+	ssize_t n;
+
+	if (env && *env) {
+		if ((size_t)snprintf(out, size, "%s", env) >= size)
+			return hwt_err_set(err, ENAMETOOLONG, "HWT_VALGRIND_LIB "
+					   "is too long");
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			return hwt_err_set(err, errno, "cannot find the "
+					   "running program: %s",
+					   strerror(errno));
+		exe[n] = '\0';
+		*strrchr(exe, '/') = '\0';
+		if ((size_t)snprintf(out, size, "%s/valgrind", exe) >= size)
+			return hwt_err_set(err, ENAMETOOLONG, "path too long");
+	}
+	snprintf(tool, sizeof(tool), "%s/%s", out, TOOL_FILE);
+	if (access(tool, X_OK))
+		return hwt_err_set(err, ENOENT, "the hwtrace Valgrind tool is "
+				   "not built: no %s (make builds it; "
+				   "HWT_VALGRIND_LIB names another directory)",
+				   tool);
+	return 0;
+}
+
+static int vg_available(struct hwt_err *err)
+{
+	char path[PATH_MAX];
+
+#if !defined(__x86_64__)
+	return hwt_err_set(err, EOPNOTSUPP, "the valgrind backend is built "
+			   "for x86-64 only");
+#endif
+	if (!which("valgrind", path, sizeof(path)))
+		return hwt_err_set(err, ENOENT, "valgrind is not installed "
+				   "(Debian package valgrind)");
+	return tool_dir(path, sizeof(path), err);
+}
+
+/* The environment with VALGRIND_LIB naming the tool's directory. */
+static char **tool_environ(const char *dir)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	if (!(env = calloc(n + 2, sizeof(*env))))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "VALGRIND_LIB=", 13))
+			env[k++] = environ[i];
+	if (asprintf(&env[k], "VALGRIND_LIB=%s", dir) < 0) {
+		free(env);
+		return NULL;
+	}
+	return env;
+}
+
+static void vg_close(struct hwt_collector *base)
+{
+	struct vg_collector *c = vg_of(base);
+	int status;
+
+	if (c->held.pid > 0 && !c->reaped) {
+		kill(c->held.pid, SIGKILL);
+		while (waitpid(c->held.pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	hwt_held_close(&c->held);
+	if (c->stream_fd >= 0)
+		close(c->stream_fd);
+	if (c->stream_path)
+		unlink(c->stream_path);
+	if (c->log_path)
+		unlink(c->log_path);
+	if (c->core_path)
+		unlink(c->core_path);
+	if (c->dir)
+		rmdir(c->dir);
+	hwt_vg_reader_free(&c->rd);
+	free(c->threads);
+	free(c->stream_path);
+	free(c->log_path);
+	free(c->dir);
+	free(c->prog);
+	free(c->core_path);
+	free(c);
+}
+
+static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
+		     struct hwt_collector **out, struct hwt_err *err)
+{
+	char valgrind[PATH_MAX], dir[PATH_MAX], prog[PATH_MAX];
+	char *out_opt = NULL, *log_opt = NULL, **env = NULL;
+	const char *tmp = getenv("TMPDIR");
+	struct vg_collector *c;
+	struct rlimit core;
+	size_t argc = 0;
+	char **vargv;
+	int rc;
+
+	if ((rc = vg_available(err)) < 0)
+		return rc;
+	if (!which(argv[0], prog, sizeof(prog)))
+		return hwt_err_set(err, errno ? errno : ENOENT, "cannot run "
+				   "%s: %s", argv[0],
+				   strerror(errno ? errno : ENOENT));
+	which("valgrind", valgrind, sizeof(valgrind));
+	if ((rc = tool_dir(dir, sizeof(dir), err)) < 0)
+		return rc;
+	while (argv[argc])
+		argc++;
+	if (!(c = calloc(1, sizeof(*c))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	c->stream_fd = -1;
+	c->held.pid = -1;
+	c->held.go_fd = c->held.err_fd = -1;
+	rc = hwt_vg_reader_init(&c->rd, opts->buffer_size, err);
+	if (rc == 0 && (asprintf(&c->dir, "%s/hwt-vg-XXXXXX",
+				 tmp && *tmp ? tmp : "/tmp") < 0 ||
+			!(c->prog = strdup(argv[0]))))
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+	if (rc == 0 && !mkdtemp(c->dir))
+		rc = hwt_err_set(err, errno, "cannot make a directory for the "
+				 "trace stream (%s): %s", c->dir,
+				 strerror(errno));
+	if (rc == 0 &&
+	    (asprintf(&c->stream_path, "%s/stream", c->dir) < 0 ||
+	     asprintf(&c->log_path, "%s/valgrind.log", c->dir) < 0 ||
+	     asprintf(&out_opt, "--hwt-out=%s", c->stream_path) < 0 ||
+	     asprintf(&log_opt, "--log-file=%s", c->log_path) < 0 ||
+	     !(env = tool_environ(dir))))
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+	if (rc < 0) {
+		free(out_opt);
+		free(log_opt);
+		vg_close(&c->base);
+		return rc;
+	}
+	vargv = calloc(argc + 8, sizeof(*vargv));
+	if (!vargv) {
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+	} else {
+		size_t k = 0;
+
+		vargv[k++] = valgrind;
+		vargv[k++] = "--tool=hwtrace";
+		vargv[k++] = "-q";
+		vargv[k++] = "--vgdb=no";
+		vargv[k++] = out_opt;
+		vargv[k++] = log_opt;
+		vargv[k++] = "--";
+		vargv[k++] = prog;
+		for (size_t i = 1; i < argc; i++)
+			vargv[k++] = argv[i];
+		rc = hwt_held_fork_env(vargv, env, &c->held, err);
+	}
+	free(vargv);
+	free(out_opt);
+	free(log_opt);
+	if (env) {
+		for (size_t i = 0; env[i]; i++)
+			if (!strncmp(env[i], "VALGRIND_LIB=", 13))
+				free(env[i]);
+		free(env);
+	}
+	if (rc < 0) {
+		vg_close(&c->base);
+		return rc;
+	}
+	/* A fatal signal leaves Valgrind's core where the limit allows. */
+	if (prlimit(c->held.pid, RLIMIT_CORE, NULL, &core) == 0 &&
+	    core.rlim_cur != core.rlim_max) {
+		core.rlim_cur = core.rlim_max;
+		prlimit(c->held.pid, RLIMIT_CORE, &core, NULL);
+	}
+	c->base.pid = c->held.pid;
+	c->base.tracer_tid = gettid();
+	*out = &c->base;
+	return 0;
+}
+
+/* Feed what the tool has written since the last look; true if any. */
+static int drain(struct vg_collector *c, bool *got, struct hwt_err *err)
+{
+	static uint8_t piece[READ_PIECE];
+	ssize_t n;
+
+	*got = false;
+	if (c->stream_fd < 0) {
+		c->stream_fd = open(c->stream_path, O_RDONLY | O_CLOEXEC);
+		if (c->stream_fd < 0)
+			return 0;   /* the tool has not opened it yet */
+	}
+	while ((n = read(c->stream_fd, piece, sizeof(piece))) > 0) {
+		int rc = hwt_vg_reader_feed(&c->rd, piece, (size_t)n, err);
+
+		if (rc < 0)
+			return rc;
+		*got = true;
+	}
+	if (n < 0 && errno != EINTR)
+		return hwt_err_set(err, errno, "reading the trace stream: %s",
+				   strerror(errno));
+	return 0;
+}
+
+/* Valgrind's first message line, for an error. */
+static void log_head(struct vg_collector *c, char *out, size_t size)
+{
+	FILE *f = fopen(c->log_path, "re");
+	char line[512];
+
+	out[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		char *m = line;
+
+		/* "==PID== text": the text. */
+		if (m[0] == '=' && (m = strstr(m + 2, "== ")))
+			m += 3;
+		else
+			m = line;
+		m[strcspn(m, "\n")] = '\0';
+		if (*m) {
+			snprintf(out, size, "%.300s", m);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static int collect_threads(struct vg_collector *c, struct hwt_err *err)
+{
+	c->threads = calloc(c->rd.nthreads ? c->rd.nthreads : 1,
+			    sizeof(*c->threads));
+	if (!c->threads)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->rd.nthreads; i++) {
+		const struct hwt_vg_thread *t = &c->rd.threads[i];
+
+		if (!t->ring.started)
+			continue;
+		c->threads[c->nthreads++] = (struct hwt_collect_thread){
+			.tid = t->tid,
+			.format = HWT_COLLECT_FMT_SW,
+			.trace = t->ring.sealed,
+			.trace_size = t->ring.sealed_size,
+			.lost_bytes = t->ring.lost_bytes,
+			.lost_insns = t->ring.lost_insns,
+			.insn_total = t->ring.insn_total,
+			.exited = t->exited,
+		};
+	}
+	return 0;
+}
+
+/* How the program ended, from its wait status and the stream. */
+static int set_end(struct vg_collector *c, int status, struct hwt_err *err)
+{
+	struct hwt_collect_end *end = &c->base.end;
+	char msg[400];
+
+	if (!c->rd.magic_seen) {
+		log_head(c, msg, sizeof(msg));
+		return hwt_err_set(err, ENOEXEC, "valgrind could not run %s%s%s",
+				   c->prog, msg[0] ? ": " : "", msg);
+	}
+	c->base.state = HWT_COLLECTOR_ENDED;
+	if (WIFEXITED(status)) {
+		*end = (struct hwt_collect_end){ .reason = HWT_STOP_EXITED,
+						 .status = WEXITSTATUS(status) };
+		return 0;
+	}
+	*end = (struct hwt_collect_end){ .reason = HWT_STOP_SIGNALED,
+					 .signal = WTERMSIG(status) };
+	/* With --log-file Valgrind names its core LOG.core.PID. */
+	if (asprintf(&c->core_path, "%s.core.%d", c->log_path,
+		     (int)c->base.pid) < 0) {
+		c->core_path = NULL;
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	if (access(c->core_path, R_OK) == 0 && c->rd.last_at_tid) {
+		end->reason = HWT_STOP_FAULT;
+		end->tid = c->rd.last_at_tid;
+		end->pc = c->rd.last_at_pc;
+		c->base.state = HWT_COLLECTOR_FAULTED;
+	}
+	return 0;
+}
+
+static int vg_run(struct hwt_collector *base, struct hwt_err *err)
+{
+	struct vg_collector *c = vg_of(base);
+	struct timespec idle = { 0, IDLE_NS };
+	int status = 0, rc;
+	bool got;
+
+	hwt_held_release(&c->held);
+	for (;;) {
+		pid_t w = waitpid(c->held.pid, &status, WNOHANG);
+
+		if (w < 0 && errno != EINTR)
+			return hwt_err_set(err, errno, "waiting for %s: %s",
+					   c->prog, strerror(errno));
+		if (w == c->held.pid)
+			break;
+		if ((rc = drain(c, &got, err)) < 0)
+			return rc;
+		if (!got)
+			nanosleep(&idle, NULL);
+	}
+	c->reaped = true;
+	if ((rc = hwt_held_exec_error(&c->held, "valgrind", err)) < 0)
+		return rc;
+	if ((rc = drain(c, &got, err)) < 0)
+		return rc;
+	rc = hwt_vg_reader_finish(&c->rd, err);
+	if (rc == 0 && c->rd.magic_seen && !c->rd.ended) {
+		char msg[400];
+
+		log_head(c, msg, sizeof(msg));
+		rc = hwt_err_set(err, EIO, "the hwtrace Valgrind tool stopped "
+				 "before the program ended%s%s", msg[0] ?
+				 ": " : "", msg);
+	}
+	if (rc == 0)
+		rc = set_end(c, status, err);
+	if (rc == 0)
+		rc = collect_threads(c, err);
+	return rc;
+}
+
+static int vg_write_core(struct hwt_collector *base, const char *path,
+			 struct hwt_err *err)
+{
+	struct vg_collector *c = vg_of(base);
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int rc;
+
+	if (rename(c->core_path, path) == 0)
+		return 0;
+	if (errno != EXDEV)
+		return hwt_err_set(err, errno, "cannot move %s to %s: %s",
+				   c->core_path, path, strerror(errno));
+	/* Another file system: a copy, then the original goes. */
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	rc = hwt_bundle_stage_copy(dir, slash ? slash + 1 : path,
+				   c->core_path, err);
+	if (rc == 0)
+		unlink(c->core_path);
+	return rc;
+}
+
+static int vg_finish(struct hwt_collector *base, struct hwt_err *err)
+{
+	base->end.reason = HWT_STOP_SIGNALED;
+	base->state = HWT_COLLECTOR_ENDED;
+	return 0;
+}
+
+static size_t vg_threads(struct hwt_collector *base,
+			 const struct hwt_collect_thread **threads)
+{
+	struct vg_collector *c = vg_of(base);
+
+	*threads = c->threads;
+	return c->nthreads;
+}
+
+static size_t vg_modules(struct hwt_collector *base,
+			 const struct hwt_collect_module **modules)
+{
+	struct vg_collector *c = vg_of(base);
+
+	*modules = c->rd.modules.v;
+	return c->rd.modules.n;
+}
+
+const struct hwt_backend hwt_backend_valgrind = {
+	.name = "valgrind",
+	.caps = HWT_COLLECT_CAP_CORE | HWT_COLLECT_CAP_BUNDLE,
+	/* Everything, up to the tool's stream bound, unless --size. */
+	.default_buffer = HWT_COLLECT_MAX_BUFFER,
+	.available = vg_available,
+	.launch = vg_launch,
+	.run = vg_run,
+	.write_core = vg_write_core,
+	.finish = vg_finish,
+	.threads = vg_threads,
+	.modules = vg_modules,
+	.close = vg_close,
+};

@@ -1,0 +1,481 @@
+/* stream.c - the hwtrace Valgrind tool's stream into hwt-sw rings
+ * (stream.h, vgstream.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "stream.h"
+#include "valgrind/vgstream.h"
+
+struct hwt_vg_sb {
+	uint32_t ninsns, nexits;
+	uint64_t *pc;             /* each instruction's address */
+	uint32_t *exit_after;     /* instructions run when exit k is taken,
+				   * REP_CHECK: see after_exit */
+};
+
+#define REP_CHECK 0x80000000u
+
+/* The instructions run when t's superblock leaves by exit k.
+ *
+ * A rep-prefixed string instruction runs one iteration per copy of it in
+ * a superblock (Valgrind may chain several copies, looping back to
+ * itself), each copy first checking its count (the copy's first exit,
+ * flagged REP_CHECK). A cpu does not execute the check that finds the
+ * count exhausted after an iteration: it is at the next instruction by
+ * then. So when the count check of a copy is taken right after the same
+ * instruction ran, that copy executed nothing. (A rep instruction reached
+ * with a zero count runs once, as on a cpu: the instruction before it is
+ * another.) */
+static uint32_t after_exit(const struct hwt_vg_thread *t, uint64_t k)
+{
+	const struct hwt_vg_sb *sb = t->run;
+	uint32_t n = sb->exit_after[k] & ~REP_CHECK;
+	bool before;
+
+	if (!(sb->exit_after[k] & REP_CHECK))
+		return n;
+	before = n >= 2 ? sb->pc[n - 2] == sb->pc[n - 1]
+			: t->ring.started && t->last_pc == sb->pc[0];
+	return before ? n - 1 : n;
+}
+
+/* Reading one item: running out of bytes is not an error until the
+ * stream ends; a malformed number is. */
+enum { CUR_OK, CUR_SHORT, CUR_BAD };
+
+struct cursor {
+	const uint8_t *p, *end;
+	int state;
+};
+
+static uint64_t get_u(struct cursor *c)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 70; shift += 7) {
+		uint8_t b;
+
+		if (c->p == c->end) {
+			if (c->state == CUR_OK)
+				c->state = CUR_SHORT;
+			return 0;
+		}
+		b = *c->p++;
+		/* The tenth byte may hold only the top bit of 64. */
+		if (shift == 63 && b > 1)
+			break;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	c->state = CUR_BAD;
+	return 0;
+}
+
+static int64_t get_s(struct cursor *c)
+{
+	uint64_t z = get_u(c);
+
+	return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+}
+
+static int bad(struct hwt_vg_reader *r, struct hwt_err *err, const char *what)
+{
+	return hwt_err_set(err, EINVAL, "valgrind trace stream: %s at byte "
+			   "%llu", what, (unsigned long long)r->offset);
+}
+
+int hwt_vg_reader_init(struct hwt_vg_reader *r, uint64_t ring_capacity,
+		       struct hwt_err *err)
+{
+	*r = (struct hwt_vg_reader){ .ring_capacity = ring_capacity };
+	return 0;
+}
+
+static struct hwt_vg_thread *find(struct hwt_vg_reader *r, uint64_t tid)
+{
+	/* The newest first: a tid the system reused is the live one. */
+	for (size_t i = r->nthreads; i-- > 0;)
+		if ((uint64_t)r->threads[i].tid == tid)
+			return &r->threads[i];
+	return NULL;
+}
+
+static struct hwt_vg_thread *add(struct hwt_vg_reader *r, uint64_t tid,
+				 struct hwt_err *err)
+{
+	struct hwt_vg_thread *t;
+	size_t cur = r->cur ? (size_t)(r->cur - r->threads) : SIZE_MAX;
+	int rc;
+
+	if (r->nthreads == HWT_BUNDLE_MAX_THREADS) {
+		bad(r, err, "more threads than a bundle holds");
+		return NULL;
+	}
+	if (HWT_ARRAY_RESERVE(r->threads, r->threads_cap, r->nthreads + 1,
+			      8)) {
+		hwt_err_set(err, ENOMEM, "out of memory for threads");
+		return NULL;
+	}
+	if (cur != SIZE_MAX)
+		r->cur = &r->threads[cur];
+	t = &r->threads[r->nthreads];
+	*t = (struct hwt_vg_thread){ .tid = (pid_t)tid };
+	rc = hwt_sw_ring_init(&t->ring, r->ring_capacity,
+			      hwt_sw_ring_chunk_payload_for(r->ring_capacity),
+			      err);
+	if (rc < 0)
+		return NULL;
+	r->nthreads++;
+	return t;
+}
+
+/* The thread named by a record: an os tid, found or new. */
+static struct hwt_vg_thread *thread_of(struct hwt_vg_reader *r, uint64_t tid,
+				       bool born, struct hwt_err *err)
+{
+	struct hwt_vg_thread *t;
+
+	if (tid == 0 || tid > INT_MAX) {
+		bad(r, err, "a thread id out of range");
+		return NULL;
+	}
+	t = find(r, tid);
+	if (t && !(born && t->exited))
+		return t;
+	return add(r, tid, err);
+}
+
+/* Write what t's last superblock run executed. */
+static void write_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
+{
+	const struct hwt_vg_sb *sb = t->run;
+
+	if (!sb)
+		return;
+	for (uint32_t i = 0; i < t->run_insns; i++) {
+		uint64_t pc = sb->pc[i];
+
+		if (!t->ring.started) {
+			hwt_sw_ring_start(&t->ring, pc);
+		} else {
+			hwt_sw_ring_step(&t->ring, pc, t->async_next);
+			t->async_next = false;
+		}
+		t->last_pc = pc;
+	}
+	r->insns += t->run_insns;
+	t->run = NULL;
+}
+
+static void sb_free(struct hwt_vg_sb *sb)
+{
+	free(sb->pc);
+	free(sb->exit_after);
+}
+
+static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
+		   struct hwt_err *err)
+{
+	uint64_t id = get_u(c), n = get_u(c), nexits, pc;
+	struct hwt_vg_sb sb = { 0 };
+	uint8_t *rep = NULL;
+	int rc = 0;
+
+	if (c->state != CUR_OK)
+		return 0;
+	if (id != r->nsbs)
+		return bad(r, err, "superblocks out of order");
+	if (n == 0 || n > HWT_VG_MAX_SB_INSNS)
+		return bad(r, err, "a superblock's instruction count out of "
+			   "range");
+	sb.ninsns = (uint32_t)n;
+	sb.pc = malloc(n * sizeof(*sb.pc));
+	rep = malloc(n);
+	if (!sb.pc || !rep) {
+		rc = hwt_err_set(err, ENOMEM, "out of memory for superblocks");
+		goto out;
+	}
+	pc = get_u(c);
+	for (uint64_t i = 0; i < n && c->state == CUR_OK; i++) {
+		uint64_t v;
+
+		if (i)
+			pc += (uint64_t)get_s(c);
+		v = get_u(c);
+		if (c->state == CUR_OK && (v >> 1 == 0 || v >> 1 > 15)) {
+			rc = bad(r, err, "an instruction length out of range");
+			goto out;
+		}
+		sb.pc[i] = pc;
+		rep[i] = v & 1;
+		pc += v >> 1;
+	}
+	nexits = get_u(c);
+	if (c->state != CUR_OK)
+		goto out;
+	if (nexits > HWT_VG_MAX_SB_EXITS) {
+		rc = bad(r, err, "a superblock's exit count out of range");
+		goto out;
+	}
+	if (nexits && !(sb.exit_after = malloc(nexits *
+					       sizeof(*sb.exit_after)))) {
+		rc = hwt_err_set(err, ENOMEM, "out of memory for superblocks");
+		goto out;
+	}
+	for (uint64_t k = 0; k < nexits && c->state == CUR_OK; k++) {
+		uint64_t after = get_u(c);
+
+		if (c->state != CUR_OK)
+			break;
+		if (after > n) {
+			rc = bad(r, err, "a side exit past the superblock's "
+				 "end");
+			goto out;
+		}
+		sb.exit_after[k] = (uint32_t)after;
+		/* The first exit after a rep instruction is its count check. */
+		if (after && rep[after - 1] &&
+		    (k == 0 || (sb.exit_after[k - 1] & ~REP_CHECK) != after))
+			sb.exit_after[k] |= REP_CHECK;
+	}
+	if (c->state != CUR_OK)
+		goto out;
+	sb.nexits = (uint32_t)nexits;
+	if (HWT_ARRAY_RESERVE(r->sbs, r->sbs_cap, r->nsbs + 1, 1024)) {
+		rc = hwt_err_set(err, ENOMEM, "out of memory for superblocks");
+		goto out;
+	}
+	r->sbs[r->nsbs++] = sb;
+	free(rep);
+	return 0;
+out:
+	sb_free(&sb);
+	free(rep);
+	return rc;
+}
+
+static int read_map(struct hwt_vg_reader *r, struct cursor *c,
+		    struct hwt_err *err)
+{
+	uint64_t start = get_u(c), len = get_u(c), off = get_u(c);
+	uint64_t flags = get_u(c), plen = get_u(c);
+	char path[HWT_VG_MAX_PATH + 1];
+
+	if (c->state != CUR_OK)
+		return 0;
+	if (plen > HWT_VG_MAX_PATH || len == 0 || flags > 7)
+		return bad(r, err, "a mapping out of range");
+	if ((size_t)(c->end - c->p) < plen) {
+		c->state = CUR_SHORT;
+		return 0;
+	}
+	memcpy(path, c->p, plen);
+	path[plen] = '\0';
+	c->p += plen;
+	if (!plen || path[0] != '/' || memchr(path, '\0', plen) ||
+	    !(flags & HWT_VG_MAP_X))
+		return 0;
+	return hwt_modset_add(&r->modules, path, start, off, err);
+}
+
+/* One rare record, its kind already read. */
+static int read_record(struct hwt_vg_reader *r, struct cursor *c,
+		       uint64_t kind, struct hwt_err *err)
+{
+	struct hwt_vg_thread *t;
+	uint64_t a, b;
+
+	switch (kind) {
+	case HWT_VG_REC_SB:
+		return read_sb(r, c, err);
+	case HWT_VG_REC_MAP:
+		return read_map(r, c, err);
+	case HWT_VG_REC_THREAD:
+	case HWT_VG_REC_BORN:
+	case HWT_VG_REC_GONE:
+		a = get_u(c);
+		if (c->state != CUR_OK)
+			return 0;
+		if (!(t = thread_of(r, a, kind == HWT_VG_REC_BORN, err)))
+			return -(err->code ? err->code : EINVAL);
+		if (kind == HWT_VG_REC_GONE) {
+			write_run(r, t);
+			t->exited = true;
+		} else {
+			r->cur = t;
+		}
+		return 0;
+	case HWT_VG_REC_SIGNAL:
+	case HWT_VG_REC_AT:
+		a = get_u(c);
+		b = get_u(c);
+		if (c->state != CUR_OK)
+			return 0;
+		if (!(t = thread_of(r, a, false, err)))
+			return -(err->code ? err->code : EINVAL);
+		if (kind == HWT_VG_REC_SIGNAL) {
+			if (b == 0 || b > 64)
+				return bad(r, err, "a signal out of range");
+			write_run(r, t);
+			t->async_next = true;
+			return 0;
+		}
+		/* A fault ends the superblock at the faulting instruction. */
+		for (uint32_t i = 0; t->run && i < t->run_insns; i++)
+			if (t->run->pc[i] == b) {
+				t->run_insns = i + 1;
+				break;
+			}
+		r->last_at_tid = t->tid;
+		r->last_at_pc = b;
+		return 0;
+	case HWT_VG_REC_UNMAP:
+		get_u(c);
+		get_u(c);
+		return 0;
+	case HWT_VG_REC_FULL:
+		a = get_u(c);
+		if (c->state == CUR_OK) {
+			r->full = true;
+			r->bound = a;
+		}
+		return 0;
+	case HWT_VG_REC_EXIT:
+		a = get_u(c);
+		if (c->state == CUR_OK) {
+			r->exit_seen = true;
+			r->exit_status = (int)(a & 0xff);
+		}
+		return 0;
+	case HWT_VG_REC_END:
+		r->ended = true;
+		return 0;
+	default:
+		return bad(r, err, "an unknown record");
+	}
+}
+
+/* Read one item at c: 0 (c->state says whether it was whole) or an
+ * error. */
+static int read_item(struct hwt_vg_reader *r, struct cursor *c,
+		     struct hwt_err *err)
+{
+	uint64_t v = get_u(c), arg = v >> 2;
+	struct hwt_vg_thread *t = r->cur;
+
+	if (c->state != CUR_OK)
+		return 0;
+	if (r->ended)
+		return bad(r, err, "data after the end");
+	switch (v & 3) {
+	case HWT_VG_EXEC:
+		if (!t)
+			return bad(r, err, "a superblock run by no thread");
+		if (arg >= r->nsbs)
+			return bad(r, err, "an unknown superblock");
+		write_run(r, t);
+		t->run = &r->sbs[arg];
+		t->run_insns = t->run->ninsns;
+		return 0;
+	case HWT_VG_EXIT:
+		if (!t || !t->run || arg >= t->run->nexits)
+			return bad(r, err, "a side exit of no superblock");
+		t->run_insns = after_exit(t, arg);
+		return 0;
+	case HWT_VG_RECORD:
+		return read_record(r, c, arg, err);
+	default:
+		return bad(r, err, "a malformed item");
+	}
+}
+
+int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
+		       size_t len, struct hwt_err *err)
+{
+	struct cursor c;
+	size_t keep;
+	int rc = 0;
+
+	if (len > SIZE_MAX - r->npending ||
+	    !(r->npending + len == 0 ||
+	      (r->pending = realloc(r->pending, r->npending + len))))
+		return hwt_err_set(err, ENOMEM, "out of memory for the "
+				   "valgrind trace stream");
+	if (len)
+		memcpy(r->pending + r->npending, data, len);
+	r->npending += len;
+	c = (struct cursor){ r->pending, r->pending + r->npending, CUR_OK };
+	if (!r->magic_seen) {
+		if (r->npending < HWT_VG_MAGIC_LEN)
+			return 0;
+		if (memcmp(c.p, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN))
+			return hwt_err_set(err, EINVAL, "not a hwtrace "
+					   "valgrind trace stream");
+		c.p += HWT_VG_MAGIC_LEN;
+		r->offset = HWT_VG_MAGIC_LEN;
+		r->magic_seen = true;
+	}
+	while (c.p < c.end) {
+		const uint8_t *start = c.p;
+
+		rc = read_item(r, &c, err);
+		if (rc < 0)
+			break;
+		if (c.state == CUR_BAD) {
+			rc = bad(r, err, "a malformed number");
+			break;
+		}
+		if (c.state == CUR_SHORT) {
+			c.p = start;
+			break;
+		}
+		r->offset += (uint64_t)(c.p - start);
+	}
+	keep = (size_t)(c.end - c.p);
+	if (rc == 0 && keep > HWT_VG_MAX_ITEM)
+		rc = bad(r, err, "an item longer than any the tool writes");
+	memmove(r->pending, c.p, keep);
+	r->npending = keep;
+	return rc;
+}
+
+int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < r->nthreads; i++) {
+		write_run(r, &r->threads[i]);
+		r->threads[i].exited = true;
+	}
+	if (r->npending || !r->magic_seen)
+		rc = hwt_err_set(err, EIO, "the valgrind trace stream ends "
+				 "in the middle of an item at byte %llu",
+				 (unsigned long long)r->offset);
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct hwt_err e = { 0 };
+		int src = hwt_sw_ring_seal(&r->threads[i].ring, &e);
+
+		if (src < 0 && rc == 0) {
+			*err = e;
+			rc = src;
+		}
+	}
+	return rc;
+}
+
+void hwt_vg_reader_free(struct hwt_vg_reader *r)
+{
+	for (size_t i = 0; i < r->nsbs; i++)
+		sb_free(&r->sbs[i]);
+	free(r->sbs);
+	for (size_t i = 0; i < r->nthreads; i++)
+		hwt_sw_ring_free(&r->threads[i].ring);
+	free(r->threads);
+	hwt_modset_free(&r->modules);
+	free(r->pending);
+	*r = (struct hwt_vg_reader){ 0 };
+}

@@ -1,0 +1,75 @@
+/* stream.h - turning the hwtrace Valgrind tool's stream (vgstream.h) into
+ * per-thread hwt-sw rings and a module set.
+ *
+ * The stream is untrusted: every number is bounded and checked, and a bad
+ * item stops reading with an error naming its offset while everything
+ * before it is kept. Bytes can be fed in pieces of any size.
+ */
+#ifndef HWT_VG_STREAM_H
+#define HWT_VG_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hwt-common.h"
+#include "os/modset.h"
+#include "ring.h"
+
+/* Limits: what the tool can write, with room to spare. */
+#define HWT_VG_MAX_SB_INSNS 4096u   /* VEX translates at most a few hundred */
+#define HWT_VG_MAX_SB_EXITS 4096u
+#define HWT_VG_MAX_PATH 4096u
+#define HWT_VG_MAX_ITEM (64u + 10u * 2u * HWT_VG_MAX_SB_INSNS + \
+			 10u * HWT_VG_MAX_SB_EXITS)
+
+struct hwt_vg_sb;
+
+struct hwt_vg_thread {
+	pid_t tid;
+	struct hwt_sw_ring ring;
+	bool exited;
+	bool async_next;          /* its next instruction enters a handler */
+	const struct hwt_vg_sb *run;  /* the superblock run last, not yet */
+	uint32_t run_insns;       /* written: its first run_insns ran */
+	uint64_t last_pc;         /* last instruction written */
+};
+
+struct hwt_vg_reader {
+	uint64_t ring_capacity;   /* bytes per thread (--size) */
+	struct hwt_vg_sb *sbs;
+	size_t nsbs, sbs_cap;
+	struct hwt_vg_thread *threads;
+	size_t nthreads, threads_cap;
+	struct hwt_vg_thread *cur;
+	struct hwt_modset modules;
+
+	uint8_t *pending;         /* an item cut at the end of a feed */
+	size_t npending;
+	uint64_t offset;          /* stream bytes consumed */
+	bool magic_seen;
+	bool ended;               /* END read: the tool finished */
+	bool full;                /* the tool's byte bound was reached */
+	uint64_t bound;
+	bool exit_seen;
+	int exit_status;
+	pid_t last_at_tid;        /* the last AT record: a fault's thread */
+	uint64_t last_at_pc;
+	uint64_t insns;           /* instructions written to the rings */
+};
+
+/* ring_capacity: bytes of hwt-sw kept per thread. */
+int hwt_vg_reader_init(struct hwt_vg_reader *r, uint64_t ring_capacity,
+		       struct hwt_err *err);
+/* Read the next len bytes of the stream. After an error nothing more is
+ * read; what was read before stays. */
+int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
+		       size_t len, struct hwt_err *err);
+/* The stream is over: write every thread's last superblock and seal the
+ * rings. An item cut short is an error (the tool died while writing);
+ * the rings are sealed all the same. */
+int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err);
+void hwt_vg_reader_free(struct hwt_vg_reader *r);
+
+#endif

@@ -1,0 +1,460 @@
+/* hwt_tool.c - the hwtrace Valgrind tool: records which superblocks each
+ * thread ran and where each left, so the valgrind backend can rebuild
+ * every executed instruction in order (vgstream.h, docs/valgrind.md).
+ *
+ * Built out of tree against Debian's valgrind package: no libc, only
+ * Valgrind's pub_tool_* API, linked with libcoregrind and libvex.
+ *
+ * A superblock is a straight sequence of guest instructions (IMarks) that
+ * Valgrind translates as one; it is left at the first side exit whose
+ * guard holds, or at its end. So a superblock's run is known from its
+ * translation and the exit taken: the tool describes each translation
+ * once (SB record: its instruction addresses and lengths, and after which
+ * instruction each side exit leaves) and writes per run the translation's
+ * number, plus the exit's number when a side exit was taken. Threads run
+ * one at a time under Valgrind's lock, so one stream in execution order
+ * with thread switch records holds every thread.
+ */
+#include "pub_tool_basics.h"
+#include "pub_tool_aspacemgr.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_tooliface.h"
+#include "libvex_ir.h"
+
+#include "../vgstream.h"
+
+/* Valgrind's own: moves a descriptor into the range the client cannot
+ * see or close (pub_core_libcfile.h, in libcoregrind). */
+extern Int VG_(safe_fd)(Int oldfd);
+
+static const HChar *clo_out;              /* --hwt-out=FILE */
+static Long clo_max = 4LL << 30;           /* --hwt-max-bytes=N */
+
+static Int out_fd = -1;
+static UChar buf[1 << 20];
+static UInt used;
+static ULong written;                      /* bytes flushed so far */
+static Bool recording = True;
+static ULong next_sb;                      /* translation numbers */
+static Int cur_lwp;                        /* thread of the items now */
+static Int *lwp_of;                        /* ThreadId -> os tid */
+
+/* ---- the writer -------------------------------------------------------- */
+
+static void flush(void)
+{
+	UInt at = 0;
+
+	while (out_fd >= 0 && at < used) {
+		Int n = VG_(write)(out_fd, buf + at, (Int)(used - at));
+
+		if (n <= 0) {
+			/* Nothing more can be kept: say so once and stop. */
+			VG_(umsg)("hwtrace: cannot write %s; recording "
+				  "stops here\n", clo_out);
+			VG_(close)(out_fd);
+			out_fd = -1;
+			recording = False;
+			break;
+		}
+		at += (UInt)n;
+	}
+	written += used;
+	used = 0;
+}
+
+static void stop_full(void);
+
+/* Room for one item of up to n bytes; False once recording stopped. */
+static Bool room(UInt n)
+{
+	if (!recording)
+		return False;
+	if (used + n > sizeof(buf))
+		flush();
+	if (written + used + n > (ULong)clo_max) {
+		stop_full();
+		return False;
+	}
+	return recording;
+}
+
+static inline void put_u(ULong v)
+{
+	while (v >= 0x80) {
+		buf[used++] = (UChar)(v | 0x80);
+		v >>= 7;
+	}
+	buf[used++] = (UChar)v;
+}
+
+static void put_s(Long v)
+{
+	put_u(((ULong)v << 1) ^ (ULong)(v >> 63));
+}
+
+static void put_rec(UInt kind)
+{
+	put_u((ULong)kind << 2 | HWT_VG_RECORD);
+}
+
+static void stop_full(void)
+{
+	/* The bound leaves room for this last word. */
+	recording = False;
+	if (used + 32 > sizeof(buf))
+		flush();
+	put_rec(HWT_VG_REC_FULL);
+	put_u((ULong)clo_max);
+	flush();
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+static Int lwp(ThreadId tid)
+{
+	if (tid < VG_N_THREADS && lwp_of[tid])
+		return lwp_of[tid];
+	return VG_(gettid)();
+}
+
+static void switch_to(Int os_tid)
+{
+	if (os_tid == cur_lwp || !room(16))
+		return;
+	put_rec(HWT_VG_REC_THREAD);
+	put_u((ULong)os_tid);
+	cur_lwp = os_tid;
+}
+
+static void on_start_client_code(ThreadId tid, ULong blocks)
+{
+	if (tid < VG_N_THREADS && !lwp_of[tid])
+		lwp_of[tid] = VG_(gettid)();
+	switch_to(lwp(tid));
+}
+
+static void on_first_insn(ThreadId tid)
+{
+	Int os_tid = VG_(gettid)();
+
+	if (tid < VG_N_THREADS)
+		lwp_of[tid] = os_tid;
+	if (!room(16))
+		return;
+	put_rec(HWT_VG_REC_BORN);
+	put_u((ULong)os_tid);
+	switch_to(os_tid);
+}
+
+static void thread_at(ThreadId tid);
+
+static void on_thread_exit(ThreadId tid)
+{
+	/* Where it stopped: mid-superblock when a fatal signal ends it. */
+	thread_at(tid);
+	if (room(16)) {
+		put_rec(HWT_VG_REC_GONE);
+		put_u((ULong)lwp(tid));
+	}
+	if (tid < VG_N_THREADS)
+		lwp_of[tid] = 0;
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+static void thread_at(ThreadId tid)
+{
+	if (!room(32))
+		return;
+	put_rec(HWT_VG_REC_AT);
+	put_u((ULong)lwp(tid));
+	put_u((ULong)VG_(get_IP)(tid));
+}
+
+static void on_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
+{
+	/* A fault stops its superblock at the faulting instruction; any
+	 * other signal arrives between superblocks. */
+	if (sig == VKI_SIGSEGV || sig == VKI_SIGBUS || sig == VKI_SIGFPE ||
+	    sig == VKI_SIGILL || sig == VKI_SIGTRAP)
+		thread_at(tid);
+	if (!room(24))
+		return;
+	put_rec(HWT_VG_REC_SIGNAL);
+	put_u((ULong)lwp(tid));
+	put_u((ULong)sig);
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+static void map(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
+{
+	NSegment const *seg = VG_(am_find_nsegment)(a);
+	const HChar *path = seg ? VG_(am_get_filename)(seg) : NULL;
+	ULong off = 0;
+	SizeT plen;
+
+	/* Valgrind's own mappings are not the program's (its trampoline
+	 * page is: a signal handler returns through it). */
+	if (!xx || (seg && seg->kind != SkFileC && seg->kind != SkAnonC &&
+		    seg->kind != SkShmC))
+		return;
+	if (!path)
+		path = "";
+	if (seg && path[0])
+		off = (ULong)seg->offset + (a - seg->start);
+	plen = VG_(strlen)(path);
+	if (plen > 4096)
+		plen = 4096;
+	if (!room((UInt)plen + 64))
+		return;
+	put_rec(HWT_VG_REC_MAP);
+	put_u(a);
+	put_u(len);
+	put_u(off);
+	put_u((rr ? HWT_VG_MAP_R : 0) | (ww ? HWT_VG_MAP_W : 0) |
+	      HWT_VG_MAP_X);
+	put_u(plen);
+	VG_(memcpy)(buf + used, path, plen);
+	used += (UInt)plen;
+}
+
+static void on_map_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
+			   ULong di)
+{
+	map(a, len, rr, ww, xx);
+}
+
+static void on_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
+{
+	map(a, len, rr, ww, xx);
+}
+
+static void on_mprotect(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
+{
+	map(a, len, rr, ww, xx);
+}
+
+static void on_munmap(Addr a, SizeT len)
+{
+	if (!room(32))
+		return;
+	put_rec(HWT_VG_REC_UNMAP);
+	put_u(a);
+	put_u(len);
+}
+
+/* ---- instrumentation ------------------------------------------------------ */
+
+static VG_REGPARM(1) void run_sb(HWord id)
+{
+	if (room(12))
+		put_u((ULong)id << 2 | HWT_VG_EXEC);
+}
+
+static VG_REGPARM(1) void take_exit(HWord k)
+{
+	if (room(12))
+		put_u((ULong)k << 2 | HWT_VG_EXIT);
+}
+
+static IRStmt *call(const HChar *name, void *fn, ULong arg, IRExpr *guard)
+{
+	IRDirty *d = unsafeIRDirty_0_N(1, name, VG_(fnptr_to_fnentry)(fn),
+				       mkIRExprVec_1(mkIRExpr_HWord(arg)));
+
+	if (guard)
+		d->guard = guard;
+	return IRStmt_Dirty(d);
+}
+
+/* Whether the guest instruction at a is a rep-prefixed string operation:
+ * Valgrind runs each iteration as a superblock of its own, plus one that
+ * only finds the count exhausted, which a cpu does not execute. */
+static Bool is_rep_string(Addr a, UInt len)
+{
+	const UChar *p = (const UChar *)a;
+	Bool rep = False;
+	UInt i = 0;
+
+	for (; i < len; i++) {
+		UChar b = p[i];
+
+		if (b == 0xf2 || b == 0xf3)
+			rep = True;
+		else if (!(b == 0x66 || b == 0x67 || b == 0x2e || b == 0x36 ||
+			   b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65 ||
+			   b == 0xf0))
+			break;
+	}
+	if (i < len && (p[i] & 0xf0) == 0x40)
+		i++;      /* REX */
+	if (!rep || i >= len)
+		return False;
+	return (p[i] >= 0xa4 && p[i] <= 0xa7) || (p[i] >= 0xaa && p[i] <= 0xaf) ||
+	       (p[i] >= 0x6c && p[i] <= 0x6f);
+}
+
+/* Describe the translation: its instructions and its exits, each exit
+ * with the number of instructions run when it is taken. */
+static void describe(ULong id, const IRSB *in)
+{
+	UInt ninsn = 0, nexit = 0;
+	Addr prev_end = 0;
+
+	for (Int i = 0; i < in->stmts_used; i++) {
+		if (in->stmts[i]->tag == Ist_IMark)
+			ninsn++;
+		else if (in->stmts[i]->tag == Ist_Exit)
+			nexit++;
+	}
+	if (!room(32 + 24 * ninsn + 6 * nexit))
+		return;
+	put_rec(HWT_VG_REC_SB);
+	put_u(id);
+	put_u(ninsn);
+	ninsn = 0;
+	for (Int i = 0; i < in->stmts_used; i++) {
+		const IRStmt *st = in->stmts[i];
+		UInt len;
+		Addr a;
+
+		if (st->tag != Ist_IMark)
+			continue;
+		a = (Addr)st->Ist.IMark.addr + (Addr)st->Ist.IMark.delta;
+		len = st->Ist.IMark.len;
+		if (ninsn++ == 0)
+			put_u(a);
+		else
+			put_s((Long)(a - prev_end));
+		put_u((ULong)len << 1 | (is_rep_string(a, len) ? 1 : 0));
+		prev_end = a + len;
+	}
+	put_u(nexit);
+	ninsn = 0;
+	for (Int i = 0; i < in->stmts_used; i++) {
+		if (in->stmts[i]->tag == Ist_IMark)
+			ninsn++;
+		else if (in->stmts[i]->tag == Ist_Exit)
+			put_u(ninsn);
+	}
+}
+
+static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
+			const VexGuestLayout *layout,
+			const VexGuestExtents *vge,
+			const VexArchInfo *archinfo_host,
+			IRType gWordTy, IRType hWordTy)
+{
+	IRSB *out = deepCopyIRSBExceptStmts(in);
+	ULong id = next_sb++;
+	UInt nexit = 0;
+
+	describe(id, in);
+	/* The run is written first, so every exit has one to belong to. */
+	addStmtToIRSB(out, call("hwt_run_sb", run_sb, id, NULL));
+	for (Int i = 0; i < in->stmts_used; i++) {
+		IRStmt *st = in->stmts[i];
+
+		if (st->tag == Ist_Exit)
+			addStmtToIRSB(out, call("hwt_take_exit", take_exit,
+						nexit++, st->Ist.Exit.guard));
+		addStmtToIRSB(out, st);
+	}
+	return out;
+}
+
+/* ---- start and end -------------------------------------------------------- */
+
+static Bool process_cmd_line_option(const HChar *arg)
+{
+	if (VG_STR_CLO(arg, "--hwt-out", clo_out))
+		return True;
+	if (VG_BINT_CLO(arg, "--hwt-max-bytes", clo_max, 4096,
+			(Long)(1ULL << 62)))
+		return True;
+	return False;
+}
+
+static void print_usage(void)
+{
+	VG_(printf)("    --hwt-out=FILE         write the trace stream to FILE\n"
+		    "    --hwt-max-bytes=N      stop recording after N bytes "
+		    "[4 GiB]\n");
+}
+
+static void print_debug_usage(void)
+{
+}
+
+static void post_clo_init(void)
+{
+	SysRes sr;
+
+	if (!clo_out)
+		VG_(fmsg_bad_option)("--hwt-out", "hwtrace needs an output "
+				     "file\n");
+	sr = VG_(open)(clo_out, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC,
+		       0600);
+	if (sr_isError(sr))
+		VG_(fmsg_bad_option)("--hwt-out", "cannot open %s\n",
+				     clo_out);
+	out_fd = VG_(safe_fd)((Int)sr_Res(sr));
+	lwp_of = VG_(calloc)("hwt.lwp", VG_N_THREADS, sizeof(*lwp_of));
+	VG_(memcpy)(buf, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
+	used = HWT_VG_MAGIC_LEN;
+}
+
+static void fini(Int exitcode)
+{
+	ThreadId tid = VG_(get_running_tid)();
+
+	/* The thread that ends the program, maybe in the middle of a
+	 * superblock (a fatal fault). */
+	if (tid != VG_INVALID_THREADID)
+		thread_at(tid);
+	if (room(24)) {
+		put_rec(HWT_VG_REC_EXIT);
+		put_u((ULong)(UInt)exitcode);
+	}
+	if (recording) {
+		put_rec(HWT_VG_REC_END);
+		flush();
+	}
+	if (out_fd >= 0)
+		VG_(close)(out_fd);
+}
+
+static void pre_clo_init(void)
+{
+	VG_(details_name)("hwtrace");
+	VG_(details_version)(NULL);
+	VG_(details_description)("records every executed instruction for "
+				 "hwtrace");
+	VG_(details_copyright_author)("hwtrace");
+	VG_(details_bug_reports_to)(VG_BUGS_TO);
+	VG_(details_avg_translation_sizeB)(275);
+
+	VG_(basic_tool_funcs)(post_clo_init, instrument, fini);
+	VG_(needs_command_line_options)(process_cmd_line_option, print_usage,
+					print_debug_usage);
+	VG_(track_start_client_code)(on_start_client_code);
+	VG_(track_pre_thread_first_insn)(on_first_insn);
+	VG_(track_pre_thread_ll_exit)(on_thread_exit);
+	VG_(track_pre_deliver_signal)(on_deliver_signal);
+	VG_(track_new_mem_startup)(on_map_startup);
+	VG_(track_new_mem_mmap)(on_mmap);
+	VG_(track_change_mem_mprotect)(on_mprotect);
+	VG_(track_die_mem_munmap)(on_munmap);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(pre_clo_init)

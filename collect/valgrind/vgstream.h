@@ -1,0 +1,66 @@
+/* vgstream.h - the stream the hwtrace Valgrind tool writes and the
+ * valgrind backend reads (docs/valgrind.md).
+ *
+ * Plain constants only: the tool (collect/valgrind/tool/) is built
+ * without libc and includes this as it is.
+ *
+ * The stream is a magic, then items. Every item starts with one unsigned
+ * LEB128 number V; V & 3 says what it is:
+ *   0  EXEC   a superblock ran: translation V >> 2, to its end unless an
+ *             EXIT follows
+ *   1  EXIT   the superblock just run left at its side exit V >> 2
+ *   2  RECORD a rare record of kind V >> 2 (enum below) and its fields
+ *   3  never (corruption)
+ * Every number in a record is unsigned LEB128; an address delta is
+ * zigzag-coded; a string is its length, then its bytes.
+ */
+#ifndef HWT_VGSTREAM_H
+#define HWT_VGSTREAM_H
+
+#define HWT_VG_MAGIC "HWTVG01\n"
+#define HWT_VG_MAGIC_LEN 8
+
+#define HWT_VG_EXEC 0u
+#define HWT_VG_EXIT 1u
+#define HWT_VG_RECORD 2u
+
+/* Record kinds. */
+enum {
+	/* A translation: id, instruction count N, first address, then for
+	 * each instruction its length times 2, plus 1 for a rep-prefixed
+	 * string operation, and, from the second on, the zigzag delta of its
+	 * address from the end of the one before (not 0 where the superblock
+	 * followed a jump), then the count of side exits E and for each how
+	 * many instructions ran when it is taken (0: none). */
+	HWT_VG_REC_SB = 1,
+	/* The threads after this run as thread: os tid. */
+	HWT_VG_REC_THREAD = 2,
+	/* A thread was born: os tid (its first EXEC follows its THREAD). */
+	HWT_VG_REC_BORN = 3,
+	/* A thread ended: os tid. */
+	HWT_VG_REC_GONE = 4,
+	/* A signal is delivered to thread tid: os tid, signal; the thread's
+	 * next instruction is its handler's first, an asynchronous transfer. */
+	HWT_VG_REC_SIGNAL = 5,
+	/* Thread tid is at pc: os tid, pc. Its last superblock ended at pc
+	 * if pc is one of its instructions (a fault, or the end of the
+	 * recording in the middle of one). */
+	HWT_VG_REC_AT = 6,
+	/* Executable memory mapped: start, length, file offset, flags
+	 * (1 read, 2 write, 4 exec), path ("" for anonymous). */
+	HWT_VG_REC_MAP = 7,
+	/* Memory unmapped: start, length. */
+	HWT_VG_REC_UNMAP = 8,
+	/* The tool stopped recording: its byte bound was reached: bound. */
+	HWT_VG_REC_FULL = 9,
+	/* The program exits: status as the exit system call gives it. */
+	HWT_VG_REC_EXIT = 10,
+	/* Nothing more follows: the tool's last word. */
+	HWT_VG_REC_END = 11,
+};
+
+#define HWT_VG_MAP_R 1u
+#define HWT_VG_MAP_W 2u
+#define HWT_VG_MAP_X 4u
+
+#endif

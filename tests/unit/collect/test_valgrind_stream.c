@@ -1,0 +1,444 @@
+/* test_valgrind_stream.c - the valgrind backend's stream reader
+ * (collect/valgrind/stream.c) on streams written here item by item, as
+ * the tool writes them: superblock runs and exits become the executed
+ * instructions in order per thread, rep-prefixed iterations count as a
+ * cpu counts them, a fault ends its superblock at the faulting
+ * instruction, a signal makes the next instruction an asynchronous entry;
+ * pieces of any size read the same; and every malformed stream is a
+ * clear error that keeps what came before it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hwt-common.h"
+#include "valgrind/stream.h"
+#include "valgrind/vgstream.h"
+
+struct stream {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void u(struct stream *s, uint64_t v)
+{
+	while (v >= 0x80) {
+		s->b[s->n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	s->b[s->n++] = (uint8_t)v;
+}
+
+static void zz(struct stream *s, int64_t v)
+{
+	u(s, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void rec(struct stream *s, unsigned kind)
+{
+	u(s, (uint64_t)kind << 2 | HWT_VG_RECORD);
+}
+
+static void start(struct stream *s)
+{
+	s->n = 0;
+	memcpy(s->b, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
+	s->n = HWT_VG_MAGIC_LEN;
+}
+
+/* A superblock of n instructions at pcs (lengths from the gaps, the last
+ * one 1 byte; rep marks instruction i rep-prefixed) and exits leaving
+ * after exits_after[k] instructions. */
+static void sb(struct stream *s, uint64_t id, const uint64_t *pc, size_t n,
+	       const bool *rep, const uint32_t *after, size_t nexits)
+{
+	uint64_t end = 0;
+
+	rec(s, HWT_VG_REC_SB);
+	u(s, id);
+	u(s, n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t len = i + 1 < n && pc[i + 1] > pc[i] &&
+			       pc[i + 1] - pc[i] <= 15 ? pc[i + 1] - pc[i] : 1;
+
+		if (i == 0)
+			u(s, pc[0]);
+		else
+			zz(s, (int64_t)(pc[i] - end));
+		u(s, len << 1 | (rep && rep[i]));
+		end = pc[i] + len;
+	}
+	u(s, nexits);
+	for (size_t k = 0; k < nexits; k++)
+		u(s, after[k]);
+}
+
+static void thread(struct stream *s, unsigned kind, uint64_t tid)
+{
+	rec(s, kind);
+	u(s, tid);
+}
+
+static void run(struct stream *s, uint64_t id)
+{
+	u(s, id << 2 | HWT_VG_EXEC);
+}
+
+static void leave(struct stream *s, uint64_t k)
+{
+	u(s, k << 2 | HWT_VG_EXIT);
+}
+
+/* Every instruction of a thread's sealed ring, async marks in *async. */
+static size_t history(const struct hwt_vg_thread *t, uint64_t *pcs,
+		      bool *async, size_t cap)
+{
+	const uint8_t *p = t->ring.sealed;
+	size_t off = 0, n = 0;
+	struct hwt_err err = { 0 };
+
+	while (off < t->ring.sealed_size) {
+		struct hwt_sw_chunk_hdr h;
+		struct hwt_sw_reader rd;
+		bool a = false;
+		int rc;
+
+		if (hwt_sw_chunk_hdr_unpack(p + off, t->ring.sealed_size - off,
+					    &h, &err) < 0)
+			return 0;
+		hwt_sw_reader_init(&rd, p + off + HWT_SW_CHUNK_HDR_SIZE,
+				   h.payload_size, h.first_pc);
+		do {
+			if (n < cap) {
+				pcs[n] = rd.pc;
+				async[n] = a;
+			}
+			n++;
+			rc = hwt_sw_reader_next(&rd, &a, &err);
+		} while (rc == HWT_SW_NEXT);
+		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
+	}
+	return n;
+}
+
+static bool same(const uint64_t *got, size_t n, const uint64_t *want,
+		 size_t m)
+{
+	return n == m && !memcmp(got, want, n * sizeof(*got));
+}
+
+static int read_all(struct hwt_vg_reader *r, const struct stream *s,
+		    size_t piece, struct hwt_err *err)
+{
+	int rc = hwt_vg_reader_init(r, 1u << 20, err);
+
+	for (size_t at = 0; rc == 0 && at < s->n; at += piece)
+		rc = hwt_vg_reader_feed(r, s->b + at,
+					s->n - at < piece ? s->n - at : piece,
+					err);
+	if (rc == 0)
+		rc = hwt_vg_reader_finish(r, err);
+	return rc;
+}
+
+/* main at 0x1000: a loop superblock run three times, left by its side
+ * exit the third time, then a call's superblock run to its end. */
+static void test_runs_and_exits(void)
+{
+	static const uint64_t loop[] = { 0x1000, 0x1003, 0x1007 };
+	static const uint64_t tail[] = { 0x1009, 0x2000, 0x2001 };
+	static const uint32_t loop_exit[] = { 2 };
+	static const uint64_t want[] = { 0x1000, 0x1003, 0x1007,
+		0x1000, 0x1003, 0x1007, 0x1000, 0x1003,
+		0x1009, 0x2000, 0x2001 };
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 };
+	struct stream s;
+	uint64_t pcs[64];
+	bool async[64];
+	size_t n = 0;
+	int rc;
+
+	start(&s);
+	sb(&s, 0, loop, 3, NULL, loop_exit, 1);
+	sb(&s, 1, tail, 3, NULL, NULL, 0);
+	thread(&s, HWT_VG_REC_THREAD, 77);
+	run(&s, 0);
+	run(&s, 0);
+	run(&s, 0);
+	leave(&s, 0);
+	run(&s, 1);
+	rec(&s, HWT_VG_REC_END);
+	for (size_t piece = 1; piece <= s.n; piece = piece * 3 + 1) {
+		rc = read_all(&r, &s, piece, &err);
+		n = rc == 0 && r.nthreads == 1
+			    ? history(&r.threads[0], pcs, async, 64) : 0;
+		CHECK("stream: runs and a side exit give the executed "
+		      "instructions, in pieces of any size",
+		      rc == 0 && r.ended && r.threads[0].tid == 77 &&
+		      same(pcs, n, want, sizeof(want) / sizeof(*want)),
+		      "piece %zu: rc %d (%s), %zu instructions", piece, rc,
+		      err.msg, n);
+		hwt_vg_reader_free(&r);
+	}
+}
+
+/* A rep stos of 3 iterations: Valgrind runs a superblock of two copies
+ * of it (each checking its count first) and one more whose check finds
+ * the count exhausted. A cpu steps the instruction three times. */
+static void test_rep_iterations(void)
+{
+	static const uint64_t before[] = { 0x3000, 0x3003 };
+	static const uint64_t reps[] = { 0x3003, 0x3003 };
+	static const bool rep_flags[] = { true, true };
+	static const uint32_t reps_exit[] = { 1, 2 };   /* count checks */
+	static const uint64_t after[] = { 0x3006 };
+	static const bool prefix_flags[] = { false, true };
+	static const uint32_t prefix_exit[] = { 2 };
+	static const uint64_t want[] = { 0x3000, 0x3003, 0x3003, 0x3003,
+		0x3006 };
+	static const uint64_t want_zero[] = { 0x3000, 0x3003, 0x3006 };
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 };
+	struct stream s;
+	uint64_t pcs[64];
+	bool async[64];
+	size_t n;
+	int rc;
+
+	start(&s);
+	sb(&s, 0, before, 2, prefix_flags, prefix_exit, 1);
+	sb(&s, 1, reps, 2, rep_flags, reps_exit, 2);
+	sb(&s, 2, after, 1, NULL, NULL, 0);
+	thread(&s, HWT_VG_REC_THREAD, 5);
+	run(&s, 0);     /* mov, first iteration, on to the copies */
+	run(&s, 1);     /* two iterations */
+	run(&s, 1);     /* the count check finds 0 */
+	leave(&s, 0);
+	run(&s, 2);
+	rec(&s, HWT_VG_REC_END);
+	rc = read_all(&r, &s, s.n, &err);
+	n = rc == 0 ? history(&r.threads[0], pcs, async, 64) : 0;
+	CHECK("stream: a rep instruction runs once per iteration",
+	      same(pcs, n, want, 5), "rc %d, %zu instructions", rc, n);
+	hwt_vg_reader_free(&r);
+
+	/* Reached with a zero count: it runs once. */
+	start(&s);
+	sb(&s, 0, before, 2, prefix_flags, prefix_exit, 1);
+	sb(&s, 1, after, 1, NULL, NULL, 0);
+	thread(&s, HWT_VG_REC_THREAD, 5);
+	run(&s, 0);
+	leave(&s, 0);
+	run(&s, 1);
+	rec(&s, HWT_VG_REC_END);
+	rc = read_all(&r, &s, s.n, &err);
+	n = rc == 0 ? history(&r.threads[0], pcs, async, 64) : 0;
+	CHECK("stream: a rep instruction with a zero count runs once",
+	      same(pcs, n, want_zero, 3), "rc %d, %zu instructions", rc, n);
+	hwt_vg_reader_free(&r);
+}
+
+/* Two threads; a fault in the middle of a superblock; a handler entered
+ * asynchronously. */
+static void test_threads_faults_signals(void)
+{
+	static const uint64_t a[] = { 0x4000, 0x4004, 0x4008, 0x400c };
+	static const uint64_t h[] = { 0x5000, 0x5001 };
+	static const uint64_t want1[] = { 0x4000, 0x4004, 0x5000, 0x5001 };
+	static const uint64_t want2[] = { 0x4000, 0x4004, 0x4008, 0x400c };
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 };
+	struct stream s;
+	uint64_t pcs[64];
+	bool async[64];
+	size_t n1 = 0, n2 = 0;
+	int rc;
+
+	start(&s);
+	sb(&s, 0, a, 4, NULL, NULL, 0);
+	sb(&s, 1, h, 2, NULL, NULL, 0);
+	thread(&s, HWT_VG_REC_THREAD, 10);
+	run(&s, 0);
+	thread(&s, HWT_VG_REC_BORN, 11);
+	run(&s, 0);
+	/* Thread 10 faults at 0x4004 and enters its handler. */
+	rec(&s, HWT_VG_REC_AT);
+	u(&s, 10);
+	u(&s, 0x4004);
+	rec(&s, HWT_VG_REC_SIGNAL);
+	u(&s, 10);
+	u(&s, 11);
+	thread(&s, HWT_VG_REC_THREAD, 10);
+	run(&s, 1);
+	thread(&s, HWT_VG_REC_GONE, 11);
+	rec(&s, HWT_VG_REC_END);
+	rc = read_all(&r, &s, s.n, &err);
+	if (rc == 0 && r.nthreads == 2) {
+		n1 = history(&r.threads[0], pcs, async, 64);
+		CHECK("stream: a fault ends the superblock, the handler entry "
+		      "is asynchronous",
+		      same(pcs, n1, want1, 4) && !async[1] && async[2] &&
+		      !async[3], "%zu instructions", n1);
+		n2 = history(&r.threads[1], pcs, async, 64);
+	}
+	CHECK("stream: each thread has its own history",
+	      rc == 0 && r.nthreads == 2 && r.threads[1].tid == 11 &&
+	      r.threads[1].exited && same(pcs, n2, want2, 4),
+	      "rc %d (%s), %zu threads, %zu instructions", rc, err.msg,
+	      r.nthreads, n2);
+	hwt_vg_reader_free(&r);
+}
+
+static void test_modules(void)
+{
+	static const char path[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 };
+	struct stream s;
+	int rc;
+
+	start(&s);
+	rec(&s, HWT_VG_REC_MAP);
+	u(&s, 0x4800000);
+	u(&s, 0x1000);
+	u(&s, 0);
+	u(&s, HWT_VG_MAP_R | HWT_VG_MAP_X);
+	u(&s, sizeof(path) - 1);
+	memcpy(s.b + s.n, path, sizeof(path) - 1);
+	s.n += sizeof(path) - 1;
+	rec(&s, HWT_VG_REC_MAP);          /* anonymous code: no module */
+	u(&s, 0x9000000);
+	u(&s, 0x1000);
+	u(&s, 0);
+	u(&s, HWT_VG_MAP_X);
+	u(&s, 0);
+	rec(&s, HWT_VG_REC_END);
+	rc = read_all(&r, &s, 7, &err);
+	CHECK("stream: executable file mappings are modules",
+	      rc == 0 && r.modules.n == 1 &&
+	      !strcmp(r.modules.v[0].path, path) &&
+	      r.modules.v[0].load_address == 0x4800000,
+	      "rc %d (%s), %zu modules", rc, err.msg, r.modules.n);
+	hwt_vg_reader_free(&r);
+}
+
+/* One malformed stream: the error names what is wrong, and the
+ * instructions before it are kept. */
+static void expect_bad(const char *name, const struct stream *s,
+		       const char *msg, bool kept)
+{
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 }, ignored = { 0 };
+	uint64_t pcs[16];
+	bool async[16];
+	size_t n;
+	int rc = hwt_vg_reader_init(&r, 1u << 20, &err);
+
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&r, s->b, s->n, &err);
+	/* What was read before the error is still sealed and kept. */
+	if (rc == 0)
+		rc = hwt_vg_reader_finish(&r, &err);
+	else
+		hwt_vg_reader_finish(&r, &ignored);
+	n = r.nthreads ? history(&r.threads[0], pcs, async, 16) : 0;
+	CHECK(name, rc < 0 && strstr(err.msg, msg) && (!kept || n == 2),
+	      "rc %d, \"%s\", %zu instructions kept", rc, err.msg, n);
+	hwt_vg_reader_free(&r);
+}
+
+static void test_bad_streams(void)
+{
+	static const uint64_t pc[] = { 0x1000, 0x1001 };
+	static const uint32_t exit2[] = { 2 };
+	struct stream s, good;
+
+	start(&good);
+	sb(&good, 0, pc, 2, NULL, exit2, 1);
+	thread(&good, HWT_VG_REC_THREAD, 3);
+	run(&good, 0);
+
+	s = good;
+	memcpy(s.b, "NOTVG01\n", 8);
+	expect_bad("stream: a wrong magic", &s, "not a hwtrace valgrind", false);
+	s = good;
+	run(&s, 9);
+	expect_bad("stream: an unknown superblock", &s, "unknown superblock",
+		   true);
+	s = good;
+	sb(&s, 5, pc, 2, NULL, NULL, 0);
+	expect_bad("stream: superblocks out of order", &s, "out of order",
+		   true);
+	s = good;
+	leave(&s, 3);
+	expect_bad("stream: an exit the superblock does not have", &s,
+		   "side exit of no superblock", true);
+	s = good;
+	rec(&s, HWT_VG_REC_SB);
+	u(&s, 1);
+	u(&s, 100000);
+	expect_bad("stream: a superblock too long", &s, "instruction count",
+		   true);
+	s = good;
+	rec(&s, HWT_VG_REC_SB);
+	u(&s, 1);
+	u(&s, 1);
+	u(&s, 0x1000);
+	u(&s, 0);
+	expect_bad("stream: an instruction of length 0", &s,
+		   "instruction length", true);
+	s = good;
+	rec(&s, HWT_VG_REC_SB);
+	u(&s, 1);
+	u(&s, 1);
+	u(&s, 0x1000);
+	u(&s, 2);
+	u(&s, 1);
+	u(&s, 5);
+	expect_bad("stream: an exit past the end", &s, "past the superblock",
+		   true);
+	s = good;
+	thread(&s, HWT_VG_REC_THREAD, 0);
+	expect_bad("stream: thread id 0", &s, "thread id out of range", true);
+	s = good;
+	rec(&s, 99);
+	expect_bad("stream: an unknown record", &s, "unknown record", true);
+	s = good;
+	u(&s, 3);
+	expect_bad("stream: a malformed item", &s, "malformed item", true);
+	s = good;
+	for (int i = 0; i < 11; i++)
+		s.b[s.n++] = 0xff;
+	s.b[s.n++] = 0x01;
+	expect_bad("stream: a number longer than 64 bits", &s,
+		   "malformed number", true);
+	s = good;
+	rec(&s, HWT_VG_REC_SIGNAL);
+	u(&s, 3);
+	u(&s, 65);
+	expect_bad("stream: a signal out of range", &s, "signal out of range",
+		   true);
+	s = good;
+	rec(&s, HWT_VG_REC_END);
+	run(&s, 0);
+	expect_bad("stream: data after the end", &s, "after the end", true);
+	s = good;
+	rec(&s, HWT_VG_REC_SB);
+	u(&s, 1);
+	expect_bad("stream: cut in the middle of an item (the tool died)", &s,
+		   "ends in the middle of an item", true);
+	s = good;
+	s.n = 4;
+	expect_bad("stream: cut inside the magic", &s,
+		   "ends in the middle of an item", false);
+}
+
+int main(void)
+{
+	RUN(test_runs_and_exits);
+	RUN(test_rep_iterations);
+	RUN(test_threads_faults_signals);
+	RUN(test_modules);
+	RUN(test_bad_streams);
+	return check_exit();
+}
