@@ -27,6 +27,8 @@ struct hwt_collector {
 	/* Driven by hwt_collect_resume (attach, or a first resume): run is
 	 * refused and threads() returns snapshots. */
 	bool live;
+	/* hwt_collect_warning: set by the backend, "" when none. */
+	char warning[512];
 };
 
 struct hwt_backend {

@@ -205,6 +205,11 @@ const char *hwt_collect_backend_name(const struct hwt_collector *c)
 	return c->backend->name;
 }
 
+const char *hwt_collect_warning(const struct hwt_collector *c)
+{
+	return c->warning[0] ? c->warning : NULL;
+}
+
 unsigned hwt_collect_backend_caps(const struct hwt_collector *c)
 {
 	return c->backend->caps;

@@ -157,6 +157,10 @@ enum hwt_collect_cap {
 };
 /* HWT_COLLECT_CAP_* of the backend recording. */
 unsigned hwt_collect_backend_caps(const struct hwt_collector *c);
+/* Why a recording that succeeded is incomplete (the recorder stopped
+ * before the program ended, a bound was reached), or NULL. Valid until
+ * close. */
+const char *hwt_collect_warning(const struct hwt_collector *c);
 
 /* Record until the process exits or stops on a fatal signal (a signal
  * whose action is to terminate and that the program does not catch).

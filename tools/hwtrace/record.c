@@ -240,6 +240,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if ((rc = hwt_collect_run(col, &end, &err)))
 		goto out;
+	if (hwt_collect_warning(col))
+		fprintf(stderr, "hwtrace: warning: %s\n", hwt_collect_warning(col));
 	if (end.reason == HWT_STOP_FAULT) {
 		b.stop_tid = end.tid;
 		b.stop_pc = end.pc;
