@@ -14,6 +14,7 @@
  * program's stderr is its own and errors can quote them. A fatal signal
  * leaves Valgrind's core beside the log (LOG.core.PID).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "os/corenote.h"
 #include "os/held.h"
 #include "stream.h"
 
@@ -401,14 +403,24 @@ static int vg_run(struct hwt_collector *base, struct hwt_err *err)
 		return rc;
 	if ((rc = drain(c, &got, err)) < 0)
 		return rc;
+	/* What was read is kept whatever ends the stream; a stream cut
+	 * short (the tool killed or unable to write) is said, not fatal. */
 	rc = hwt_vg_reader_finish(&c->rd, err);
-	if (rc == 0 && c->rd.magic_seen && !c->rd.ended) {
+	if (c->rd.magic_seen && (rc < 0 || !c->rd.ended)) {
 		char msg[400];
 
 		log_head(c, msg, sizeof(msg));
-		rc = hwt_err_set(err, EIO, "the hwtrace Valgrind tool stopped "
-				 "before the program ended%s%s", msg[0] ?
-				 ": " : "", msg);
+		snprintf(c->base.warning, sizeof(c->base.warning),
+			 "the hwtrace Valgrind tool stopped before the "
+			 "program ended (%.200s%s%.150s); the history ends "
+			 "where it stopped", rc < 0 ? err->msg :
+			 "its stream has no end", msg[0] ? ": " : "", msg);
+		rc = 0;
+	} else if (rc == 0 && c->rd.full) {
+		snprintf(c->base.warning, sizeof(c->base.warning),
+			 "recording stopped at the tool's bound of %llu "
+			 "bytes; later instructions are not recorded",
+			 (unsigned long long)c->rd.bound);
 	}
 	if (rc == 0)
 		rc = set_end(c, status, err);
@@ -417,27 +429,44 @@ static int vg_run(struct hwt_collector *base, struct hwt_err *err)
 	return rc;
 }
 
+/* Valgrind's core has no NT_AUXV: without it GDB cannot tell where a
+ * position-independent executable was loaded. The tool gave the vector. */
+static int add_auxv(struct vg_collector *c, const char *path,
+		    struct hwt_err *err)
+{
+	uint64_t v[2 * HWT_VG_MAX_AUXV + 2] = { 0 };
+	size_t n = c->rd.nauxv;
+
+	if (!n)
+		return 0;
+	memcpy(v, c->rd.auxv, 2 * n * sizeof(*v));
+	/* AT_NULL ends it: the two zeros after the last pair. */
+	return hwt_core_append_note(path, "CORE", NT_AUXV, v,
+				    (2 * n + 2) * sizeof(*v), err);
+}
+
 static int vg_write_core(struct hwt_collector *base, const char *path,
 			 struct hwt_err *err)
 {
 	struct vg_collector *c = vg_of(base);
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
-	int rc;
+	int rc = 0;
 
-	if (rename(c->core_path, path) == 0)
-		return 0;
-	if (errno != EXDEV)
-		return hwt_err_set(err, errno, "cannot move %s to %s: %s",
-				   c->core_path, path, strerror(errno));
-	/* Another file system: a copy, then the original goes. */
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
-		 slash ? path : ".");
-	rc = hwt_bundle_stage_copy(dir, slash ? slash + 1 : path,
-				   c->core_path, err);
-	if (rc == 0)
-		unlink(c->core_path);
-	return rc;
+	if (rename(c->core_path, path) < 0) {
+		if (errno != EXDEV)
+			return hwt_err_set(err, errno, "cannot move %s to %s: "
+					   "%s", c->core_path, path,
+					   strerror(errno));
+		/* Another file system: a copy, then the original goes. */
+		snprintf(dir, sizeof(dir), "%.*s",
+			 slash ? (int)(slash - path) : 1, slash ? path : ".");
+		rc = hwt_bundle_stage_copy(dir, slash ? slash + 1 : path,
+					   c->core_path, err);
+		if (rc == 0)
+			unlink(c->core_path);
+	}
+	return rc ? rc : add_auxv(c, path, err);
 }
 
 static int vg_finish(struct hwt_collector *base, struct hwt_err *err)

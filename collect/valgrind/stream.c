@@ -245,11 +245,12 @@ static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 	if (c->state != CUR_OK)
 		goto out;
 	sb.nexits = (uint32_t)nexits;
-	if (HWT_ARRAY_RESERVE(r->sbs, r->sbs_cap, r->nsbs + 1, 1024)) {
+	if (HWT_ARRAY_RESERVE(r->sbs, r->sbs_cap, r->nsbs + 1, 1024) ||
+	    !(r->sbs[r->nsbs] = malloc(sizeof(sb)))) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory for superblocks");
 		goto out;
 	}
-	r->sbs[r->nsbs++] = sb;
+	*r->sbs[r->nsbs++] = sb;
 	free(rep);
 	return 0;
 out:
@@ -354,6 +355,17 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 	case HWT_VG_REC_END:
 		r->ended = true;
 		return 0;
+	case HWT_VG_REC_AUXV:
+		a = get_u(c);
+		if (c->state != CUR_OK)
+			return 0;
+		if (a > HWT_VG_MAX_AUXV)
+			return bad(r, err, "an auxiliary vector too long");
+		for (uint64_t i = 0; i < 2 * a; i++)
+			r->auxv[i] = get_u(c);
+		if (c->state == CUR_OK)
+			r->nauxv = (size_t)a;
+		return 0;
 	default:
 		return bad(r, err, "an unknown record");
 	}
@@ -378,7 +390,7 @@ static int read_item(struct hwt_vg_reader *r, struct cursor *c,
 		if (arg >= r->nsbs)
 			return bad(r, err, "an unknown superblock");
 		write_run(r, t);
-		t->run = &r->sbs[arg];
+		t->run = r->sbs[arg];
 		t->run_insns = t->run->ninsns;
 		return 0;
 	case HWT_VG_EXIT:
@@ -469,8 +481,10 @@ int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)
 
 void hwt_vg_reader_free(struct hwt_vg_reader *r)
 {
-	for (size_t i = 0; i < r->nsbs; i++)
-		sb_free(&r->sbs[i]);
+	for (size_t i = 0; i < r->nsbs; i++) {
+		sb_free(r->sbs[i]);
+		free(r->sbs[i]);
+	}
 	free(r->sbs);
 	for (size_t i = 0; i < r->nthreads; i++)
 		hwt_sw_ring_free(&r->threads[i].ring);

@@ -16,6 +16,7 @@
 #include "hwt-common.h"
 #include "os/modset.h"
 #include "ring.h"
+#include "valgrind/vgstream.h"
 
 /* Limits: what the tool can write, with room to spare. */
 #define HWT_VG_MAX_SB_INSNS 4096u   /* VEX translates at most a few hundred */
@@ -38,7 +39,9 @@ struct hwt_vg_thread {
 
 struct hwt_vg_reader {
 	uint64_t ring_capacity;   /* bytes per thread (--size) */
-	struct hwt_vg_sb *sbs;
+	/* Translations by number, each allocated on its own: a thread's
+	 * run points at one while the table grows. */
+	struct hwt_vg_sb **sbs;
 	size_t nsbs, sbs_cap;
 	struct hwt_vg_thread *threads;
 	size_t nthreads, threads_cap;
@@ -57,6 +60,8 @@ struct hwt_vg_reader {
 	pid_t last_at_tid;        /* the last AT record: a fault's thread */
 	uint64_t last_at_pc;
 	uint64_t insns;           /* instructions written to the rings */
+	uint64_t auxv[2 * HWT_VG_MAX_AUXV]; /* type, value pairs, no AT_NULL */
+	size_t nauxv;
 };
 
 /* ring_capacity: bytes of hwt-sw kept per thread. */

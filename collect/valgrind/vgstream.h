@@ -57,7 +57,13 @@ enum {
 	HWT_VG_REC_EXIT = 10,
 	/* Nothing more follows: the tool's last word. */
 	HWT_VG_REC_END = 11,
+	/* The program's auxiliary vector as Valgrind gave it: count N (at
+	 * most HWT_VG_MAX_AUXV), then N type, value pairs (AT_NULL left
+	 * out). A core gets it as NT_AUXV. */
+	HWT_VG_REC_AUXV = 12,
 };
+
+#define HWT_VG_MAX_AUXV 64u
 
 #define HWT_VG_MAP_R 1u
 #define HWT_VG_MAP_W 2u

@@ -18,7 +18,9 @@ VG_LDFLAGS  := -m64 -static -nodefaultlibs -nostartfiles -u _start \
 	       -Wl,--build-id=none -no-pie
 
 ifneq ($(wildcard /usr/include/valgrind/pub_tool_basics.h),)
-EXTRA_ALL += $(VG_TOOL)
+# Beside hwtrace in every build, the sanitizer build's included: the
+# backend finds it there.
+binaries: $(VG_TOOL)
 else ifeq ($(MAKELEVEL),0)
 $(info Valgrind tool not built: no /usr/include/valgrind/pub_tool_basics.h (Debian package valgrind))
 endif

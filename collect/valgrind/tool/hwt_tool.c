@@ -31,9 +31,11 @@
 
 #include "../vgstream.h"
 
-/* Valgrind's own: moves a descriptor into the range the client cannot
- * see or close (pub_core_libcfile.h, in libcoregrind). */
+/* Valgrind's own (pub_core_libcfile.h and pub_core_clientstate.h, in
+ * libcoregrind): moving a descriptor into the range the client cannot see
+ * or close, and the client's auxiliary vector. */
 extern Int VG_(safe_fd)(Int oldfd);
+extern UWord *VG_(client_auxv);
 
 static const HChar *clo_out;              /* --hwt-out=FILE */
 static Long clo_max = 4LL << 30;           /* --hwt-max-bytes=N */
@@ -46,6 +48,7 @@ static Bool recording = True;
 static ULong next_sb;                      /* translation numbers */
 static Int cur_lwp;                        /* thread of the items now */
 static Int *lwp_of;                        /* ThreadId -> os tid */
+static Bool auxv_written;
 
 /* ---- the writer -------------------------------------------------------- */
 
@@ -57,9 +60,10 @@ static void flush(void)
 		Int n = VG_(write)(out_fd, buf + at, (Int)(used - at));
 
 		if (n <= 0) {
-			/* Nothing more can be kept: say so once and stop. */
-			VG_(umsg)("hwtrace: cannot write %s; recording "
-				  "stops here\n", clo_out);
+			/* Nothing more can be kept: say so once (in the log,
+			 * whatever the verbosity) and stop. */
+			VG_(printf)("hwtrace: cannot write %s (a full disk?); "
+				    "recording stops here\n", clo_out);
 			VG_(close)(out_fd);
 			out_fd = -1;
 			recording = False;
@@ -135,8 +139,28 @@ static void switch_to(Int os_tid)
 	cur_lwp = os_tid;
 }
 
+/* The client's auxiliary vector, once its first code runs. */
+static void write_auxv(void)
+{
+	UInt n = 0;
+
+	auxv_written = True;
+	if (!VG_(client_auxv))
+		return;
+	while (n < HWT_VG_MAX_AUXV && VG_(client_auxv)[2 * n] != 0)
+		n++;
+	if (!room(16 + 20 * n))
+		return;
+	put_rec(HWT_VG_REC_AUXV);
+	put_u(n);
+	for (UInt i = 0; i < 2 * n; i++)
+		put_u(VG_(client_auxv)[i]);
+}
+
 static void on_start_client_code(ThreadId tid, ULong blocks)
 {
+	if (!auxv_written)
+		write_auxv();
 	if (tid < VG_N_THREADS && !lwp_of[tid])
 		lwp_of[tid] = VG_(gettid)();
 	switch_to(lwp(tid));

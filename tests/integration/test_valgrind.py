@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""The valgrind backend (docs/valgrind.md) against the GDB stepi oracle.
+
+Each test program is recorded with `hwtrace record --backend valgrind`.
+Valgrind's synthetic cpu makes glibc pick other library code than a
+native run (no AVX-512), and it loads the dynamic linker and libraries at
+other addresses, so the comparison is the program's own code: the
+sequence of its instructions, as offsets in its executable, of every
+thread must equal the oracle's exactly. The exit status, the stop record
+and the module list are checked too, and bad input gets a clear error.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_gdb_live  # noqa: E402
+import test_oracle  # noqa: E402
+from hwt_testlib import (ServerProcess, exit_status, parse_args,  # noqa: E402
+                         report, run_tool, selected)
+
+PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch',
+         'longjmp', 'signal', 'crash', 'demo_crash', 'pie_lib', 'dlopen',
+         'strings', 'threads4']
+
+
+def exec_ranges(path):
+    """[(start, end)] of the executable PT_LOAD segments of an ELF64 file,
+    as link-time addresses."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    phoff, = struct.unpack_from('<Q', data, 0x20)
+    phentsize, phnum = struct.unpack_from('<HH', data, 0x36)
+    out = []
+    for i in range(phnum):
+        p_type, p_flags, _, p_vaddr, _, _, p_memsz, _ = struct.unpack_from(
+            '<IIQQQQQQ', data, phoff + i * phentsize)
+        if p_type == 1 and p_flags & 1:
+            out.append((p_vaddr, p_vaddr + p_memsz))
+    return out
+
+
+def own_offsets(addrs, bias, ranges):
+    """The program's own instructions among ADDRS, as link-time addresses."""
+    out = []
+    for a in addrs:
+        v = a - bias
+        if any(s <= v < e for s, e in ranges):
+            out.append(v)
+    return out
+
+
+def bundle_threads(hwtrace, bundle, prog_path):
+    """{tid: own-code offsets} of a bundle's threads."""
+    with open(os.path.join(bundle, 'trace.json')) as f:
+        doc = json.load(f)
+    mods = doc['processes'][0]['modules']
+    real = os.path.realpath(prog_path)
+    load = next((m['loadAddress'] for m in mods
+                 if os.path.realpath(m['systemPath']) == real), None)
+    if load is None:
+        raise RuntimeError(f'{prog_path} is not among the bundle\'s modules')
+    bias = 0 if test_oracle.elf_type(prog_path) == 2 else load
+    rc, out, err = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle,
+                            timeout=600)
+    if rc != 0:
+        raise RuntimeError(f'hwtrace dump: exit {rc}: {err.strip()}')
+    seqs = {}
+    for line in out.splitlines():
+        f = line.split('\t')
+        if len(f) < 5 or f[2] == 'gap':
+            continue
+        seq = seqs.setdefault(f[0], [])
+        # The oracle ends at libc's exit, before stepping into it.
+        if seq and seq[-1] is None:
+            continue
+        seq.append(None if f[4] == 'exit+0' else int(f[2], 16))
+    ranges = exec_ranges(prog_path)
+    return {tid: own_offsets([a for a in seq if a is not None], bias, ranges)
+            for tid, seq in seqs.items()}
+
+
+def first_difference(a, b):
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n if len(a) != len(b) else None
+
+
+def check_program(hwtrace, programs, tmp, prog):
+    path = os.path.realpath(os.path.join(programs, prog))
+    try:
+        runs = test_gdb_live.oracle_of(prog, programs)
+    except Exception as e:  # the oracle could not run: a failure
+        report(f'{prog}: oracle', False, str(e))
+        return
+    bundle = os.path.join(tmp, prog)
+    native = subprocess.run([path], cwd=tmp, capture_output=True)
+    rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
+                          '-o', bundle, '--', path, timeout=600)
+    want_rc = 128 - native.returncode if native.returncode < 0 \
+        else native.returncode
+    report(f'{prog}: exit status as natively', rc == want_rc,
+           f'valgrind record {rc}, native {native.returncode}: {err.strip()}')
+    if not os.path.isdir(bundle):
+        return
+    try:
+        got = bundle_threads(hwtrace, bundle, path)
+    except (RuntimeError, OSError, KeyError) as e:
+        report(f'{prog}: history', False, str(e))
+        return
+    ranges = exec_ranges(path)
+    want = [own_offsets(r.addrs, r.bias(r.program) or 0, ranges)
+            for r in runs]
+    want = [w for w in want if w]
+    have = [g for g in got.values() if g]
+    # The oracle starts where the program's main (or a thread's
+    # function) does: each of its runs is a recorded thread from there.
+    unmatched = list(have)
+    for w in want:
+        match = None
+        for h in unmatched:
+            start = h.index(w[0]) if w[0] in h else None
+            if start is not None and h[start:] == w:
+                match = h
+                break
+        if match is not None:
+            unmatched.remove(match)
+            continue
+        h = max(unmatched, key=lambda x: len(x)) if unmatched else []
+        start = h.index(w[0]) if w and w[0] in h else 0
+        d = first_difference(h[start:], w)
+        report(f'{prog}: own code equals the oracle\'s', False,
+               f'{len(h) - start} vs {len(w)} instructions from '
+               f'{hex(w[0])}, first difference at {d}')
+        return
+    report(f'{prog}: own code equals the oracle\'s'
+           + (f' in {len(want)} threads' if len(want) > 1 else ''), True)
+
+
+def frames(out):
+    """Function names of the last GDB backtrace in OUT, innermost first
+    (loading a core prints frame #0 once before)."""
+    at = out.rfind('\n#0 ')
+    return re.findall(r'^#\d+\s+(?:0x[0-9a-f]+ in )?(\w+) \(',
+                      out[at + 1:] if at >= 0 else out, re.M)
+
+
+def check_crash(build, programs, tmp):
+    bundle = os.path.join(tmp, 'crash')
+    prog = os.path.realpath(os.path.join(programs, 'crash'))
+    if not os.path.isdir(bundle):
+        return
+    with open(os.path.join(bundle, 'trace.json')) as f:
+        stop = json.load(f)['stop']
+    core = os.path.join(bundle, 'core')
+    report('crash: stop is a fault with a core',
+           stop.get('reason') == 'fault' and stop.get('signal') == 11 and
+           os.path.isfile(core),
+           f'stop {stop}, files {sorted(os.listdir(bundle))}')
+    if not os.path.isfile(core):
+        return
+    p = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'bt', prog, core],
+                       capture_output=True, text=True, timeout=120)
+    got = frames(p.stdout)
+    report('crash: GDB reads the core: bt is b, a, main',
+           got[:3] == ['b', 'a', 'main'], f'frames {got}: {p.stdout[-400:]}'
+           f'{p.stderr[-300:]}')
+    server = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
+                            f'unix:{tmp}/crash.sock', '--bundle', bundle],
+                           tmp, 'crash-server')
+    try:
+        if not server.address:
+            report('crash: hwt-server serves the bundle', False,
+                   server.log()[-400:])
+            return
+        p = subprocess.run(['gdb', '-nx', '-batch', '-ex',
+                            f'target remote {server.address}', '-ex', 'bt',
+                            '-ex', 'record instruction-history', prog],
+                           capture_output=True, text=True, timeout=120)
+        got = frames(p.stdout)
+        history = re.findall(r'^\d+\t\s+0x[0-9a-f]+ <([\w+]+)>:', p.stdout,
+                             re.M)
+        # The faulting instruction is where the thread stands, not
+        # executed: GDB's history ends before it.
+        report('crash: GDB over hwt-server --bundle: bt and the history',
+               got[:3] == ['b', 'a', 'main'] and
+               history[-3:] == ['a+14', 'a+16', 'b+0'] and
+               re.search(r'#0\s+0x[0-9a-f]*130 in b', p.stdout),
+               f'frames {got}: {p.stdout[-600:]}{p.stderr[-300:]}')
+    finally:
+        server.stop()
+
+
+def check_tool_killed(hwtrace, tmp):
+    """The recording of a long run, flight-recorded with --size 1M, whose
+    Valgrind process dies: the bundle keeps the newest megabyte, counts
+    what it lost, and hwtrace says why the history ends there."""
+    loop = os.path.join(tmp, 'loop')
+    here = os.path.dirname(os.path.abspath(__file__))
+    subprocess.run(['cc', '-O1', '-o', loop,
+                    os.path.join(here, '..', '..', 'bench', 'loop.c')],
+                   check=True)
+    bundle = os.path.join(tmp, 'killed')
+    rec = subprocess.Popen([hwtrace, 'record', '-q', '--backend', 'valgrind',
+                            '--size', '1M', '-o', bundle, '--', loop,
+                            '2000000000'], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    kids = subprocess.run(['pgrep', '-P', str(rec.pid)], capture_output=True,
+                          text=True).stdout.split()
+    for k in kids:
+        os.kill(int(k), signal.SIGKILL)
+    _, err = rec.communicate(timeout=120)
+    try:
+        with open(os.path.join(bundle, 'trace.json')) as f:
+            t = json.load(f)['processes'][0]['threads'][0]
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        t = {'error': str(e)}
+    report('the tool killed: the bundle keeps the newest history and says '
+           'why it ends', rec.returncode == 128 + signal.SIGKILL and
+           'stopped before the program ended' in err and
+           t.get('traceSize', 0) <= (1 << 20) and
+           t.get('lostInstructions', 0) > 0 and
+           t.get('instructions', 0) > t.get('lostInstructions', 0),
+           f'rc {rec.returncode}, {len(kids)} killed, thread {t}, '
+           f'stderr {err.strip()[-300:]}')
+
+
+def check_bad_input(hwtrace, tmp):
+    rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
+                          '-o', os.path.join(tmp, 'nope'), '--',
+                          '/nonexistent/program')
+    report('a missing program is a clear error',
+           rc != 0 and 'cannot run /nonexistent/program' in err and
+           not os.path.exists(os.path.join(tmp, 'nope')), f'{rc}: {err}')
+    plain = os.path.join(tmp, 'not-executable')
+    with open(plain, 'w') as f:
+        f.write('just text\n')
+    rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
+                          '-o', os.path.join(tmp, 'nope2'), '--', plain)
+    report('a file that is not executable is a clear error',
+           rc != 0 and 'Permission denied' in err, f'{rc}: {err}')
+    env_lib = os.path.join(tmp, 'no-tool-here')
+    os.makedirs(env_lib, exist_ok=True)
+    p = subprocess.run([hwtrace, 'record', '-q', '--backend', 'valgrind',
+                        '-o', os.path.join(tmp, 'nope3'), '--', '/bin/true'],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, HWT_VALGRIND_LIB=env_lib))
+    report('a missing tool names where it was looked for',
+           p.returncode != 0 and 'hwtrace Valgrind tool is not built' in
+           p.stderr and env_lib in p.stderr, f'{p.returncode}: {p.stderr}')
+    p = subprocess.run([hwtrace, 'record', '-q', '--backend', 'valgrind',
+                        '-o', os.path.join(tmp, 'nope4'), '--', '/bin/true'],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, PATH='/nonexistent'))
+    report('valgrind missing names the Debian package',
+           p.returncode != 0 and 'Debian package valgrind' in p.stderr,
+           f'{p.returncode}: {p.stderr}')
+
+
+def main():
+    args = parse_args()
+    hwtrace = os.path.join(args.build, 'hwtrace')
+    programs = os.path.join(args.build, 'programs')
+    p = subprocess.run([hwtrace, 'backends'], capture_output=True, text=True)
+    line = next((l for l in p.stdout.splitlines()
+                 if l.split() and l.split()[0] == 'valgrind'), '')
+    if 'available' not in line or 'unavailable' in line:
+        print(f'SKIP valgrind backend: {line.strip() or "not listed"}')
+        return 0
+    tmp = tempfile.mkdtemp(prefix='hwt-valgrind-')
+    try:
+        for prog in PROGS:
+            if selected(prog):
+                check_program(hwtrace, programs, tmp, prog)
+        if selected('crash'):
+            check_crash(args.build, programs, tmp)
+        if selected('tool-killed'):
+            check_tool_killed(hwtrace, tmp)
+        if selected('bad-input'):
+            check_bad_input(hwtrace, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return exit_status()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
