@@ -19,7 +19,7 @@ from hwt_testlib import (exit_status, parse_args, report, run_tool,
                          sanitizer_report, selected)
 
 PMU_ROOT = '/sys/bus/event_source/devices'
-ORDER = ['perf-pt', 'perf-bts', 'module', 'ptrace', 'perf-etm']
+ORDER = ['perf-pt', 'perf-bts', 'valgrind', 'module', 'ptrace', 'perf-etm']
 # backend -> (what must exist, the name an error must give, bundle type)
 NEEDS = {
     'perf-pt': (os.path.join(PMU_ROOT, 'intel_pt'), 'intel_pt', 'intel-pt'),

@@ -225,7 +225,8 @@ def threads(server_exe, hwtrace, tmp):
     if p.returncode:
         report('threads: build the two-thread crash', False, p.stderr)
         return
-    p = run([hwtrace, 'record', '-q', '-o', bundle, '--', prog])
+    p = run([hwtrace, 'record', '-q', '--backend', 'ptrace', '-o', bundle,
+             '--', prog])
     info = run([hwtrace, 'info', bundle]).stdout
     counts = {int(t): int(n) for t, n in re.findall(r'thread (\d+): (\d+) items', info)}
     fault = re.search(r'in thread (\d+)', info)
@@ -267,7 +268,8 @@ def main():
     keep = False
     try:
         bundle = os.path.join(tmp, 'bundle')
-        p = run([hwtrace, 'record', '-q', '-o', bundle, '--', prog])
+        p = run([hwtrace, 'record', '-q', '--backend', 'ptrace', '-o', bundle,
+             '--', prog])
         if p.returncode != 139 or not os.path.exists(os.path.join(bundle, 'core')):
             report('record demo_crash with a core', False, f'rc {p.returncode} {p.stderr}')
             return 1

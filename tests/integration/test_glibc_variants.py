@@ -122,7 +122,7 @@ def recorded(build, programs, tmp, variant, env, run):
     out_dir = os.path.join(tmp, f'{variant}.lldb')
     extra = [f'{k}={v}' for k, v in sorted((env or {}).items())]
     p = subprocess.run(['env', '-i', *extra, 'setarch', '-R', hwtrace, 'record',
-                        '-q', '-o', bundle, '--', os.path.join(programs, PROG)],
+                        '-q', '--backend', 'ptrace', '-o', bundle, '--', os.path.join(programs, PROG)],
                        capture_output=True, text=True, timeout=900, cwd=programs)
     if not os.path.isfile(os.path.join(bundle, 'trace.json')):
         report(f'{variant}: hwtrace record', False,

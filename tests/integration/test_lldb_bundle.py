@@ -229,7 +229,7 @@ def check_program(hwtrace, exporter, build, tmp, prog_name):
     bundle = os.path.join(tmp, prog_name + '.bundle')
     out_dir = os.path.join(tmp, prog_name + '.lldb')
     p = subprocess.run(['env', '-i', 'setarch', '-R', hwtrace, 'record',
-                        '-o', bundle, '--', prog], capture_output=True,
+                        '--backend', 'ptrace', '-o', bundle, '--', prog], capture_output=True,
                        text=True, timeout=900)
     if not os.path.isfile(os.path.join(bundle, 'trace.json')):
         report(f'{prog_name} record', False, f'exit {p.returncode}: '

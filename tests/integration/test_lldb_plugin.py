@@ -114,7 +114,8 @@ def line_of(text):
 
 
 def record(hwtrace, out, prog):
-    rc, _, err = run_tool(hwtrace, 'record', '-o', out, '--', prog,
+    rc, _, err = run_tool(hwtrace, 'record', '--backend', 'ptrace', '-o', out,
+                          '--', prog,
                           timeout=300)
     if not os.path.exists(os.path.join(out, 'trace.json')):
         raise RuntimeError(f'hwtrace record {prog}: exit {rc}: {err.strip()[-300:]}')

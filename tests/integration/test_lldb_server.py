@@ -321,7 +321,8 @@ def compare_trees(name, lldb_segs, hwt_segs):
 
 
 def record(hwtrace, prog, bundle):
-    rc, _, err = run_tool(hwtrace, 'record', '-o', bundle, '--', prog,
+    rc, _, err = run_tool(hwtrace, 'record', '--backend', 'ptrace', '-o',
+                          bundle, '--', prog,
                           timeout=600)
     if not os.path.isdir(bundle):
         raise RuntimeError(f'hwtrace record {prog}: exit {rc}: {err.strip()}')

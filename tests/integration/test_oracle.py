@@ -5,7 +5,7 @@ For every test subject in BUILD/programs:
   1. oracle   run tests/integration/oracle_gdb.py under GDB (cached in
               BUILD/oracle-cache, keyed by the hashes of the binary, its
               libraries and the oracle script) and sanity-check what it saw
-  2. record   env -i setarch -R BUILD/hwtrace record -o TMP/bundle -- /abs/prog
+  2. record   env -i setarch -R BUILD/hwtrace record --backend ptrace -o TMP/bundle -- /abs/prog
               exit status must mirror the program's (128+N on fatal signal N)
   3. insn     BUILD/hwtrace dump --insn --tsv TMP/bundle; from the first
               occurrence of main's address (the thread function's entry for
@@ -957,7 +957,7 @@ def check_program(prog, args, programs_dir, hwtrace, runs, rep):
         want_status, want_out = expected_run(prog_path, programs_dir, tmp)
         bundle = os.path.join(tmp, "bundle")
         rec_out, rec_err = os.path.join(tmp, "record.out"), os.path.join(tmp, "record.err")
-        cmd = ["env", "-i", "setarch", "-R", hwtrace, "record", "-o", bundle, "--", prog_path]
+        cmd = ["env", "-i", "setarch", "-R", hwtrace, "record", "--backend", "ptrace", "-o", bundle, "--", prog_path]
         t0 = time.time()
         rc = run_cmd(cmd, programs_dir, rec_out, rec_err, RECORD_TIMEOUT)
         rec_time = time.time() - t0

@@ -40,7 +40,8 @@ def main():
     hwtrace = os.path.join(build, 'hwtrace')
     progs = os.path.join(build, 'programs')
     tmp = tempfile.mkdtemp(prefix='hwt-record-')
-    rec = [hwtrace, 'record', '-q']
+    # The ptrace recorder's behaviours; test_valgrind.py has valgrind's.
+    rec = [hwtrace, 'record', '-q', '--backend', 'ptrace']
     try:
         # --- exit status mirrors the program ---------------------------------
         b = os.path.join(tmp, 'exit3')
