@@ -158,6 +158,9 @@ $(FUZZ_BINS): $(FUZZ_O)/%: $(FUZZ_O)/obj/tests/fuzz/%.o $(FUZZ_LIB)
 # hwt-server's packet parser is fuzzed on its own, like its unit test.
 $(FUZZ_O)/fuzz_rsp: $(FUZZ_O)/obj/plugin/gdb/rsp.o
 
+# The valgrind backend's stream reader and what it writes into.
+$(FUZZ_O)/fuzz_vgstream: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/valgrind/stream.c collect/ring.c collect/os/modset.c collect/os/procmaps.c collect/os/procfs.c)
+
 fuzz: $(FUZZ_BINS)
 
 # The collector's sources, for the kernel suite's static guest build.

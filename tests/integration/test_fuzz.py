@@ -100,6 +100,7 @@ def prepare(root, build, fuzz, corpus):
     decode_files += [f'coresight={b}' for b in opencsd_buffers(corpus)]
 
     base = dict(os.environ)
+    vg_tool = os.path.join(build, 'valgrind', 'hwtrace-amd64-linux')
     envs = {
         'fuzz_decode': dict(base, HWT_FUZZ_IMAGE=':'.join(image),
                             HWT_FUZZ_SEED_FILES=':'.join(decode_files)),
@@ -116,7 +117,22 @@ def prepare(root, build, fuzz, corpus):
         seeds = os.path.join(fuzz, 'seeds', t)
         shutil.rmtree(seeds, ignore_errors=True)
         os.makedirs(seeds)
-        if t == 'fuzz_swtrace':
+        if t == 'fuzz_vgstream' and os.access(vg_tool, os.X_OK):
+            # The tool's own streams of real programs, cut to 64 KiB,
+            # after the piece-size byte.
+            for prog in ('signal', 'threads4'):
+                out_file = os.path.join(work, f'{prog}.stream')
+                subprocess.run(['valgrind', '--tool=hwtrace', '-q',
+                                f'--hwt-out={out_file}',
+                                os.path.join(build, 'programs', prog)],
+                               env=dict(base, VALGRIND_LIB=os.path.dirname(
+                                   vg_tool)), timeout=300, check=True,
+                               capture_output=True)
+                with open(out_file, 'rb') as f:
+                    data = f.read()
+                with open(os.path.join(seeds, f'seed-{prog}'), 'wb') as f:
+                    f.write(b'\x3f' + data[:65536])
+        elif t == 'fuzz_swtrace':
             with open(sw_trace, 'rb') as f:
                 data = f.read()
             for i, n in enumerate((64, 1024, 8192)):

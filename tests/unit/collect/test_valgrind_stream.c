@@ -289,6 +289,51 @@ static void test_threads_faults_signals(void)
 	hwt_vg_reader_free(&r);
 }
 
+/* A thread's superblock stays where it is while later translations
+ * grow the table (the run is written when the next one starts). */
+static void test_many_translations(void)
+{
+	static const uint64_t a[] = { 0x6000, 0x6001 };
+	static const uint64_t b[] = { 0x7000 };
+	static const uint64_t want[] = { 0x6000, 0x6001, 0x7000 };
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 };
+	struct stream *s = calloc(1, sizeof(*s) + 4096 * 16);
+	uint64_t pcs[8];
+	bool async[8];
+	size_t n = 0;
+	int rc;
+
+	start(s);
+	sb(s, 0, a, 2, NULL, NULL, 0);
+	thread(s, HWT_VG_REC_THREAD, 9);
+	run(s, 0);
+	rc = hwt_vg_reader_init(&r, 1u << 20, &err);
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&r, s->b, s->n, &err);
+	/* Fed in steps: the table grows between the run and the next. */
+	for (uint64_t id = 1; rc == 0 && id < 3000; id++) {
+		start(s);
+		s->n = 0;
+		sb(s, id, b, 1, NULL, NULL, 0);
+		rc = hwt_vg_reader_feed(&r, s->b, s->n, &err);
+	}
+	s->n = 0;
+	run(s, 2999);
+	rec(s, HWT_VG_REC_END);
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&r, s->b, s->n, &err);
+	if (rc == 0)
+		rc = hwt_vg_reader_finish(&r, &err);
+	if (rc == 0)
+		n = history(&r.threads[0], pcs, async, 8);
+	CHECK("stream: a run survives the translation table growing",
+	      rc == 0 && same(pcs, n, want, 3), "rc %d (%s), %zu instructions",
+	      rc, err.msg, n);
+	hwt_vg_reader_free(&r);
+	free(s);
+}
+
 static void test_modules(void)
 {
 	static const char path[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
@@ -438,6 +483,7 @@ int main(void)
 	RUN(test_runs_and_exits);
 	RUN(test_rep_iterations);
 	RUN(test_threads_faults_signals);
+	RUN(test_many_translations);
 	RUN(test_modules);
 	RUN(test_bad_streams);
 	return check_exit();

@@ -1,0 +1,87 @@
+/* fuzz_vgstream.c - the valgrind backend's stream reader
+ * (collect/valgrind/stream.c), which reads what the hwtrace Valgrind tool
+ * wrote: untrusted bytes from a file.
+ *
+ * Input: [piece byte][stream bytes]. The bytes are fed in pieces of
+ * 1 + piece bytes, as the backend reads a growing file, then the stream is
+ * finished. Checked: an error stops reading for good; every thread's
+ * sealed ring holds what its counters say; the instructions written are
+ * the rings' instructions. Seeds: the tool's own streams of real programs
+ * (tests/integration/test_fuzz.py), and without valgrind a few written
+ * here, with HWT_FUZZ_SEEDS=DIR.
+ */
+#include "fuzz-common.h"
+#include "valgrind/stream.h"
+#include "valgrind/vgstream.h"
+
+static void write_seeds(const char *dir)
+{
+	/* magic; SB 0 of 2 insns at 0x1000 with one exit after 1; thread 7;
+	 * run, run + exit 0; a fault record; END. */
+	static const uint8_t seed[] = {
+		0x06, 'H', 'W', 'T', 'V', 'G', '0', '1', '\n',
+		0x06, 0x00, 0x02, 0x80, 0x20, 0x08, 0x00, 0x06, 0x01, 0x01,
+		0x0a, 0x07,
+		0x00, 0x00, 0x01,
+		0x1a, 0x07, 0x81, 0x20,
+		0x2e,
+	};
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/seed-synthetic", dir);
+	f = fopen(path, "wb");
+	if (!f || fwrite(seed, 1, sizeof(seed), f) != sizeof(seed))
+		abort();
+	fclose(f);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *seeds = getenv("HWT_FUZZ_SEEDS");
+
+	(void)argc;
+	(void)argv;
+	if (seeds) {
+		write_seeds(seeds);
+		exit(0);
+	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 };
+	uint64_t insns = 0;
+	size_t piece;
+	int rc;
+
+	if (size < 1)
+		return 0;
+	piece = 1 + data[0];
+	data++;
+	size--;
+	if (hwt_vg_reader_init(&r, 1u << 16, &err))
+		abort();
+	rc = 0;
+	for (size_t at = 0; rc == 0 && at < size; at += piece)
+		rc = hwt_vg_reader_feed(&r, data + at,
+					size - at < piece ? size - at : piece,
+					&err);
+	if (rc < 0 && (err.code == 0 || !err.msg[0]))
+		abort();      /* an error always says what */
+	hwt_vg_reader_finish(&r, &(struct hwt_err){ 0 });
+	for (size_t i = 0; i < r.nthreads; i++) {
+		const struct hwt_sw_ring *g = &r.threads[i].ring;
+
+		if (g->lost_insns > g->insn_total ||
+		    (g->sealed_size && !g->sealed))
+			abort();
+		insns += g->insn_total;
+	}
+	if (insns != r.insns)
+		abort();
+	hwt_vg_reader_free(&r);
+	return 0;
+}
