@@ -19,7 +19,7 @@ gdb_insns=$(echo "$gdb_line" | sed 's/.*insns=\([0-9]*\).*/\1/')
 gdb_secs=$(echo "$gdb_line" | sed 's/.*seconds=\([0-9.]*\).*/\1/')
 
 start=$(date +%s.%N)
-"$build/hwtrace" record -q -o "$work/b" --size 64M -- "$work/loop" "$n_hwt" >/dev/null
+"$build/hwtrace" record -q --backend ptrace -o "$work/b" --size 64M -- "$work/loop" "$n_hwt" >/dev/null
 end=$(date +%s.%N)
 hwt_insns=$("$build/hwtrace" info "$work/b" | sed -n 's/.* \([0-9]*\) instructions recorded.*/\1/p' | head -1)
 
@@ -35,7 +35,7 @@ PY
 
 # --- replay: a history of at least 5 M instructions -----------------------
 n_big=${BENCH_REPLAY_ITERS:-400000}
-"$build/hwtrace" record -q -o "$work/big" --size 64M -- "$work/loop" "$n_big" >/dev/null
+"$build/hwtrace" record -q --backend ptrace -o "$work/big" --size 64M -- "$work/loop" "$n_big" >/dev/null
 "$build/bench/bench_replay" "$work/big"
 
 # --- GDB over hwt-server: GDB's own btrace processing vs the server's bc ---
@@ -43,3 +43,6 @@ n_big=${BENCH_REPLAY_ITERS:-400000}
 
 # --- x86 decoder: Zydis vs Capstone, and the replay walk before and after -
 "$here/decoder.sh" "$build"
+
+# --- the valgrind recorder vs valgrind --tool=none, ptrace, record full ---
+"$here/valgrind.sh" "$build"
