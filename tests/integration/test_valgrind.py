@@ -30,6 +30,24 @@ PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch',
          'longjmp', 'signal', 'crash', 'demo_crash', 'pie_lib', 'dlopen',
          'strings', 'threads4']
 
+# Library code too, where both runs pick the same glibc code: glibc's AVX2
+# variants natively (Valgrind has no AVX-512) and every symbol bound at
+# startup (Valgrind preloads a library, which changes lazy lookups).
+SAME_LIBC = {'GLIBC_TUNABLES': 'glibc.cpu.hwcaps=-AVX512F,-AVX512VL',
+             'LD_BIND_NOW': '1'}
+# Programs whose library code depends on what differs under Valgrind:
+# data addresses (strcmp takes its page-crossing path on other stack and
+# heap addresses), the link map (dlopen walks Valgrind's preloaded
+# library too), the sigaction a signal handler is installed with.
+DIFFERENT_LIBC = {
+    'strings': 'strcmp takes its page-crossing path on Valgrind\'s addresses',
+    'demo_crash': 'strcmp takes its page-crossing path on Valgrind\'s addresses',
+    'dlopen': 'dlopen walks a link map that holds Valgrind\'s preloaded library',
+    'signal': '__libc_sigaction takes another branch after its system '
+              'call under Valgrind',
+    'threads4': 'the oracle follows each thread from its function only',
+}
+
 
 def exec_ranges(path):
     """[(start, end)] of the executable PT_LOAD segments of an ELF64 file,
@@ -85,6 +103,76 @@ def bundle_threads(hwtrace, bundle, prog_path):
     ranges = exec_ranges(prog_path)
     return {tid: own_offsets([a for a in seq if a is not None], bias, ranges)
             for tid, seq in seqs.items()}
+
+
+def load_ranges(bundle):
+    """[(start, end, module name, bias)] of every loadable segment of the
+    bundle's modules, as mapped."""
+    with open(os.path.join(bundle, 'trace.json')) as f:
+        mods = json.load(f)['processes'][0]['modules']
+    out = []
+    for m in mods:
+        path = m['systemPath']
+        bias = 0 if test_oracle.elf_type(path) == 2 else m['loadAddress']
+        name = os.path.basename(os.path.realpath(path))
+        with open(path, 'rb') as f:
+            data = f.read()
+        phoff, = struct.unpack_from('<Q', data, 0x20)
+        phentsize, phnum = struct.unpack_from('<HH', data, 0x36)
+        for i in range(phnum):
+            p_type, _, _, vaddr, _, _, memsz, _ = struct.unpack_from(
+                '<IIQQQQQQ', data, phoff + i * phentsize)
+            if p_type == 1:
+                out.append((vaddr + bias, vaddr + bias + memsz, name, bias))
+    return out
+
+
+def check_library(hwtrace, programs, tmp, prog):
+    """The whole history from main to exit, library code included, as
+    (module, offset) pairs: equal to the oracle's when both pick the same
+    glibc code."""
+    path = os.path.realpath(os.path.join(programs, prog))
+    runs = test_gdb_live.oracle_of(prog, programs, SAME_LIBC)
+    r = runs[0]
+
+    def oracle_loc(pc):
+        f = r.insns.get(pc, {}).get('file')
+        b = r.bias(f) if f else None
+        return (os.path.basename(os.path.realpath(f)), pc - b) \
+            if b is not None else ('?', pc)
+
+    want = [oracle_loc(pc) for pc in r.addrs]
+    bundle = os.path.join(tmp, prog + '-libc')
+    subprocess.run([hwtrace, 'record', '-q', '--backend', 'valgrind', '-o',
+                    bundle, '--', path], capture_output=True, timeout=600,
+                   env=dict(os.environ, **SAME_LIBC))
+    ranges = load_ranges(bundle)
+
+    def loc(pc):
+        for lo, hi, name, bias in ranges:
+            if lo <= pc < hi:
+                return (name, pc - bias)
+        return ('?', pc)
+
+    rc, out, err = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle,
+                            timeout=600)
+    seq = []
+    for line in out.splitlines():
+        f = line.split('\t')
+        if len(f) < 5 or f[2] == 'gap':
+            continue
+        seq.append(loc(int(f[2], 16)))
+        if f[4] == 'exit+0':
+            break
+    start = seq.index(want[0]) if want and want[0] in seq else 0
+    have = seq[start:]
+    d = first_difference(have, want)
+    report(f'{prog}: library code too equals the oracle\'s with glibc\'s '
+           'AVX2 code and symbols bound at startup', rc == 0 and d is None,
+           f'{len(have)} vs {len(want)} instructions, first difference at '
+           f'{d}: {have[d] if d is not None and d < len(have) else "-"} vs '
+           f'{want[d] if d is not None and d < len(want) else "-"} '
+           f'{err.strip()[-200:]}')
 
 
 def first_difference(a, b):
@@ -282,6 +370,17 @@ def main():
         for prog in PROGS:
             if selected(prog):
                 check_program(hwtrace, programs, tmp, prog)
+        avx2 = 'avx2' in open('/proc/cpuinfo').read()
+        for prog in PROGS:
+            if not selected(prog + '-libc'):
+                continue
+            if prog in DIFFERENT_LIBC:
+                print(f'SKIP {prog}: library code: {DIFFERENT_LIBC[prog]}')
+            elif not avx2:
+                print(f'SKIP {prog}: library code: this CPU has no AVX2, '
+                      'whose glibc code both runs would pick')
+            else:
+                check_library(hwtrace, programs, tmp, prog)
         if selected('crash'):
             check_crash(args.build, programs, tmp)
         if selected('tool-killed'):
