@@ -179,7 +179,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		     struct hwt_collector **out, struct hwt_err *err)
 {
 	char valgrind[PATH_MAX], dir[PATH_MAX], prog[PATH_MAX];
-	char *out_opt = NULL, *log_opt = NULL, **env = NULL;
+	char *out_opt = NULL, *log_opt = NULL, *parent_opt = NULL, **env = NULL;
 	const char *tmp = getenv("TMPDIR");
 	struct vg_collector *c;
 	struct rlimit core;
@@ -217,15 +217,17 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	     asprintf(&c->log_path, "%s/valgrind.log", c->dir) < 0 ||
 	     asprintf(&out_opt, "--hwt-out=%s", c->stream_path) < 0 ||
 	     asprintf(&log_opt, "--log-file=%s", c->log_path) < 0 ||
+	     asprintf(&parent_opt, "--hwt-parent=%d", (int)getpid()) < 0 ||
 	     !(env = tool_environ(dir))))
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	if (rc < 0) {
 		free(out_opt);
 		free(log_opt);
+		free(parent_opt);
 		vg_close(&c->base);
 		return rc;
 	}
-	vargv = calloc(argc + 8, sizeof(*vargv));
+	vargv = calloc(argc + 10, sizeof(*vargv));
 	if (!vargv) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	} else {
@@ -235,6 +237,10 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		vargv[k++] = "--tool=hwtrace";
 		vargv[k++] = "-q";
 		vargv[k++] = "--vgdb=no";
+		/* exec'd programs are recorded on (the tool's own check
+		 * leaves forked children out). */
+		vargv[k++] = "--trace-children=yes";
+		vargv[k++] = parent_opt;
 		vargv[k++] = out_opt;
 		vargv[k++] = log_opt;
 		vargv[k++] = "--";
@@ -246,6 +252,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	free(vargv);
 	free(out_opt);
 	free(log_opt);
+	free(parent_opt);
 	if (env) {
 		for (size_t i = 0; env[i]; i++)
 			if (!strncmp(env[i], "VALGRIND_LIB=", 13))

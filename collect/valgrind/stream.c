@@ -355,6 +355,21 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 	case HWT_VG_REC_END:
 		r->ended = true;
 		return 0;
+	case HWT_VG_REC_EXEC:
+		/* Only the thread that exec'd lives on; the new program's
+		 * translations are numbered anew. */
+		for (size_t i = 0; i < r->nthreads; i++) {
+			write_run(r, &r->threads[i]);
+			if (&r->threads[i] != r->cur)
+				r->threads[i].exited = true;
+		}
+		for (size_t i = 0; i < r->nsbs; i++) {
+			sb_free(r->sbs[i]);
+			free(r->sbs[i]);
+		}
+		r->nsbs = 0;
+		r->exit_seen = false;
+		return 0;
 	case HWT_VG_REC_AUXV:
 		a = get_u(c);
 		if (c->state != CUR_OK)

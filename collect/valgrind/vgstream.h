@@ -61,6 +61,11 @@ enum {
 	 * most HWT_VG_MAX_AUXV), then N type, value pairs (AT_NULL left
 	 * out). A core gets it as NT_AUXV. */
 	HWT_VG_REC_AUXV = 12,
+	/* The process exec'd a new program under Valgrind
+	 * (--trace-children=yes): the tool of the new program continues the
+	 * stream with this instead of the magic. Translation numbers start
+	 * again from 0; the exec'ing thread goes on, the others ended. */
+	HWT_VG_REC_EXEC = 13,
 };
 
 #define HWT_VG_MAX_AUXV 64u

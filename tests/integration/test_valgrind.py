@@ -288,6 +288,69 @@ def check_crash(build, programs, tmp):
         server.stop()
 
 
+FORK_EXEC_SRC = r'''
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+__attribute__((noinline)) int child_work(int n)
+{
+	int s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += i;
+	return s;
+}
+
+__attribute__((noinline)) int after_exec(void)
+{
+	return 7;
+}
+
+int main(int argc, char **argv)
+{
+	pid_t p;
+	int st;
+
+	if (argc > 1 && !strcmp(argv[1], "second"))
+		return after_exec();
+	p = fork();
+	if (p == 0)
+		_exit(child_work(1000) & 1);
+	waitpid(p, &st, 0);
+	execl(argv[0], argv[0], "second", (char *)0);
+	return 99;
+}
+'''
+
+
+def check_fork_exec(hwtrace, tmp):
+    """A program that forks a child and then execs itself: the child is
+    not followed, the exec is, in the same thread with the same exit."""
+    src, prog = os.path.join(tmp, 'fe.c'), os.path.join(tmp, 'fe')
+    with open(src, 'w') as f:
+        f.write(FORK_EXEC_SRC)
+    subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    bundle = os.path.join(tmp, 'fe.bundle')
+    rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
+                          '-o', bundle, '--', prog, timeout=300)
+    rc2, out, err2 = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle,
+                              timeout=300)
+    tids = set()
+    entries = []
+    for line in out.splitlines():
+        f = line.split('\t')
+        if len(f) >= 5:
+            tids.add(f[0])
+            if f[4] in ('main+0', 'child_work+0', 'after_exec+0'):
+                entries.append(f[4][:-2])
+    report('fork and exec: the exec is followed in the same thread, the '
+           'forked child is not', rc == 7 and rc2 == 0 and len(tids) == 1
+           and entries == ['main', 'main', 'after_exec'],
+           f'record {rc} ({err.strip()[-200:]}), dump {rc2}, threads {tids}, '
+           f'functions entered {entries}')
+
+
 def check_tool_killed(hwtrace, tmp):
     """The recording of a long run, flight-recorded with --size 1M, whose
     Valgrind process dies: the bundle keeps the newest megabyte, counts
@@ -383,6 +446,8 @@ def main():
                 check_library(hwtrace, programs, tmp, prog)
         if selected('crash'):
             check_crash(args.build, programs, tmp)
+        if selected('fork-exec'):
+            check_fork_exec(hwtrace, tmp)
         if selected('tool-killed'):
             check_tool_killed(hwtrace, tmp)
         if selected('bad-input'):

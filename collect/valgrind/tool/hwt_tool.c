@@ -27,6 +27,7 @@
 #include "pub_tool_options.h"
 #include "pub_tool_threadstate.h"
 #include "pub_tool_tooliface.h"
+#include "pub_tool_vkiscnums.h"
 #include "libvex_ir.h"
 
 #include "../vgstream.h"
@@ -39,6 +40,7 @@ extern UWord *VG_(client_auxv);
 
 static const HChar *clo_out;              /* --hwt-out=FILE */
 static Long clo_max = 4LL << 30;           /* --hwt-max-bytes=N */
+static Long clo_parent;                    /* --hwt-parent=PID */
 
 static Int out_fd = -1;
 static UChar buf[1 << 20];
@@ -406,6 +408,8 @@ static Bool process_cmd_line_option(const HChar *arg)
 	if (VG_BINT_CLO(arg, "--hwt-max-bytes", clo_max, 4096,
 			(Long)(1ULL << 62)))
 		return True;
+	if (VG_BINT_CLO(arg, "--hwt-parent", clo_parent, 1, 0x7fffffff))
+		return True;
 	return False;
 }
 
@@ -413,27 +417,74 @@ static void print_usage(void)
 {
 	VG_(printf)("    --hwt-out=FILE         write the trace stream to FILE\n"
 		    "    --hwt-max-bytes=N      stop recording after N bytes "
-		    "[4 GiB]\n");
+		    "[4 GiB]\n"
+		    "    --hwt-parent=PID       record only a process whose "
+		    "parent is PID\n");
 }
 
 static void print_debug_usage(void)
 {
 }
 
+/* A forked child runs on under Valgrind with this tool and the parent's
+ * descriptor: it must not write into the parent's stream. Not followed:
+ * the child records nothing (what the parent wrote before the fork was
+ * flushed in on_fork). */
+static void on_fork(ThreadId tid)
+{
+	flush();
+}
+
+/* An execve replaces this tool with the new program's: what is buffered
+ * goes out first. */
+static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
+{
+	if (sysno == __NR_execve || sysno == __NR_execveat)
+		flush();
+}
+
+static void post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs,
+			 SysRes res)
+{
+}
+
+static void on_fork_child(ThreadId tid)
+{
+	used = 0;
+	recording = False;
+	if (out_fd >= 0)
+		VG_(close)(out_fd);
+	out_fd = -1;
+}
+
 static void post_clo_init(void)
 {
 	SysRes sr;
 
+	lwp_of = VG_(calloc)("hwt.lwp", VG_N_THREADS, sizeof(*lwp_of));
 	if (!clo_out)
 		VG_(fmsg_bad_option)("--hwt-out", "hwtrace needs an output "
 				     "file\n");
-	sr = VG_(open)(clo_out, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC,
+	/* With --trace-children=yes, a child the program forks runs its own
+	 * programs under this tool too: only the launched process (its
+	 * parent the recorder), through its execs, is recorded. */
+	if (clo_parent && VG_(getppid)() != clo_parent) {
+		recording = False;
+		return;
+	}
+	/* Appended to, never truncated: a program this process exec's
+	 * under Valgrind continues the same stream. */
+	sr = VG_(open)(clo_out, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_APPEND,
 		       0600);
 	if (sr_isError(sr))
 		VG_(fmsg_bad_option)("--hwt-out", "cannot open %s\n",
 				     clo_out);
 	out_fd = VG_(safe_fd)((Int)sr_Res(sr));
-	lwp_of = VG_(calloc)("hwt.lwp", VG_N_THREADS, sizeof(*lwp_of));
+	VG_(atfork)(on_fork, NULL, on_fork_child);
+	if (VG_(lseek)(out_fd, 0, VKI_SEEK_END) > 0) {
+		put_rec(HWT_VG_REC_EXEC);
+		return;
+	}
 	VG_(memcpy)(buf, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
 	used = HWT_VG_MAGIC_LEN;
 }
@@ -471,6 +522,7 @@ static void pre_clo_init(void)
 	VG_(basic_tool_funcs)(post_clo_init, instrument, fini);
 	VG_(needs_command_line_options)(process_cmd_line_option, print_usage,
 					print_debug_usage);
+	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
 	VG_(track_start_client_code)(on_start_client_code);
 	VG_(track_pre_thread_first_insn)(on_first_insn);
 	VG_(track_pre_thread_ll_exit)(on_thread_exit);

@@ -334,6 +334,44 @@ static void test_many_translations(void)
 	free(s);
 }
 
+/* An exec under Valgrind: the new program's tool continues the stream
+ * with EXEC, numbering its translations from 0 again; the thread that
+ * exec'd goes on, the others ended. */
+static void test_exec(void)
+{
+	static const uint64_t old[] = { 0x8000, 0x8002 };
+	static const uint64_t new_[] = { 0x9000 };
+	static const uint64_t want[] = { 0x8000, 0x8002, 0x9000 };
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 };
+	struct stream s;
+	uint64_t pcs[8];
+	bool async[8];
+	size_t n = 0;
+	int rc;
+
+	start(&s);
+	sb(&s, 0, old, 2, NULL, NULL, 0);
+	thread(&s, HWT_VG_REC_THREAD, 20);
+	thread(&s, HWT_VG_REC_BORN, 21);
+	run(&s, 0);
+	thread(&s, HWT_VG_REC_THREAD, 20);
+	run(&s, 0);
+	rec(&s, HWT_VG_REC_EXEC);
+	sb(&s, 0, new_, 1, NULL, NULL, 0);
+	run(&s, 0);
+	rec(&s, HWT_VG_REC_END);
+	rc = read_all(&r, &s, 3, &err);
+	if (rc == 0 && r.nthreads == 2)
+		n = history(&r.threads[0], pcs, async, 8);
+	CHECK("stream: an exec goes on in the thread that made it, with the "
+	      "new program's translations",
+	      rc == 0 && r.nthreads == 2 && same(pcs, n, want, 3),
+	      "rc %d (%s), %zu threads, %zu instructions", rc, err.msg,
+	      r.nthreads, n);
+	hwt_vg_reader_free(&r);
+}
+
 static void test_modules(void)
 {
 	static const char path[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
@@ -484,6 +522,7 @@ int main(void)
 	RUN(test_rep_iterations);
 	RUN(test_threads_faults_signals);
 	RUN(test_many_translations);
+	RUN(test_exec);
 	RUN(test_modules);
 	RUN(test_bad_streams);
 	return check_exit();
