@@ -52,6 +52,7 @@ void hwt_bundle_free(struct hwt_bundle *b)
 	free(b->type);
 	free(b->triple);
 	free(b->core);
+	free(b->stop_note);
 	free(b);
 }
 

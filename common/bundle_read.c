@@ -446,6 +446,9 @@ static int read_stop(struct reader *rd, json_object *root, struct hwt_bundle *b)
 	free(reason);
 	if (rc)
 		return rc;
+	if ((rc = get_string(rd, stop, "note", "stop.note", false,
+			     &b->stop_note)))
+		return rc;
 	if (b->stop_reason == HWT_STOP_EXITED)
 		return get_int(rd, stop, "status", "stop.status", &b->stop_status);
 	if (b->stop_reason == HWT_STOP_SIGNALED || b->stop_reason == HWT_STOP_FAULT) {

@@ -195,7 +195,7 @@ static json_object *modules_json(const struct hwt_bundle *b, bool hex_address)
 	return done(arr, rc);
 }
 
-static json_object *stop_json(const struct hwt_bundle *b)
+static json_object *stop_reason_json(const struct hwt_bundle *b)
 {
 	json_object *o = json_object_new_object();
 
@@ -215,6 +215,17 @@ static json_object *stop_json(const struct hwt_bundle *b)
 		break;
 	}
 	return done(o, add_str(o, "reason", "running"));
+}
+
+static json_object *stop_json(const struct hwt_bundle *b)
+{
+	json_object *o = stop_reason_json(b);
+
+	if (o && b->stop_note && add_str(o, "note", b->stop_note)) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* processes[0] with its threads, each written by thread. */

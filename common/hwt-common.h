@@ -310,6 +310,10 @@ struct hwt_bundle {
 	int stop_status, stop_signal;
 	int64_t stop_tid;
 	uint64_t stop_pc;
+	/* Why the recording is incomplete although it was written (the
+	 * recorder stopped before the program ended, a bound was reached),
+	 * or NULL: trace.json's stop.note. */
+	char *stop_note;
 	/* ---- CoreSight snapshots (common/snapshot.c); empty otherwise ----
 	 * threads[i] is the trace source sources[i] (tid = its trace ID);
 	 * the sources past nthreads are skipped, each with its reason (STM

@@ -43,6 +43,8 @@ static void describe_stop(FILE *f, const struct hwt_bundle *b,
 			"not recorded (the trace ends where capture stopped)");
 		break;
 	}
+	if (b->stop_note)
+		fprintf(f, "note:    %s\n", b->stop_note);
 }
 
 static int describe_threads(FILE *f, const struct hwt_bundle *b,

@@ -138,6 +138,12 @@ def main():
         bad = json.loads(json.dumps(doc)); bad['cpuInfo']['family'] = 'six'
         save(d, bad)
         expect_error(hwtrace, 'bad cpuInfo', ['info', d], 'cpuInfo.family')
+        for note, needle in ((17, 'stop.note'), ('', 'stop.note'),
+                             ('x' * 5000, 'stop.note')):
+            d = variant(tmp, good, f'note-{abs(hash(str(note)))}')
+            bad = json.loads(json.dumps(doc)); bad['stop']['note'] = note
+            save(d, bad)
+            expect_error(hwtrace, f'bad stop.note {str(note)[:10]!r}', ['info', d], needle)
         d = variant(tmp, good, 'badload')
         bad = json.loads(json.dumps(doc)); bad['processes'][0]['modules'][0]['loadAddress'] = 'zz'
         save(d, bad)

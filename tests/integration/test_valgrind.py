@@ -373,12 +373,18 @@ def check_tool_killed(hwtrace, tmp):
     _, err = rec.communicate(timeout=120)
     try:
         with open(os.path.join(bundle, 'trace.json')) as f:
-            t = json.load(f)['processes'][0]['threads'][0]
+            doc = json.load(f)
+        t = doc['processes'][0]['threads'][0]
+        note = doc['stop'].get('note', '')
     except (OSError, ValueError, KeyError, IndexError) as e:
-        t = {'error': str(e)}
+        t, note = {'error': str(e)}, ''
+    info = subprocess.run([hwtrace, 'info', bundle], capture_output=True,
+                          text=True).stdout
     report('the tool killed: the bundle keeps the newest history and says '
            'why it ends', rec.returncode == 128 + signal.SIGKILL and
            'stopped before the program ended' in err and
+           'stopped before the program ended' in note and
+           'note:    the hwtrace Valgrind tool stopped' in info and
            t.get('traceSize', 0) <= (1 << 20) and
            t.get('lostInstructions', 0) > 0 and
            t.get('instructions', 0) > t.get('lostInstructions', 0),

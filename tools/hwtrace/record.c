@@ -260,6 +260,7 @@ int cmd_record(int argc, char **argv)
 	b.stop_reason = end.reason;
 	b.stop_status = end.status;
 	b.stop_signal = end.signal;
+	b.stop_note = (char *)hwt_collect_warning(col);
 	if ((rc = hwt_collect_stage(staging, col, NULL, 0, a.copy_modules,
 				    &b, &err)))
 		goto out;

@@ -242,7 +242,7 @@ static int write_typed_bundle(const char *dir, const char *type,
 	struct hwt_bundle b = { .type = (char *)type, .pid = 42,
 		.threads = &th, .nthreads = 1, .modules = &mod, .nmodules = 1,
 		.stop_reason = HWT_STOP_FAULT, .stop_signal = 11, .stop_tid = 42,
-		.stop_pc = 0x401234 };
+		.stop_pc = 0x401234, .stop_note = "the recorder stopped early" };
 	struct hwt_err err = { 0 };
 	char *staging;
 	int rc;
@@ -322,6 +322,8 @@ static void test_bundle(void)
 	      b->threads[0].trace_size == 16 && b->nmodules == 1 &&
 	      b->modules[0].load_address == 0x555555554000 &&
 	      b->stop_reason == HWT_STOP_FAULT && b->stop_pc == 0x401234 &&
+	      b->stop_note &&
+	      !strcmp(b->stop_note, "the recorder stopped early") &&
 	      strcmp(b->cpu.vendor, "AuthenticAMD") == 0,
 	      "rc %d: %s", rc, err.msg);
 	hwt_bundle_free(b);
