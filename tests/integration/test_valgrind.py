@@ -351,6 +351,63 @@ def check_fork_exec(hwtrace, tmp):
            f'functions entered {entries}')
 
 
+JIT_SRC = r'''
+#include <string.h>
+#include <sys/mman.h>
+
+typedef int (*fn)(int);
+
+int main(void)
+{
+	/* lea 0x1(%rdi),%eax; ret */
+	static const unsigned char add1[] = { 0x8d, 0x47, 0x01, 0xc3 };
+	/* lea (%rdi,%rdi),%eax; nop; ret */
+	static const unsigned char twice[] = { 0x8d, 0x04, 0x3f, 0x90, 0xc3 };
+	unsigned char *p = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int a, b;
+
+	if (p == MAP_FAILED)
+		return 2;
+	memcpy(p, add1, sizeof(add1));
+	a = ((fn)p)(41);
+	memcpy(p, twice, sizeof(twice));
+	b = ((fn)p)(21);
+	return a == 42 && b == 42 ? 0 : 1;
+}
+'''
+
+
+def jit_offsets(hwtrace, bundle):
+    """Offsets in their page of the instructions no module holds: the
+    generated code."""
+    rc, out, _ = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle)
+    addrs = [int(f[2], 16) for f in (l.split('\t') for l in out.splitlines())
+             if len(f) > 3 and f[3] == '(no code)']
+    base = min(addrs) & ~0xfff if addrs else 0
+    return [a - base for a in addrs]
+
+
+def check_jit(hwtrace, tmp):
+    """Code generated into anonymous memory, then rewritten and run again:
+    Valgrind translates it anew and the history follows the code that ran,
+    as the ptrace recorder's does."""
+    src, prog = os.path.join(tmp, 'jit.c'), os.path.join(tmp, 'jit')
+    with open(src, 'w') as f:
+        f.write(JIT_SRC)
+    subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    got = {}
+    for be in ('valgrind', 'ptrace'):
+        bundle = os.path.join(tmp, f'jit-{be}')
+        rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', be, '-o',
+                              bundle, '--', prog, timeout=300)
+        got[be] = (rc, jit_offsets(hwtrace, bundle) if rc == 0 else err)
+    report('self-modifying code: the history follows the code that ran, as '
+           'the ptrace recorder\'s', got['valgrind'][0] == 0 and
+           got['valgrind'] == got['ptrace'] and
+           got['ptrace'][1] == [0, 3, 0, 3, 4], f'{got}')
+
+
 def check_tool_killed(hwtrace, tmp):
     """The recording of a long run, flight-recorded with --size 1M, whose
     Valgrind process dies: the bundle keeps the newest megabyte, counts
@@ -452,6 +509,8 @@ def main():
                 check_library(hwtrace, programs, tmp, prog)
         if selected('crash'):
             check_crash(args.build, programs, tmp)
+        if selected('jit'):
+            check_jit(hwtrace, tmp)
         if selected('fork-exec'):
             check_fork_exec(hwtrace, tmp)
         if selected('tool-killed'):
