@@ -413,7 +413,14 @@ static int vg_run(struct hwt_collector *base, struct hwt_err *err)
 	/* What was read is kept whatever ends the stream; a stream cut
 	 * short (the tool killed or unable to write) is said, not fatal. */
 	rc = hwt_vg_reader_finish(&c->rd, err);
-	if (c->rd.magic_seen && (rc < 0 || !c->rd.ended)) {
+	if (c->rd.full) {
+		/* The tool stops writing at its bound, END included. */
+		snprintf(c->base.warning, sizeof(c->base.warning),
+			 "recording stopped at the tool's bound of %llu "
+			 "bytes; later instructions are not recorded",
+			 (unsigned long long)c->rd.bound);
+		rc = 0;
+	} else if (c->rd.magic_seen && (rc < 0 || !c->rd.ended)) {
 		char msg[400];
 
 		log_head(c, msg, sizeof(msg));
@@ -423,11 +430,6 @@ static int vg_run(struct hwt_collector *base, struct hwt_err *err)
 			 "where it stopped", rc < 0 ? err->msg :
 			 "its stream has no end", msg[0] ? ": " : "", msg);
 		rc = 0;
-	} else if (rc == 0 && c->rd.full) {
-		snprintf(c->base.warning, sizeof(c->base.warning),
-			 "recording stopped at the tool's bound of %llu "
-			 "bytes; later instructions are not recorded",
-			 (unsigned long long)c->rd.bound);
 	}
 	if (rc == 0)
 		rc = set_end(c, status, err);

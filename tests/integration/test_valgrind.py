@@ -462,6 +462,31 @@ def check_tool_killed(hwtrace, tmp):
            f'stderr {err.strip()[-300:]}')
 
 
+def check_bound(hwtrace, programs, tmp):
+    """The tool's stream bound (set here through Valgrind's own
+    VALGRIND_OPTS): recording stops there, the program runs to its end,
+    and the bundle says why its history is short."""
+    bundle = os.path.join(tmp, 'bound')
+    p = subprocess.run([hwtrace, 'record', '-q', '--backend', 'valgrind',
+                        '-o', bundle, '--',
+                        os.path.join(programs, 'loops')],
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ,
+                                VALGRIND_OPTS='--hwt-max-bytes=65536'))
+    try:
+        with open(os.path.join(bundle, 'trace.json')) as f:
+            doc = json.load(f)
+        note = doc['stop'].get('note', '')
+        insns = doc['processes'][0]['threads'][0]['instructions']
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        note, insns = str(e), 0
+    report('the stream bound: recording stops there and the bundle says so',
+           p.returncode == 0 and 'bound of 65536 bytes' in p.stderr and
+           'bound of 65536 bytes' in note and 10000 < insns < 200000,
+           f'rc {p.returncode}, {insns} instructions, note {note!r}, '
+           f'stderr {p.stderr.strip()[-300:]}')
+
+
 def check_bad_input(hwtrace, tmp):
     rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
                           '-o', os.path.join(tmp, 'nope'), '--',
@@ -526,6 +551,8 @@ def main():
             check_jit(hwtrace, tmp)
         if selected('fork-exec'):
             check_fork_exec(hwtrace, tmp)
+        if selected('bound'):
+            check_bound(hwtrace, programs, tmp)
         if selected('tool-killed'):
             check_tool_killed(hwtrace, tmp)
         if selected('bad-input'):

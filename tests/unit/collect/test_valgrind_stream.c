@@ -372,6 +372,38 @@ static void test_exec(void)
 	hwt_vg_reader_free(&r);
 }
 
+/* The tool's byte bound: it says so and stops; what came before stays. */
+static void test_bound(void)
+{
+	static const uint64_t a[] = { 0xa000, 0xa001 };
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 };
+	struct stream s;
+	uint64_t pcs[8];
+	bool async[8];
+	size_t n = 0;
+	int rc;
+
+	start(&s);
+	sb(&s, 0, a, 2, NULL, NULL, 0);
+	thread(&s, HWT_VG_REC_THREAD, 4);
+	run(&s, 0);
+	rec(&s, HWT_VG_REC_FULL);
+	u(&s, 1u << 20);
+	rc = hwt_vg_reader_init(&r, 1u << 20, &err);
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&r, s.b, s.n, &err);
+	if (rc == 0)
+		rc = hwt_vg_reader_finish(&r, &err);
+	if (rc == 0 && r.nthreads == 1)
+		n = history(&r.threads[0], pcs, async, 8);
+	CHECK("stream: the tool's bound is said, with what came before",
+	      rc == 0 && r.full && r.bound == 1u << 20 && !r.ended && n == 2,
+	      "rc %d (%s), full %d bound %llu, %zu instructions", rc, err.msg,
+	      r.full, (unsigned long long)r.bound, n);
+	hwt_vg_reader_free(&r);
+}
+
 static void test_modules(void)
 {
 	static const char path[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
@@ -523,6 +555,7 @@ int main(void)
 	RUN(test_threads_faults_signals);
 	RUN(test_many_translations);
 	RUN(test_exec);
+	RUN(test_bound);
 	RUN(test_modules);
 	RUN(test_bad_streams);
 	return check_exit();
