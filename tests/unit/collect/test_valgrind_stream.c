@@ -390,11 +390,7 @@ static void test_bound(void)
 	run(&s, 0);
 	rec(&s, HWT_VG_REC_FULL);
 	u(&s, 1u << 20);
-	rc = hwt_vg_reader_init(&r, 1u << 20, &err);
-	if (rc == 0)
-		rc = hwt_vg_reader_feed(&r, s.b, s.n, &err);
-	if (rc == 0)
-		rc = hwt_vg_reader_finish(&r, &err);
+	rc = read_all(&r, &s, s.n, &err);
 	if (rc == 0 && r.nthreads == 1)
 		n = history(&r.threads[0], pcs, async, 8);
 	CHECK("stream: the tool's bound is said, with what came before",
