@@ -46,6 +46,7 @@ struct vg_collector {
 	char *stream_path, *log_path;
 	char *prog;
 	int stream_fd;
+	uint8_t *piece;           /* READ_PIECE bytes: what drain reads into */
 	bool reaped;
 	struct hwt_vg_reader rd;
 	struct hwt_collect_thread *threads;
@@ -167,6 +168,7 @@ static void vg_close(struct hwt_collector *base)
 		rmdir(c->dir);
 	hwt_vg_reader_free(&c->rd);
 	free(c->threads);
+	free(c->piece);
 	free(c->stream_path);
 	free(c->log_path);
 	free(c->dir);
@@ -278,17 +280,18 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 /* Feed what the tool has written since the last look; true if any. */
 static int drain(struct vg_collector *c, bool *got, struct hwt_err *err)
 {
-	static uint8_t piece[READ_PIECE];
 	ssize_t n;
 
 	*got = false;
+	if (!c->piece && !(c->piece = malloc(READ_PIECE)))
+		return hwt_err_set(err, ENOMEM, "out of memory");
 	if (c->stream_fd < 0) {
 		c->stream_fd = open(c->stream_path, O_RDONLY | O_CLOEXEC);
 		if (c->stream_fd < 0)
 			return 0;   /* the tool has not opened it yet */
 	}
-	while ((n = read(c->stream_fd, piece, sizeof(piece))) > 0) {
-		int rc = hwt_vg_reader_feed(&c->rd, piece, (size_t)n, err);
+	while ((n = read(c->stream_fd, c->piece, READ_PIECE)) > 0) {
+		int rc = hwt_vg_reader_feed(&c->rd, c->piece, (size_t)n, err);
 
 		if (rc < 0)
 			return rc;

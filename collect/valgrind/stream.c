@@ -425,13 +425,16 @@ int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
 {
 	struct cursor c;
 	size_t keep;
+	uint8_t *grown;
 	int rc = 0;
 
+	if (len == 0 && r->npending == 0)
+		return 0;
 	if (len > SIZE_MAX - r->npending ||
-	    !(r->npending + len == 0 ||
-	      (r->pending = realloc(r->pending, r->npending + len))))
+	    !(grown = realloc(r->pending, r->npending + len)))
 		return hwt_err_set(err, ENOMEM, "out of memory for the "
 				   "valgrind trace stream");
+	r->pending = grown;
 	if (len)
 		memcpy(r->pending + r->npending, data, len);
 	r->npending += len;
