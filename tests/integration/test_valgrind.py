@@ -49,8 +49,8 @@ DIFFERENT_LIBC = {
 }
 
 
-def exec_ranges(path):
-    """[(start, end)] of the executable PT_LOAD segments of an ELF64 file,
+def load_segments(path):
+    """[(start, end, executable)] of the PT_LOAD segments of an ELF64 file,
     as link-time addresses."""
     with open(path, 'rb') as f:
         data = f.read()
@@ -60,9 +60,15 @@ def exec_ranges(path):
     for i in range(phnum):
         p_type, p_flags, _, p_vaddr, _, _, p_memsz, _ = struct.unpack_from(
             '<IIQQQQQQ', data, phoff + i * phentsize)
-        if p_type == 1 and p_flags & 1:
-            out.append((p_vaddr, p_vaddr + p_memsz))
+        if p_type == 1:
+            out.append((p_vaddr, p_vaddr + p_memsz, bool(p_flags & 1)))
     return out
+
+
+def exec_ranges(path):
+    """[(start, end)] of the executable PT_LOAD segments of an ELF64 file,
+    as link-time addresses."""
+    return [(lo, hi) for lo, hi, x in load_segments(path) if x]
 
 
 def own_offsets(addrs, bias, ranges):
@@ -115,15 +121,8 @@ def load_ranges(bundle):
         path = m['systemPath']
         bias = 0 if test_oracle.elf_type(path) == 2 else m['loadAddress']
         name = os.path.basename(os.path.realpath(path))
-        with open(path, 'rb') as f:
-            data = f.read()
-        phoff, = struct.unpack_from('<Q', data, 0x20)
-        phentsize, phnum = struct.unpack_from('<HH', data, 0x36)
-        for i in range(phnum):
-            p_type, _, _, vaddr, _, _, memsz, _ = struct.unpack_from(
-                '<IIQQQQQQ', data, phoff + i * phentsize)
-            if p_type == 1:
-                out.append((vaddr + bias, vaddr + bias + memsz, name, bias))
+        out += [(lo + bias, hi + bias, name, bias)
+                for lo, hi, _ in load_segments(path)]
     return out
 
 

@@ -140,6 +140,26 @@ static int read_all(struct hwt_vg_reader *r, const struct stream *s,
 	return rc;
 }
 
+/* A stream read whole, in pieces of piece bytes, and the history of one
+ * of its threads (none when it has no such thread). Free o->r after. */
+struct outcome {
+	struct hwt_vg_reader r;
+	struct hwt_err err;
+	int rc;
+	uint64_t pcs[64];
+	bool async[64];
+	size_t n;
+};
+
+static void read_thread(struct outcome *o, const struct stream *s,
+			size_t piece, size_t thread)
+{
+	memset(o, 0, sizeof(*o));
+	o->rc = read_all(&o->r, s, piece, &o->err);
+	if (o->rc == 0 && thread < o->r.nthreads)
+		o->n = history(&o->r.threads[thread], o->pcs, o->async, 64);
+}
+
 /* main at 0x1000: a loop superblock run three times, left by its side
  * exit the third time, then a call's superblock run to its end. */
 static void test_runs_and_exits(void)
@@ -150,13 +170,8 @@ static void test_runs_and_exits(void)
 	static const uint64_t want[] = { 0x1000, 0x1003, 0x1007,
 		0x1000, 0x1003, 0x1007, 0x1000, 0x1003,
 		0x1009, 0x2000, 0x2001 };
-	struct hwt_vg_reader r;
-	struct hwt_err err = { 0 };
+	struct outcome o;
 	struct stream s;
-	uint64_t pcs[64];
-	bool async[64];
-	size_t n = 0;
-	int rc;
 
 	start(&s);
 	sb(&s, 0, loop, 3, NULL, loop_exit, 1);
@@ -169,16 +184,15 @@ static void test_runs_and_exits(void)
 	run(&s, 1);
 	rec(&s, HWT_VG_REC_END);
 	for (size_t piece = 1; piece <= s.n; piece = piece * 3 + 1) {
-		rc = read_all(&r, &s, piece, &err);
-		n = rc == 0 && r.nthreads == 1
-			    ? history(&r.threads[0], pcs, async, 64) : 0;
+		read_thread(&o, &s, piece, 0);
 		CHECK("stream: runs and a side exit give the executed "
 		      "instructions, in pieces of any size",
-		      rc == 0 && r.ended && r.threads[0].tid == 77 &&
-		      same(pcs, n, want, sizeof(want) / sizeof(*want)),
-		      "piece %zu: rc %d (%s), %zu instructions", piece, rc,
-		      err.msg, n);
-		hwt_vg_reader_free(&r);
+		      o.rc == 0 && o.r.ended && o.r.nthreads == 1 &&
+		      o.r.threads[0].tid == 77 &&
+		      same(o.pcs, o.n, want, sizeof(want) / sizeof(*want)),
+		      "piece %zu: rc %d (%s), %zu instructions", piece, o.rc,
+		      o.err.msg, o.n);
+		hwt_vg_reader_free(&o.r);
 	}
 }
 
@@ -197,13 +211,8 @@ static void test_rep_iterations(void)
 	static const uint64_t want[] = { 0x3000, 0x3003, 0x3003, 0x3003,
 		0x3006 };
 	static const uint64_t want_zero[] = { 0x3000, 0x3003, 0x3006 };
-	struct hwt_vg_reader r;
-	struct hwt_err err = { 0 };
+	struct outcome o;
 	struct stream s;
-	uint64_t pcs[64];
-	bool async[64];
-	size_t n;
-	int rc;
 
 	start(&s);
 	sb(&s, 0, before, 2, prefix_flags, prefix_exit, 1);
@@ -216,11 +225,10 @@ static void test_rep_iterations(void)
 	leave(&s, 0);
 	run(&s, 2);
 	rec(&s, HWT_VG_REC_END);
-	rc = read_all(&r, &s, s.n, &err);
-	n = rc == 0 ? history(&r.threads[0], pcs, async, 64) : 0;
+	read_thread(&o, &s, s.n, 0);
 	CHECK("stream: a rep instruction runs once per iteration",
-	      same(pcs, n, want, 5), "rc %d, %zu instructions", rc, n);
-	hwt_vg_reader_free(&r);
+	      same(o.pcs, o.n, want, 5), "rc %d, %zu instructions", o.rc, o.n);
+	hwt_vg_reader_free(&o.r);
 
 	/* Reached with a zero count: it runs once. */
 	start(&s);
@@ -231,11 +239,11 @@ static void test_rep_iterations(void)
 	leave(&s, 0);
 	run(&s, 1);
 	rec(&s, HWT_VG_REC_END);
-	rc = read_all(&r, &s, s.n, &err);
-	n = rc == 0 ? history(&r.threads[0], pcs, async, 64) : 0;
+	read_thread(&o, &s, s.n, 0);
 	CHECK("stream: a rep instruction with a zero count runs once",
-	      same(pcs, n, want_zero, 3), "rc %d, %zu instructions", rc, n);
-	hwt_vg_reader_free(&r);
+	      same(o.pcs, o.n, want_zero, 3), "rc %d, %zu instructions", o.rc,
+	      o.n);
+	hwt_vg_reader_free(&o.r);
 }
 
 /* Two threads; a fault in the middle of a superblock; a handler entered
@@ -342,13 +350,8 @@ static void test_exec(void)
 	static const uint64_t old[] = { 0x8000, 0x8002 };
 	static const uint64_t new_[] = { 0x9000 };
 	static const uint64_t want[] = { 0x8000, 0x8002, 0x9000 };
-	struct hwt_vg_reader r;
-	struct hwt_err err = { 0 };
+	struct outcome o;
 	struct stream s;
-	uint64_t pcs[8];
-	bool async[8];
-	size_t n = 0;
-	int rc;
 
 	start(&s);
 	sb(&s, 0, old, 2, NULL, NULL, 0);
@@ -361,28 +364,21 @@ static void test_exec(void)
 	sb(&s, 0, new_, 1, NULL, NULL, 0);
 	run(&s, 0);
 	rec(&s, HWT_VG_REC_END);
-	rc = read_all(&r, &s, 3, &err);
-	if (rc == 0 && r.nthreads == 2)
-		n = history(&r.threads[0], pcs, async, 8);
+	read_thread(&o, &s, 3, 0);
 	CHECK("stream: an exec goes on in the thread that made it, with the "
 	      "new program's translations",
-	      rc == 0 && r.nthreads == 2 && same(pcs, n, want, 3),
-	      "rc %d (%s), %zu threads, %zu instructions", rc, err.msg,
-	      r.nthreads, n);
-	hwt_vg_reader_free(&r);
+	      o.rc == 0 && o.r.nthreads == 2 && same(o.pcs, o.n, want, 3),
+	      "rc %d (%s), %zu threads, %zu instructions", o.rc, o.err.msg,
+	      o.r.nthreads, o.n);
+	hwt_vg_reader_free(&o.r);
 }
 
 /* The tool's byte bound: it says so and stops; what came before stays. */
 static void test_bound(void)
 {
 	static const uint64_t a[] = { 0xa000, 0xa001 };
-	struct hwt_vg_reader r;
-	struct hwt_err err = { 0 };
+	struct outcome o;
 	struct stream s;
-	uint64_t pcs[8];
-	bool async[8];
-	size_t n = 0;
-	int rc;
 
 	start(&s);
 	sb(&s, 0, a, 2, NULL, NULL, 0);
@@ -390,14 +386,13 @@ static void test_bound(void)
 	run(&s, 0);
 	rec(&s, HWT_VG_REC_FULL);
 	u(&s, 1u << 20);
-	rc = read_all(&r, &s, s.n, &err);
-	if (rc == 0 && r.nthreads == 1)
-		n = history(&r.threads[0], pcs, async, 8);
+	read_thread(&o, &s, s.n, 0);
 	CHECK("stream: the tool's bound is said, with what came before",
-	      rc == 0 && r.full && r.bound == 1u << 20 && !r.ended && n == 2,
-	      "rc %d (%s), full %d bound %llu, %zu instructions", rc, err.msg,
-	      r.full, (unsigned long long)r.bound, n);
-	hwt_vg_reader_free(&r);
+	      o.rc == 0 && o.r.full && o.r.bound == 1u << 20 && !o.r.ended &&
+	      o.r.nthreads == 1 && o.n == 2,
+	      "rc %d (%s), full %d bound %llu, %zu instructions", o.rc,
+	      o.err.msg, o.r.full, (unsigned long long)o.r.bound, o.n);
+	hwt_vg_reader_free(&o.r);
 }
 
 static void test_modules(void)
