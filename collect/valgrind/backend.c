@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -387,6 +388,17 @@ static int set_end(struct vg_collector *c, int status, struct hwt_err *err)
 	return 0;
 }
 
+/* Whether the stream's file system is full: the tool cannot say so
+ * itself, since its log lives there too. Less room than one flush of the
+ * tool's buffer is full for it. */
+static bool stream_disk_full(const struct vg_collector *c)
+{
+	struct statvfs fs;
+
+	return statvfs(c->dir, &fs) == 0 &&
+	       (uint64_t)fs.f_bavail * fs.f_bsize < READ_PIECE;
+}
+
 static int vg_run(struct hwt_collector *base, struct hwt_err *err)
 {
 	struct vg_collector *c = vg_of(base);
@@ -427,6 +439,9 @@ static int vg_run(struct hwt_collector *base, struct hwt_err *err)
 		char msg[400];
 
 		log_head(c, msg, sizeof(msg));
+		if (!msg[0] && stream_disk_full(c))
+			snprintf(msg, sizeof(msg), "no space left on the file "
+				 "system of %s (TMPDIR names another)", c->dir);
 		snprintf(c->base.warning, sizeof(c->base.warning),
 			 "the hwtrace Valgrind tool stopped before the "
 			 "program ended (%.200s%s%.150s); the history ends "

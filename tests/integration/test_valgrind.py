@@ -486,6 +486,62 @@ def check_bound(hwtrace, programs, tmp):
            f'stderr {p.stderr.strip()[-300:]}')
 
 
+def on_small_disk(tmp, size, cmd):
+    """Run cmd with a size-byte tmpfs mounted at tmp/small in a mount
+    namespace of its own (as root, or through a user namespace): the
+    command, then what the small disk holds afterwards, one name a line
+    after a line '--'. None when no namespace can be made here."""
+    small = os.path.join(tmp, 'small')
+    os.makedirs(small, exist_ok=True)
+    script = ('mount -t tmpfs -o size="$1" tmpfs "$2" || exit 99; '
+              'shift 2; "$@"; rc=$?; echo --; ls -A "$(dirname "$0")"; '
+              'exit $rc')
+    p = subprocess.run(['unshare', '-rm', 'sh', '-c', script,
+                        os.path.join(small, 'x'), str(size), small] + cmd,
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode == 99 or 'unshare' in p.stderr.split(':')[0]:
+        return None
+    return p
+
+
+def check_full_disk(hwtrace, programs, tmp):
+    """A full disk under the tool's stream and under the bundle: the
+    history recorded so far is kept and the reason said, or the bundle
+    is not written and no partial one is left."""
+    small = os.path.join(tmp, 'small')
+    bundle = os.path.join(tmp, 'full-stream')
+    p = on_small_disk(tmp, 65536,
+                      ['env', f'TMPDIR={small}', hwtrace, 'record', '-q',
+                       '--backend', 'valgrind', '-o', bundle, '--',
+                       os.path.join(programs, 'strings')])
+    if p is None:
+        print('SKIP full disk: no mount namespace can be made here '
+              '(unshare -rm fails)')
+        return
+    try:
+        with open(os.path.join(bundle, 'trace.json')) as f:
+            doc = json.load(f)
+        note = doc['stop'].get('note', '')
+        insns = doc['processes'][0]['threads'][0]['instructions']
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        note, insns = str(e), 0
+    report('a full disk under the stream: the history so far is kept and '
+           'the full disk named',
+           p.returncode == 0 and 'no space left on the file system of '
+           f'{small}' in p.stderr and 'no space left' in note and
+           insns > 10000, f'rc {p.returncode}, {insns} instructions, '
+           f'note {note!r}, stderr {p.stderr.strip()[-300:]}')
+    p = on_small_disk(tmp, 65536,
+                      [hwtrace, 'record', '-q', '--backend', 'valgrind',
+                       '-o', os.path.join(small, 'b'), '--',
+                       '/usr/bin/python3', '-c', 'pass'])
+    left = p.stdout.split('--\n', 1)[-1].split()
+    report('a full disk under the bundle: a clear error, no partial bundle',
+           p.returncode != 0 and 'No space left on device' in p.stderr and
+           left == [], f'rc {p.returncode}, left {left}, '
+           f'stderr {p.stderr.strip()[-300:]}')
+
+
 def check_bad_input(hwtrace, tmp):
     rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
                           '-o', os.path.join(tmp, 'nope'), '--',
@@ -554,6 +610,8 @@ def main():
             check_bound(hwtrace, programs, tmp)
         if selected('tool-killed'):
             check_tool_killed(hwtrace, tmp)
+        if selected('full-disk'):
+            check_full_disk(hwtrace, programs, tmp)
         if selected('bad-input'):
             check_bad_input(hwtrace, tmp)
     finally:
