@@ -368,6 +368,13 @@ int hwt_bundle_stage_copy(const char *staging_dir, const char *rel,
 int hwt_bundle_stage_write(const char *staging_dir, const char *rel,
 			   const void *data, size_t size, struct hwt_err *err);
 
+/* ---- Linux and GDB signal numbers (gdb_signals.c) ---------------------- */
+
+/* GDB's number for a Linux signal (143, GDB_SIGNAL_UNKNOWN, if none). */
+int hwt_gdb_signal(int linux_sig);
+/* Linux's number for a GDB signal; 0 when Linux has no such signal. */
+int hwt_linux_signal(int gdb_sig);
+
 /* ---- small utilities --------------------------------------------------- */
 
 /* Read a whole file refusing more than max bytes. */

@@ -49,7 +49,7 @@ void reverse_stop_reply(struct server *s, size_t ti, const char *extra,
 
 	/* At the crash, before any move, the stop is the fatal signal. */
 	if (!extra[0] && !s->threads[ti].cursor)
-		sig = srv_gdb_signal(s->core->signo);
+		sig = hwt_gdb_signal(s->core->signo);
 	snprintf(reply, cap, "T%02xthread:%llx;%s", sig,
 		 (unsigned long long)s->threads[ti].tid, extra);
 }

@@ -190,13 +190,6 @@ static inline int srv_nregs(const struct server *s)
 	return s->avx ? TDESC_AVX_NREGS : TDESC_NREGS;
 }
 
-/* ---- signals.c: Linux and GDB signal numbers --------------------------- */
-
-/* GDB's number for a Linux signal (143, GDB_SIGNAL_UNKNOWN, if none). */
-int srv_gdb_signal(int linux_sig);
-/* Linux's number for a GDB signal; 0 when Linux has no such signal. */
-int srv_linux_signal(int gdb_sig);
-
 /* ---- target.c: what every handler asks of the target ------------------- */
 
 /* The thread's history up to where it stands now (live: rebuilt after

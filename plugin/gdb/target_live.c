@@ -234,7 +234,7 @@ static void stop_reply(struct server *s, const struct hwt_collect_event *ev,
 		break;
 	case HWT_EVENT_SIGNAL:
 		snprintf(reply, cap, "T%02xthread:%llx;",
-			 srv_gdb_signal(ev->signal), tid);
+			 hwt_gdb_signal(ev->signal), tid);
 		break;
 	case HWT_EVENT_INTERRUPTED:
 		snprintf(reply, cap, "T02thread:%llx;", tid);
@@ -243,7 +243,7 @@ static void stop_reply(struct server *s, const struct hwt_collect_event *ev,
 		snprintf(reply, cap, "W%02x", ev->status & 0xff);
 		break;
 	case HWT_EVENT_KILLED:
-		snprintf(reply, cap, "X%02x", srv_gdb_signal(ev->signal));
+		snprintf(reply, cap, "X%02x", hwt_gdb_signal(ev->signal));
 		break;
 	case HWT_EVENT_THREAD_CREATED:
 		/* Asked for with QThreadEvents: the new thread stands at its
@@ -666,7 +666,7 @@ int live_open(struct server *s, const struct live_opts *lo,
 	/* Launched: stopped at its first instruction, as after exec's
 	 * SIGTRAP; attached: stopped where it was. */
 	snprintf(l->last_reply, sizeof(l->last_reply), "T%02xthread:%llx;",
-		 srv_gdb_signal(lo->argv ? SIGTRAP : SIGSTOP),
+		 hwt_gdb_signal(lo->argv ? SIGTRAP : SIGSTOP),
 		 (unsigned long long)l->pid);
 	return 0;
 }

@@ -60,7 +60,7 @@ static bool parse_signal(const char *p, int *sig, const char **rest)
 		g = g << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
 	if (n != 2)
 		return false;
-	*sig = srv_linux_signal((int)g);
+	*sig = hwt_linux_signal((int)g);
 	*rest = p;
 	return true;
 }

@@ -186,10 +186,10 @@ int main(void)
 
 	int bad = 0;
 	for (int sig = 1; sig <= 64; sig++)
-		if (sig != 16 && srv_linux_signal(srv_gdb_signal(sig)) != sig)
+		if (sig != 16 && hwt_linux_signal(hwt_gdb_signal(sig)) != sig)
 			bad = sig;
 	CHECK("Linux signals map to GDB's and back", bad == 0, "signal %d", bad);
-	CHECK("SIGSTKFLT has no GDB number", srv_gdb_signal(16) == 143, "%d", srv_gdb_signal(16));
+	CHECK("SIGSTKFLT has no GDB number", hwt_gdb_signal(16) == 143, "%d", hwt_gdb_signal(16));
 
 	ops.reg_set = NULL;
 	r = send_pkt(&s, sv[1], "M8,1:00");

@@ -1,7 +1,8 @@
-/* signals.c - Linux signal numbers to GDB's own (gdb/signals.def) and
- * back: the remote protocol speaks GDB's numbers in stop replies and in
- * C/S actions, the kernel speaks Linux's. */
-#include "server.h"
+/* gdb_signals.c - Linux signal numbers to GDB's own (gdb/signals.def)
+ * and back: the remote protocol speaks GDB's numbers in stop replies and
+ * in C/S actions (hwt-server's and Valgrind's gdbserver's alike), the
+ * kernel speaks Linux's. */
+#include "hwt-common.h"
 
 /* {linux, gdb} where they are not the same number or have no match. */
 static const unsigned char MAP[][2] = {
@@ -31,7 +32,7 @@ static const unsigned char MAP[][2] = {
 #define GDB_RT33 45
 #define GDB_UNKNOWN 143
 
-int srv_gdb_signal(int sig)
+int hwt_gdb_signal(int sig)
 {
 	for (size_t i = 0; i < sizeof(MAP) / sizeof(MAP[0]); i++)
 		if (MAP[i][0] == sig)
@@ -45,7 +46,7 @@ int srv_gdb_signal(int sig)
 	return GDB_UNKNOWN;
 }
 
-int srv_linux_signal(int gsig)
+int hwt_linux_signal(int gsig)
 {
 	for (size_t i = 0; i < sizeof(MAP) / sizeof(MAP[0]); i++)
 		if (MAP[i][1] == gsig)
