@@ -16,6 +16,8 @@
  * with thread switch records holds every thread.
  */
 #include "pub_tool_basics.h"
+#include "pub_tool_clreq.h"
+#include "pub_tool_gdbserver.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
@@ -28,6 +30,7 @@
 #include "pub_tool_threadstate.h"
 #include "pub_tool_tooliface.h"
 #include "pub_tool_vkiscnums.h"
+#include "libvex_guest_amd64.h"
 #include "libvex_ir.h"
 
 #include "../vgstream.h"
@@ -399,6 +402,70 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 	return out;
 }
 
+/* ---- live control -------------------------------------------------------- */
+
+/* The valgrind backend drives the program through Valgrind's gdbserver
+ * and asks, at every stop, through monitor commands (qRcmd):
+ *   hwt.sync  everything recorded so far is flushed, then one line per
+ *             thread that has run: "hwt LWP PC FS_BASE GS_BASE" (hex;
+ *             the base registers are not in Valgrind's register packet)
+ *   hwt.off   recording stops (the debugger detached)
+ */
+static ULong guest_word(ThreadId tid, PtrdiffT offset)
+{
+	ULong v = 0;
+
+	VG_(get_shadow_regs_area)(tid, (UChar *)&v, 0, offset, sizeof(v));
+	return v;
+}
+
+static void sync_threads(void)
+{
+	ThreadId tid;
+	Addr lo, hi;
+
+	/* Stopped before the first instruction: the debugger needs the
+	 * vector already. */
+	if (!auxv_written)
+		write_auxv();
+	flush();
+	VG_(thread_stack_reset_iter)(&tid);
+	while (VG_(thread_stack_next)(&tid, &lo, &hi)) {
+		Int os_tid = tid < VG_N_THREADS ? lwp_of[tid] : 0;
+
+		/* Before the first instruction only the main thread exists,
+		 * not yet named; other threads count once they run. */
+		if (!os_tid && tid == 1)
+			os_tid = VG_(getpid)();
+		if (!os_tid)
+			continue;
+		VG_(gdb_printf)("hwt %x %lx %llx %llx\n", (UInt)os_tid,
+				VG_(get_IP)(tid),
+				guest_word(tid, __builtin_offsetof(
+					VexGuestAMD64State, guest_FS_CONST)),
+				guest_word(tid, __builtin_offsetof(
+					VexGuestAMD64State, guest_GS_CONST)));
+	}
+}
+
+static Bool on_client_request(ThreadId tid, UWord *arg, UWord *ret)
+{
+	const HChar *cmd = (const HChar *)arg[1];
+
+	if (arg[0] != VG_USERREQ__GDB_MONITOR_COMMAND)
+		return False;
+	*ret = 1;
+	if (VG_(strcmp)(cmd, "hwt.sync") == 0) {
+		sync_threads();
+	} else if (VG_(strcmp)(cmd, "hwt.off") == 0) {
+		flush();
+		recording = False;
+	} else {
+		*ret = 0;
+	}
+	return *ret != 0;
+}
+
 /* ---- start and end -------------------------------------------------------- */
 
 static Bool process_cmd_line_option(const HChar *arg)
@@ -523,6 +590,7 @@ static void pre_clo_init(void)
 	VG_(needs_command_line_options)(process_cmd_line_option, print_usage,
 					print_debug_usage);
 	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
+	VG_(needs_client_requests)(on_client_request);
 	VG_(track_start_client_code)(on_start_client_code);
 	VG_(track_pre_thread_first_insn)(on_first_insn);
 	VG_(track_pre_thread_ll_exit)(on_thread_exit);
