@@ -149,26 +149,45 @@ static struct hwt_vg_thread *thread_of(struct hwt_vg_reader *r, uint64_t tid,
 	return add(r, tid, err);
 }
 
+/* One executed instruction into t's ring. The instruction a stopped
+ * thread stood at was written already (hwt_vg_reader_stop_at): when the
+ * thread goes on from there it is not written twice. */
+static void write_insn(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		       uint64_t pc)
+{
+	if (t->ahead) {
+		t->ahead = false;
+		if (pc == t->last_pc && !t->async_next)
+			return;
+	}
+	if (!t->ring.started) {
+		hwt_sw_ring_start(&t->ring, pc);
+	} else {
+		hwt_sw_ring_step(&t->ring, pc, t->async_next);
+		t->async_next = false;
+	}
+	t->last_pc = pc;
+	r->insns++;
+}
+
+/* Write t's current run up to its instruction upto (exclusive). */
+static void write_upto(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		       uint32_t upto)
+{
+	for (uint32_t i = t->run_done; i < upto; i++)
+		write_insn(r, t, t->run->pc[i]);
+	if (upto > t->run_done)
+		t->run_done = upto;
+}
+
 /* Write what t's last superblock run executed. */
 static void write_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 {
-	const struct hwt_vg_sb *sb = t->run;
-
-	if (!sb)
+	if (!t->run)
 		return;
-	for (uint32_t i = 0; i < t->run_insns; i++) {
-		uint64_t pc = sb->pc[i];
-
-		if (!t->ring.started) {
-			hwt_sw_ring_start(&t->ring, pc);
-		} else {
-			hwt_sw_ring_step(&t->ring, pc, t->async_next);
-			t->async_next = false;
-		}
-		t->last_pc = pc;
-	}
-	r->insns += t->run_insns;
+	write_upto(r, t, t->run_insns);
 	t->run = NULL;
+	t->run_done = 0;
 }
 
 static void sb_free(struct hwt_vg_sb *sb)
@@ -265,6 +284,7 @@ static int read_map(struct hwt_vg_reader *r, struct cursor *c,
 	uint64_t start = get_u(c), len = get_u(c), off = get_u(c);
 	uint64_t flags = get_u(c), plen = get_u(c);
 	char path[HWT_VG_MAX_PATH + 1];
+	int rc;
 
 	if (c->state != CUR_OK)
 		return 0;
@@ -280,7 +300,12 @@ static int read_map(struct hwt_vg_reader *r, struct cursor *c,
 	if (!plen || path[0] != '/' || memchr(path, '\0', plen) ||
 	    !(flags & HWT_VG_MAP_X))
 		return 0;
-	return hwt_modset_add(&r->modules, path, start, off, err);
+	rc = hwt_modset_add(&r->modules, path, start, off, err);
+	if (rc == 0 && r->tool_path && strcmp(path, r->tool_path) == 0)
+		for (size_t i = 0; i < r->modules.n; i++)
+			if (strcmp(r->modules.v[i].path, path) == 0)
+				r->modules.v[i].recorder = true;
+	return rc;
 }
 
 /* One rare record, its kind already read. */
@@ -325,10 +350,12 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 			t->async_next = true;
 			return 0;
 		}
-		/* A fault ends the superblock at the faulting instruction. */
+		/* A fault ends the superblock at the faulting instruction
+		 * (never before what a stop wrote of it). */
 		for (uint32_t i = 0; t->run && i < t->run_insns; i++)
 			if (t->run->pc[i] == b) {
-				t->run_insns = i + 1;
+				t->run_insns = i + 1 > t->run_done ? i + 1
+								   : t->run_done;
 				break;
 			}
 		r->last_at_tid = t->tid;
@@ -407,6 +434,7 @@ static int read_item(struct hwt_vg_reader *r, struct cursor *c,
 		write_run(r, t);
 		t->run = r->sbs[arg];
 		t->run_insns = t->run->ninsns;
+		t->run_done = 0;
 		return 0;
 	case HWT_VG_EXIT:
 		if (!t || !t->run || arg >= t->run->nexits)
@@ -471,6 +499,30 @@ int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
 	memmove(r->pending, c.p, keep);
 	r->npending = keep;
 	return rc;
+}
+
+int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
+			  bool mid, struct hwt_err *err)
+{
+	struct hwt_vg_thread *t = thread_of(r, (uint64_t)tid, false, err);
+	uint32_t i = 0;
+
+	if (!t)
+		return -(err->code ? err->code : EINVAL);
+	if (mid && t->run) {
+		for (i = t->run_done; i < t->run_insns; i++)
+			if (t->run->pc[i] == pc)
+				break;
+	}
+	if (mid && t->run && i < t->run_insns)
+		write_upto(r, t, i);
+	else
+		write_run(r, t);
+	if (!(t->ahead && t->last_pc == pc)) {
+		write_insn(r, t, pc);
+		t->ahead = true;
+	}
+	return 0;
 }
 
 int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)

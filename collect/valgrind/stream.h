@@ -33,12 +33,18 @@ struct hwt_vg_thread {
 	bool exited;
 	bool async_next;          /* its next instruction enters a handler */
 	const struct hwt_vg_sb *run;  /* the superblock run last, not yet */
-	uint32_t run_insns;       /* written: its first run_insns ran */
+	uint32_t run_insns;       /* written: its first run_insns ran, */
+	uint32_t run_done;        /* of which run_done are written */
 	uint64_t last_pc;         /* last instruction written */
+	/* last_pc is where the thread stood at a stop, not yet run. */
+	bool ahead;
 };
 
 struct hwt_vg_reader {
 	uint64_t ring_capacity;   /* bytes per thread (--size) */
+	/* The tool's file, whose code runs as the program's (the signal
+	 * return trampoline): its module is flagged recorder. NULL: none. */
+	const char *tool_path;
 	/* Translations by number, each allocated on its own: a thread's
 	 * run points at one while the table grows. */
 	struct hwt_vg_sb **sbs;
@@ -71,6 +77,14 @@ int hwt_vg_reader_init(struct hwt_vg_reader *r, uint64_t ring_capacity,
  * read; what was read before stays. */
 int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
 		       size_t len, struct hwt_err *err);
+/* Under live control, the program stopped with thread tid at pc, its
+ * next instruction, and the stream was read up to the stop. mid: the
+ * thread stopped inside the superblock it was running (a breakpoint, a
+ * step or a fault), which goes on when it resumes. The thread's history
+ * gets what it ran so far and pc as its last instruction, like a
+ * stepped thread's; nothing is written twice when it goes on. */
+int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
+			  bool mid, struct hwt_err *err);
 /* The stream is over: write every thread's last superblock and seal the
  * rings. An item cut short is an error (the tool died while writing);
  * the rings are sealed all the same. */

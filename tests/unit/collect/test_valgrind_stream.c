@@ -539,6 +539,87 @@ static void test_bad_streams(void)
 		   "ends in the middle of an item", false);
 }
 
+/* Under live control the program stops with the stream read so far:
+ * inside a superblock (a breakpoint at its second instruction) the
+ * history ends at the stop pc, after a whole run at the next superblock's
+ * first instruction; going on writes nothing twice. */
+static void test_stops(void)
+{
+	static const uint64_t loop[] = { 0x1000, 0x1003, 0x1007 };
+	static const uint64_t tail[] = { 0x1009, 0x2000, 0x2001 };
+	static const uint32_t loop_exit[] = { 2 };
+	static const uint64_t at_mid[] = { 0x1000, 0x1003, 0x1007,
+		0x1000, 0x1003 };
+	static const uint64_t at_loop[] = { 0x1000, 0x1003,
+		0x1000, 0x1003, 0x1007, 0x1000 };
+	static const uint64_t whole[] = { 0x1000, 0x1003,
+		0x1000, 0x1003, 0x1007, 0x1000, 0x1003, 0x1009, 0x2000,
+		0x2001 };
+	struct hwt_vg_reader r;
+	struct hwt_err err = { 0 };
+	struct stream s;
+	uint64_t pcs[64];
+	bool async[64];
+	size_t n = 0, fed = 0;
+	int rc;
+
+	start(&s);
+	sb(&s, 0, loop, 3, NULL, loop_exit, 1);
+	sb(&s, 1, tail, 3, NULL, NULL, 0);
+	thread(&s, HWT_VG_REC_THREAD, 77);
+	run(&s, 0);
+	run(&s, 0);
+	rc = hwt_vg_reader_init(&r, 1u << 20, &err);
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&r, s.b, s.n, &err);
+	fed = s.n;
+	if (rc == 0)
+		rc = hwt_vg_reader_stop_at(&r, 77, 0x1003, true, &err);
+	if (rc == 0)
+		rc = hwt_sw_ring_snapshot(&r.threads[0].ring, &err);
+	if (rc == 0)
+		n = history(&r.threads[0], pcs, async, 64);
+	CHECK("stop inside a superblock: the history ends at the stop pc",
+	      rc == 0 && same(pcs, n, at_mid, 5), "rc %d (%s), %zu "
+	      "instructions, last 0x%llx", rc, err.msg, n,
+	      n ? (unsigned long long)pcs[n - 1] : 0ull);
+	/* The same stop asked again changes nothing. */
+	if (rc == 0)
+		rc = hwt_vg_reader_stop_at(&r, 77, 0x1003, true, &err);
+	/* It goes on: the run leaves by its exit, then a whole run of the
+	 * loop, and the thread stops between superblocks at the loop's
+	 * start, itself an instruction of the last run. */
+	leave(&s, 0);
+	run(&s, 0);
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&r, s.b + fed, s.n - fed, &err);
+	fed = s.n;
+	if (rc == 0)
+		rc = hwt_vg_reader_stop_at(&r, 77, 0x1000, false, &err);
+	if (rc == 0)
+		rc = hwt_sw_ring_snapshot(&r.threads[0].ring, &err);
+	n = rc == 0 ? history(&r.threads[0], pcs, async, 64) : 0;
+	CHECK("stop between superblocks: the last run is whole and the "
+	      "next instruction is last",
+	      rc == 0 && same(pcs + 3, n - 3, at_loop, 6),
+	      "rc %d (%s), %zu instructions", rc, err.msg, n);
+	run(&s, 0);
+	leave(&s, 0);
+	run(&s, 1);
+	rec(&s, HWT_VG_REC_END);
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&r, s.b + fed, s.n - fed, &err);
+	if (rc == 0)
+		rc = hwt_vg_reader_finish(&r, &err);
+	n = rc == 0 ? history(&r.threads[0], pcs, async, 64) : 0;
+	CHECK("after the stops the history is every instruction once",
+	      rc == 0 && n == 13 && same(pcs, 3, loop, 3) &&
+	      same(pcs + 3, 10, whole, 10) && r.insns == 13,
+	      "rc %d (%s), %zu instructions, %llu counted", rc, err.msg, n,
+	      (unsigned long long)r.insns);
+	hwt_vg_reader_free(&r);
+}
+
 int main(void)
 {
 	RUN(test_runs_and_exits);
@@ -549,5 +630,6 @@ int main(void)
 	RUN(test_bound);
 	RUN(test_modules);
 	RUN(test_bad_streams);
+	RUN(test_stops);
 	return check_exit();
 }
