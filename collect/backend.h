@@ -35,6 +35,8 @@ struct hwt_backend {
 	const char *name;
 	unsigned caps;            /* HWT_COLLECT_CAP_*; the collector decides
 				   * by these, never by name */
+	/* Without HWT_COLLECT_CAP_ATTACH: why (NULL: it just cannot). */
+	const char *no_attach;
 	/* Per-thread ring bytes when the caller names none; 0 means
 	 * HWT_COLLECT_DEFAULT_BUFFER. */
 	uint64_t default_buffer;
@@ -78,6 +80,10 @@ struct hwt_backend {
 		      const struct hwt_resume_opts *opts,
 		      struct hwt_collect_event *event, struct hwt_err *err);
 	size_t (*live_tids)(struct hwt_collector *c, pid_t *tids, size_t cap);
+	/* The auxiliary vector, where /proc/PID/auxv is not the program's;
+	 * NULL: that file. */
+	int (*auxv)(struct hwt_collector *c, uint8_t **out, size_t *len,
+		    struct hwt_err *err);
 	int (*regset)(struct hwt_collector *c, pid_t tid, int nt_type,
 		      void *buf, size_t *len, bool write,
 		      struct hwt_err *err);

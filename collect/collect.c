@@ -323,8 +323,10 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 		return rc;
 	if (!(be->caps & HWT_COLLECT_CAP_ATTACH))
 		return hwt_err_set(err, EOPNOTSUPP, "the %s backend cannot "
-				   "attach to a running process; use the "
-				   "ptrace backend", be->name);
+				   "attach to a running process%s%s; use the "
+				   "ptrace backend", be->name,
+				   be->no_attach ? ": " : "",
+				   be->no_attach ? be->no_attach : "");
 	set_buffer(&full, be);
 	rc = be->attach(&full, pid, out, err);
 	if (rc < 0)
@@ -408,7 +410,7 @@ static int check_watch(const struct hwt_watch *w, size_t i,
 
 /* Complete the caller's resume options (fields beyond its sz keep their
  * defaults) and check every value. */
-static int normalize_resume(const struct hwt_resume_opts *in,
+static int normalize_resume(const struct hwt_resume_opts *in, unsigned caps,
 			    struct hwt_resume_opts *out, struct hwt_err *err)
 {
 	int rc;
@@ -436,6 +438,9 @@ static int normalize_resume(const struct hwt_resume_opts *in,
 				   "%zu breakpoints; at most %u are supported",
 				   out->nbreakpoints,
 				   HWT_RESUME_MAX_BREAKPOINTS);
+	if (out->nwatches && !(caps & HWT_COLLECT_CAP_WATCH))
+		return hwt_err_set(err, EOPNOTSUPP, "this recording "
+				   "backend has no watchpoints under live control");
 	if (out->nwatches > HWT_RESUME_MAX_WATCHES ||
 	    (out->nwatches && !out->watches))
 		return hwt_err_set(err, EINVAL,
@@ -471,7 +476,7 @@ int hwt_collect_resume(struct hwt_collector *c,
 	memset(event, 0, sizeof(*event));
 	if ((rc = check_live(c, "hwt_collect_resume", err)) < 0)
 		return rc;
-	if ((rc = normalize_resume(opts, &full, err)) < 0)
+	if ((rc = normalize_resume(opts, c->backend->caps, &full, err)) < 0)
 		return rc;
 	c->live = true;
 	if ((rc = live_ready(c, err)) < 0)
@@ -481,6 +486,27 @@ int hwt_collect_resume(struct hwt_collector *c,
 			event->kind == HWT_EVENT_KILLED))
 		c->state = HWT_COLLECTOR_ENDED;
 	return rc;
+}
+
+int hwt_collect_auxv(struct hwt_collector *c, uint8_t **out, size_t *len,
+		     struct hwt_err *err)
+{
+	char path[64], *text;
+	int rc;
+
+	*out = NULL;
+	*len = 0;
+	if (c->backend->auxv)
+		return c->backend->auxv(c, out, len, err);
+	if (c->state == HWT_COLLECTOR_ENDED)
+		return hwt_err_set(err, ESRCH, "hwt_collect_auxv: the program "
+				   "has ended");
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)c->pid);
+	if ((rc = hwt_proc_read(path, HWT_COLLECT_MAX_AUXV, &text, len,
+				err)) < 0)
+		return rc;
+	*out = (uint8_t *)text;
+	return 0;
 }
 
 size_t hwt_collect_live_tids(struct hwt_collector *c, pid_t *tids, size_t cap)

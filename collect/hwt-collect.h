@@ -109,6 +109,10 @@ struct hwt_collect_module {
 	const char *path;
 	uint64_t load_address;    /* start of the mapping of file offset 0 */
 	const char *build_id;     /* hex, or NULL */
+	/* The recorder's own code that the program runs (Valgrind's signal
+	 * return trampoline): needed to decode the history, but no module
+	 * of the program's, so not in a debugger's library list. */
+	bool recorder;
 };
 
 struct hwt_collect_end {
@@ -154,6 +158,8 @@ enum hwt_collect_cap {
 	HWT_COLLECT_CAP_CORE = 1u << 4,
 	/* its trace can be written into a bundle that replay reads */
 	HWT_COLLECT_CAP_BUNDLE = 1u << 5,
+	/* watchpoints under live control (hwt_resume_opts.watches) */
+	HWT_COLLECT_CAP_WATCH = 1u << 6,
 };
 /* HWT_COLLECT_CAP_* of the backend recording. */
 unsigned hwt_collect_backend_caps(const struct hwt_collector *c);
@@ -225,6 +231,7 @@ struct hwt_cpu_info hwt_collect_cpu_info(void);
 #define HWT_RESUME_MAX_ACTIONS 4097u      /* one per thread + default */
 #define HWT_RESUME_MAX_BREAKPOINTS 4096u
 #define HWT_RESUME_MAX_WATCHES 64u
+#define HWT_COLLECT_MAX_AUXV (64u << 10)
 #define HWT_COLLECT_MAX_REGSET (64u << 10)  /* bytes per regset call */
 #define HWT_COLLECT_MAX_MEM_XFER (1u << 20) /* bytes per memory call */
 
@@ -324,6 +331,12 @@ struct hwt_collect_event {
 int hwt_collect_resume(struct hwt_collector *c,
 		       const struct hwt_resume_opts *opts,
 		       struct hwt_collect_event *event, struct hwt_err *err);
+
+/* The program's auxiliary vector (type, value pairs up to AT_NULL) into
+ * *out (the caller frees it): the one its backend made (Valgrind's
+ * synthetic cpu gives the program its own), else /proc/PID/auxv. */
+int hwt_collect_auxv(struct hwt_collector *c, uint8_t **out, size_t *len,
+		     struct hwt_err *err);
 
 /* Threads alive now, as tids; returns how many (may exceed cap). */
 size_t hwt_collect_live_tids(struct hwt_collector *c, pid_t *tids,

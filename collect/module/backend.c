@@ -376,7 +376,8 @@ static int mod_detach(struct hwt_collector *base, struct hwt_err *err)
 
 const struct hwt_backend hwt_backend_module = {
 	.name = "module",
-	.caps = HWT_COLLECT_CAP_LIVE | HWT_COLLECT_CAP_BLOCK_STEP |
+	.caps = HWT_COLLECT_CAP_LIVE | HWT_COLLECT_CAP_WATCH |
+		HWT_COLLECT_CAP_BLOCK_STEP |
 		HWT_COLLECT_CAP_CORE | HWT_COLLECT_CAP_BUNDLE,
 	.available = mod_available,
 	.launch = mod_launch,

@@ -41,6 +41,7 @@ static void ptrace_close(struct hwt_collector *base)
 const struct hwt_backend hwt_backend_ptrace = {
 	.name = "ptrace",
 	.caps = HWT_COLLECT_CAP_LIVE | HWT_COLLECT_CAP_ATTACH |
+		HWT_COLLECT_CAP_WATCH |
 		HWT_COLLECT_CAP_EXACT_WATCH | HWT_COLLECT_CAP_CORE |
 		HWT_COLLECT_CAP_BUNDLE,
 	.available = ptrace_available,

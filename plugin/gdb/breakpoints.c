@@ -34,7 +34,7 @@ static int watch(struct server *s, bool insert, int kind, uint64_t addr,
 {
 	/* An empty reply tells GDB the watchpoint type is not supported, so
 	 * it falls back to software watchpoints (single-stepping) itself. */
-	if (!s->ops->can_watch)
+	if (!s->ops->can_watch || s->no_watch)
 		return rsp_send_str(&s->conn, "");
 	for (size_t i = 0; i < s->nwatches; i++) {
 		struct srv_watch *w = &s->watches[i];

@@ -171,6 +171,7 @@ struct server {
 	struct live *live;                /* target_live.c's state */
 	struct lldb_trace *lldb;          /* lldb_trace.c's state */
 	bool attached;                    /* qAttached: not started by us */
+	bool no_watch;                    /* the recorder has no watches */
 	uint64_t bts_size;                /* Qbtrace-conf:bts:size */
 	uint64_t pt_size;                 /* Qbtrace-conf:pt:size */
 	bool avx;                         /* live, XCR0 enables AVX: the

@@ -17,7 +17,6 @@
 #include "server.h"
 
 #define MAX_LIVE_THREADS 4096u
-#define MAX_AUXV (64u << 10)
 
 struct live {
 	struct hwt_collector *c;
@@ -32,47 +31,6 @@ struct live {
 };
 
 /* ---- refreshing after a stop --------------------------------------------- */
-
-static int read_auxv(pid_t pid, uint8_t **out, size_t *len,
-		     struct hwt_err *err)
-{
-	char path[64];
-	uint8_t *buf;
-	size_t n = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return hwt_err_set(err, errno, "cannot open %s: %s", path,
-				   strerror(errno));
-	buf = malloc(MAX_AUXV);
-	if (!buf) {
-		close(fd);
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + n, MAX_AUXV - n);
-
-		if (r < 0) {
-			int e = errno;
-
-			free(buf);
-			close(fd);
-			return hwt_err_set(err, e, "cannot read %s: %s", path,
-					   strerror(e));
-		}
-		if (r == 0 || n + (size_t)r == MAX_AUXV) {
-			n += (size_t)r;
-			break;
-		}
-		n += (size_t)r;
-	}
-	close(fd);
-	*out = buf;
-	*len = n;
-	return 0;
-}
 
 /* Whether path is mapped in the process now (dlclose'd and pre-exec
  * modules stay in the collector's list for decoding old history, but GDB's
@@ -126,11 +84,12 @@ static int refresh_modules(struct server *s, struct hwt_err *err)
 		/* A module that cannot be mapped ([vdso], a deleted file)
 		 * only makes its code unreadable. */
 		hwt_image_add_elf(img, m[i].path, m[i].load_address, &ignore);
-		if (m[i].path[0] == '/' && mapped_now(l->pid, m[i].path))
+		if (m[i].path[0] == '/' && !m[i].recorder &&
+		    mapped_now(l->pid, m[i].path))
 			libs[nlib++] = (struct srv_module){ m[i].path, NULL,
 							   m[i].load_address };
 	}
-	if (read_auxv(l->pid, &auxv, &auxv_len, err) == 0)
+	if (hwt_collect_auxv(l->c, &auxv, &auxv_len, err) == 0)
 		rc = libs_build(s, libs, nlib, libs_at_phdr(auxv, auxv_len), err);
 	else
 		rc = libs_build(s, libs, nlib, 0, err);
@@ -539,7 +498,7 @@ static void live_stop_reply(struct server *s, char *reply, size_t cap)
 static int live_auxv(struct server *s, uint8_t **out, size_t *len,
 		     struct hwt_err *err)
 {
-	return read_auxv(s->live->pid, out, len, err);
+	return hwt_collect_auxv(s->live->c, out, len, err);
 }
 
 /* The collector hands out no siginfo ($_siginfo stays unavailable). */
@@ -654,6 +613,7 @@ int live_open(struct server *s, const struct live_opts *lo,
 	if (rc)
 		return rc;
 	l->pid = hwt_collect_pid(l->c);
+	s->no_watch = !(hwt_collect_backend_caps(l->c) & HWT_COLLECT_CAP_WATCH);
 	rc = refresh(s, l->pid, err);
 	if (rc)
 		return rc;
