@@ -14,6 +14,7 @@
  * program's stderr is its own and errors can quote them. A fatal signal
  * leaves Valgrind's core beside the log (LOG.core.PID).
  */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,8 +32,7 @@
 
 #include "backend.h"
 #include "os/corenote.h"
-#include "os/held.h"
-#include "stream.h"
+#include "vg.h"
 
 #define TOOL_FILE "hwtrace-amd64-linux"
 #define READ_PIECE (1u << 20)
@@ -40,28 +40,8 @@
 
 extern char **environ;
 
-struct vg_collector {
-	struct hwt_collector base;
-	struct hwt_held held;
-	char *dir;                /* private: stream and log */
-	char *stream_path, *log_path;
-	char *prog;
-	int stream_fd;
-	uint8_t *piece;           /* READ_PIECE bytes: what drain reads into */
-	bool reaped;
-	struct hwt_vg_reader rd;
-	struct hwt_collect_thread *threads;
-	size_t nthreads;
-	char *core_path;          /* Valgrind's core of a fatal signal */
-};
-
-static struct vg_collector *vg_of(struct hwt_collector *base)
-{
-	return (struct vg_collector *)base;
-}
-
 /* PROG found through PATH like execvp would, into out. */
-static bool which(const char *prog, char *out, size_t size)
+bool vg_which(const char *prog, char *out, size_t size)
 {
 	const char *path = getenv("PATH");
 
@@ -120,7 +100,7 @@ static int vg_available(struct hwt_err *err)
 	return hwt_err_set(err, EOPNOTSUPP, "the valgrind backend is built "
 			   "for x86-64 only");
 #endif
-	if (!which("valgrind", path, sizeof(path)))
+	if (!vg_which("valgrind", path, sizeof(path)))
 		return hwt_err_set(err, ENOENT, "valgrind is not installed "
 				   "(Debian package valgrind)");
 	return tool_dir(path, sizeof(path), err);
@@ -146,12 +126,28 @@ static char **tool_environ(const char *dir)
 	return env;
 }
 
+/* The private directory and what Valgrind and vgdb left there (their
+ * FIFOs and shared memory file, if they were killed). */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
 static void vg_close(struct hwt_collector *base)
 {
 	struct vg_collector *c = vg_of(base);
 	int status;
 
-	if (c->held.pid > 0 && !c->reaped) {
+	vg_live_free(c);
+	if (c->held.pid > 0 && !c->reaped && !c->detached) {
 		kill(c->held.pid, SIGKILL);
 		while (waitpid(c->held.pid, &status, 0) < 0 && errno == EINTR)
 			;
@@ -166,7 +162,7 @@ static void vg_close(struct hwt_collector *base)
 	if (c->core_path)
 		unlink(c->core_path);
 	if (c->dir)
-		rmdir(c->dir);
+		remove_dir(c->dir);
 	hwt_vg_reader_free(&c->rd);
 	free(c->threads);
 	free(c->piece);
@@ -174,6 +170,7 @@ static void vg_close(struct hwt_collector *base)
 	free(c->log_path);
 	free(c->dir);
 	free(c->prog);
+	free(c->tool_path);
 	free(c->core_path);
 	free(c);
 }
@@ -183,6 +180,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 {
 	char valgrind[PATH_MAX], dir[PATH_MAX], prog[PATH_MAX];
 	char *out_opt = NULL, *log_opt = NULL, *parent_opt = NULL, **env = NULL;
+	char *prefix_opt = NULL;
 	const char *tmp = getenv("TMPDIR");
 	struct vg_collector *c;
 	struct rlimit core;
@@ -192,11 +190,11 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 
 	if ((rc = vg_available(err)) < 0)
 		return rc;
-	if (!which(argv[0], prog, sizeof(prog)))
+	if (!vg_which(argv[0], prog, sizeof(prog)))
 		return hwt_err_set(err, errno ? errno : ENOENT, "cannot run "
 				   "%s: %s", argv[0],
 				   strerror(errno ? errno : ENOENT));
-	which("valgrind", valgrind, sizeof(valgrind));
+	vg_which("valgrind", valgrind, sizeof(valgrind));
 	if ((rc = tool_dir(dir, sizeof(dir), err)) < 0)
 		return rc;
 	while (argv[argc])
@@ -221,16 +219,20 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	     asprintf(&out_opt, "--hwt-out=%s", c->stream_path) < 0 ||
 	     asprintf(&log_opt, "--log-file=%s", c->log_path) < 0 ||
 	     asprintf(&parent_opt, "--hwt-parent=%d", (int)getpid()) < 0 ||
+	     asprintf(&prefix_opt, "--vgdb-prefix=%s/vgdb", c->dir) < 0 ||
+	     asprintf(&c->tool_path, "%s/%s", dir, TOOL_FILE) < 0 ||
 	     !(env = tool_environ(dir))))
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
+	c->rd.tool_path = c->tool_path;
 	if (rc < 0) {
 		free(out_opt);
 		free(log_opt);
 		free(parent_opt);
+		free(prefix_opt);
 		vg_close(&c->base);
 		return rc;
 	}
-	vargv = calloc(argc + 10, sizeof(*vargv));
+	vargv = calloc(argc + 12, sizeof(*vargv));
 	if (!vargv) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	} else {
@@ -239,10 +241,19 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		vargv[k++] = valgrind;
 		vargv[k++] = "--tool=hwtrace";
 		vargv[k++] = "-q";
-		vargv[k++] = "--vgdb=no";
-		/* exec'd programs are recorded on (the tool's own check
-		 * leaves forked children out). */
-		vargv[k++] = "--trace-children=yes";
+		if (opts->live_control) {
+			/* Stopped before the first instruction for vgdb,
+			 * breakpoints and steps exact to the instruction.
+			 * An exec would end the gdbserver: not followed. */
+			vargv[k++] = "--vgdb=full";
+			vargv[k++] = "--vgdb-error=0";
+			vargv[k++] = prefix_opt;
+		} else {
+			vargv[k++] = "--vgdb=no";
+			/* exec'd programs are recorded on (the tool's own
+			 * check leaves forked children out). */
+			vargv[k++] = "--trace-children=yes";
+		}
 		vargv[k++] = parent_opt;
 		vargv[k++] = out_opt;
 		vargv[k++] = log_opt;
@@ -256,6 +267,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	free(out_opt);
 	free(log_opt);
 	free(parent_opt);
+	free(prefix_opt);
 	if (env) {
 		for (size_t i = 0; env[i]; i++)
 			if (!strncmp(env[i], "VALGRIND_LIB=", 13))
@@ -272,14 +284,21 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		core.rlim_cur = core.rlim_max;
 		prlimit(c->held.pid, RLIMIT_CORE, &core, NULL);
 	}
+	c->live_launch = opts->live_control;
 	c->base.pid = c->held.pid;
 	c->base.tracer_tid = gettid();
+	/* Live control starts here: the program is left stopped at its
+	 * first instruction under Valgrind's gdbserver. */
+	if (c->live_launch && (rc = vg_live_start(c, err)) < 0) {
+		vg_close(&c->base);
+		return rc;
+	}
 	*out = &c->base;
 	return 0;
 }
 
 /* Feed what the tool has written since the last look; true if any. */
-static int drain(struct vg_collector *c, bool *got, struct hwt_err *err)
+int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err)
 {
 	ssize_t n;
 
@@ -329,8 +348,10 @@ static void log_head(struct vg_collector *c, char *out, size_t size)
 		fclose(f);
 }
 
-static int collect_threads(struct vg_collector *c, struct hwt_err *err)
+int vg_collect_threads(struct vg_collector *c, struct hwt_err *err)
 {
+	free(c->threads);
+	c->nthreads = 0;
 	c->threads = calloc(c->rd.nthreads ? c->rd.nthreads : 1,
 			    sizeof(*c->threads));
 	if (!c->threads)
@@ -399,31 +420,15 @@ static bool stream_disk_full(const struct vg_collector *c)
 	       (uint64_t)fs.f_bavail * fs.f_bsize < READ_PIECE;
 }
 
-static int vg_run(struct hwt_collector *base, struct hwt_err *err)
+int vg_wind_up(struct vg_collector *c, int status, struct hwt_err *err)
 {
-	struct vg_collector *c = vg_of(base);
-	struct timespec idle = { 0, IDLE_NS };
-	int status = 0, rc;
 	bool got;
+	int rc;
 
-	hwt_held_release(&c->held);
-	for (;;) {
-		pid_t w = waitpid(c->held.pid, &status, WNOHANG);
-
-		if (w < 0 && errno != EINTR)
-			return hwt_err_set(err, errno, "waiting for %s: %s",
-					   c->prog, strerror(errno));
-		if (w == c->held.pid)
-			break;
-		if ((rc = drain(c, &got, err)) < 0)
-			return rc;
-		if (!got)
-			nanosleep(&idle, NULL);
-	}
 	c->reaped = true;
 	if ((rc = hwt_held_exec_error(&c->held, "valgrind", err)) < 0)
 		return rc;
-	if ((rc = drain(c, &got, err)) < 0)
+	if ((rc = vg_drain(c, &got, err)) < 0)
 		return rc;
 	/* What was read is kept whatever ends the stream; a stream cut
 	 * short (the tool killed or unable to write) is said, not fatal. */
@@ -452,8 +457,32 @@ static int vg_run(struct hwt_collector *base, struct hwt_err *err)
 	if (rc == 0)
 		rc = set_end(c, status, err);
 	if (rc == 0)
-		rc = collect_threads(c, err);
+		rc = vg_collect_threads(c, err);
 	return rc;
+}
+
+static int vg_run(struct hwt_collector *base, struct hwt_err *err)
+{
+	struct vg_collector *c = vg_of(base);
+	struct timespec idle = { 0, IDLE_NS };
+	int status = 0, rc;
+	bool got;
+
+	hwt_held_release(&c->held);
+	for (;;) {
+		pid_t w = waitpid(c->held.pid, &status, WNOHANG);
+
+		if (w < 0 && errno != EINTR)
+			return hwt_err_set(err, errno, "waiting for %s: %s",
+					   c->prog, strerror(errno));
+		if (w == c->held.pid)
+			break;
+		if ((rc = vg_drain(c, &got, err)) < 0)
+			return rc;
+		if (!got)
+			nanosleep(&idle, NULL);
+	}
+	return vg_wind_up(c, status, err);
 }
 
 /* Valgrind's core has no NT_AUXV: without it GDB cannot tell where a
@@ -470,6 +499,20 @@ static int add_auxv(struct vg_collector *c, const char *path,
 	/* AT_NULL ends it: the two zeros after the last pair. */
 	return hwt_core_append_note(path, "CORE", NT_AUXV, v,
 				    (2 * n + 2) * sizeof(*v), err);
+}
+
+static int vg_auxv(struct hwt_collector *base, uint8_t **out, size_t *len,
+		   struct hwt_err *err)
+{
+	struct vg_collector *c = vg_of(base);
+	size_t n = 2 * c->rd.nauxv + 2;
+
+	/* AT_NULL ends it: the two zeros after the last pair. */
+	if (!(*out = calloc(n, sizeof(uint64_t))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	memcpy(*out, c->rd.auxv, 2 * c->rd.nauxv * sizeof(uint64_t));
+	*len = n * sizeof(uint64_t);
+	return 0;
 }
 
 static int vg_write_core(struct hwt_collector *base, const char *path,
@@ -523,7 +566,10 @@ static size_t vg_modules(struct hwt_collector *base,
 
 const struct hwt_backend hwt_backend_valgrind = {
 	.name = "valgrind",
-	.caps = HWT_COLLECT_CAP_CORE | HWT_COLLECT_CAP_BUNDLE,
+	.caps = HWT_COLLECT_CAP_LIVE | HWT_COLLECT_CAP_CORE |
+		HWT_COLLECT_CAP_BUNDLE,
+	.no_attach = "Valgrind must start the program to run it on its "
+		     "synthetic cpu",
 	/* Everything, up to the tool's stream bound, unless --size. */
 	.default_buffer = HWT_COLLECT_MAX_BUFFER,
 	.available = vg_available,
@@ -534,4 +580,9 @@ const struct hwt_backend hwt_backend_valgrind = {
 	.threads = vg_threads,
 	.modules = vg_modules,
 	.close = vg_close,
+	.resume = vg_resume,
+	.live_tids = vg_live_tids,
+	.auxv = vg_auxv,
+	.regset = vg_regset,
+	.detach = vg_detach,
 };

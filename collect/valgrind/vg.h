@@ -1,0 +1,85 @@
+/* vg.h - the valgrind backend's state, shared by its recording
+ * (backend.c) and its live control (live.c). */
+#ifndef HWT_VG_H
+#define HWT_VG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "live.h"
+#include "os/held.h"
+#include "stream.h"
+#include "vgdb.h"
+
+/* A thread as Valgrind's gdbserver and the tool see it at a stop. */
+struct vg_thread {
+	pid_t tid;
+	struct hwt_live_thread lt;
+	uint64_t pc, fs_base, gs_base;
+	bool gone;
+};
+
+struct vg_collector {
+	struct hwt_collector base;
+	struct hwt_held held;
+	char *dir;                /* private: stream, log, vgdb's FIFOs */
+	char *stream_path, *log_path;
+	char *prog;
+	char *tool_path;          /* the tool's file (rd.tool_path) */
+	int stream_fd;
+	uint8_t *piece;           /* READ_PIECE bytes: what drain reads into */
+	bool reaped;
+	struct hwt_vg_reader rd;
+	struct hwt_collect_thread *threads;
+	size_t nthreads;
+	char *core_path;          /* Valgrind's core of a fatal signal */
+
+	/* Live control (live.c): launched under Valgrind's gdbserver,
+	 * driven through vgdb once the first live call comes. */
+	bool live_launch;
+	bool link_up;
+	bool detached;            /* runs on without us: never killed */
+	struct vg_link link;
+	struct hwt_live rules;
+	struct vg_thread *vt;
+	size_t nvt, vt_cap;
+	uint64_t *bps;            /* this resume's breakpoints, sorted */
+	size_t nbps;
+	uint64_t *inserted;       /* breakpoints Valgrind holds */
+	size_t ninserted, inserted_cap;
+	bool ended;               /* the process is gone (c->base.end) */
+	pid_t event_tid;          /* the thread whose stop this is */
+	bool mid;                 /* it stopped inside a superblock */
+};
+
+static inline struct vg_collector *vg_of(struct hwt_collector *base)
+{
+	return (struct vg_collector *)base;
+}
+
+/* backend.c: feed what the tool wrote since the last look; got: any. */
+int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err);
+/* backend.c: c->threads from the reader's rings (sealed or snapshots). */
+int vg_collect_threads(struct vg_collector *c, struct hwt_err *err);
+/* backend.c: the process was reaped with status: read the rest of the
+ * stream, set how it ended, lay the histories out for threads(). */
+int vg_wind_up(struct vg_collector *c, int status, struct hwt_err *err);
+
+/* backend.c: PROG found through PATH as execvp would, into out. */
+bool vg_which(const char *prog, char *out, size_t size);
+
+/* live.c: connect to the launched program's gdbserver; it stays stopped
+ * at its first instruction. */
+int vg_live_start(struct vg_collector *c, struct hwt_err *err);
+/* live.c: the backend ops of live control. */
+int vg_resume(struct hwt_collector *base, const struct hwt_resume_opts *o,
+	      struct hwt_collect_event *ev, struct hwt_err *err);
+size_t vg_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap);
+int vg_regset(struct hwt_collector *base, pid_t tid, int nt_type, void *buf,
+	      size_t *len, bool write, struct hwt_err *err);
+int vg_detach(struct hwt_collector *base, struct hwt_err *err);
+/* live.c: what live control holds, for close. */
+void vg_live_free(struct vg_collector *c);
+
+#endif
