@@ -126,19 +126,88 @@ static char **tool_environ(const char *dir)
 	return env;
 }
 
+/* dir/name into out; false when it does not fit. */
+static bool join(char *out, size_t size, const char *dir, const char *name)
+{
+	return (size_t)snprintf(out, size, "%s/%s", dir, name) < size;
+}
+
 /* The private directory and what Valgrind and vgdb left there (their
- * FIFOs and shared memory file, if they were killed). */
-static void remove_dir(const char *dir)
+ * FIFOs and shared memory file, if they were killed), the tool's
+ * directory of live control (lib/) included. */
+static void remove_dir(const char *dir, bool sub)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			unlinkat(dirfd(d), e->d_name, 0);
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (e->d_name[0] == '.' ||
+		    !join(path, sizeof(path), dir, e->d_name))
+			continue;
+		if (unlink(path) < 0 && errno == EISDIR && sub)
+			remove_dir(path, false);
+	}
 	if (d)
 		closedir(d);
 	rmdir(dir);
+}
+
+/* Live control runs a private copy of the tool, removed once it runs:
+ * LLDB takes the file /proc/PID/exe names as the program
+ * (DynamicLoaderPOSIXDYLD), which for a program on Valgrind would be the
+ * tool; a file that is gone leaves it the program it was given. Its
+ * directory (VALGRIND_LIB) links to the rest of Valgrind's files. */
+static int private_tool(struct vg_collector *c, const char *dir,
+			struct hwt_err *err)
+{
+	char lib[PATH_MAX], from[PATH_MAX], to[PATH_MAX], target[PATH_MAX];
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	if (!join(lib, sizeof(lib), c->dir, "lib"))
+		return hwt_err_set(err, ENAMETOOLONG, "path too long");
+	if (mkdir(lib, 0700) < 0 || !(d = opendir(dir)))
+		return hwt_err_set(err, errno, "cannot make %s: %s", lib,
+				   strerror(errno));
+	while (rc == 0 && (e = readdir(d))) {
+		ssize_t n;
+
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, TOOL_FILE))
+			continue;
+		if (!join(from, sizeof(from), dir, e->d_name) ||
+		    !join(to, sizeof(to), lib, e->d_name)) {
+			rc = hwt_err_set(err, ENAMETOOLONG, "path too long");
+			break;
+		}
+		n = readlink(from, target, sizeof(target) - 1);
+		if (n > 0)
+			target[n] = '\0';
+		if (symlink(n > 0 ? target : from, to) < 0)
+			rc = hwt_err_set(err, errno, "cannot link %s: %s", to,
+					 strerror(errno));
+	}
+	closedir(d);
+	if (rc)
+		return rc;
+	if (!join(from, sizeof(from), dir, TOOL_FILE) ||
+	    !join(to, sizeof(to), lib, TOOL_FILE))
+		return hwt_err_set(err, ENAMETOOLONG, "path too long");
+	if (link(from, to) < 0 &&
+	    ((rc = hwt_bundle_stage_copy(lib, TOOL_FILE, from, err)) < 0 ||
+	     chmod(to, 0700) < 0))
+		return rc ? rc : hwt_err_set(err, errno, "cannot copy the "
+					      "tool to %s: %s", to,
+					      strerror(errno));
+	if (!(c->private_tool = strdup(to)))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	/* The tool's code (its signal return trampoline) decodes from the
+	 * file that stays. */
+	c->rd.tool_path = c->private_tool;
+	c->rd.tool_alias = c->tool_path;
+	return 0;
 }
 
 static void vg_close(struct hwt_collector *base)
@@ -162,7 +231,7 @@ static void vg_close(struct hwt_collector *base)
 	if (c->core_path)
 		unlink(c->core_path);
 	if (c->dir)
-		remove_dir(c->dir);
+		remove_dir(c->dir, true);
 	hwt_vg_reader_free(&c->rd);
 	free(c->threads);
 	free(c->piece);
@@ -171,6 +240,7 @@ static void vg_close(struct hwt_collector *base)
 	free(c->dir);
 	free(c->prog);
 	free(c->tool_path);
+	free(c->private_tool);
 	free(c->core_path);
 	free(c);
 }
@@ -220,10 +290,15 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	     asprintf(&log_opt, "--log-file=%s", c->log_path) < 0 ||
 	     asprintf(&parent_opt, "--hwt-parent=%d", (int)getpid()) < 0 ||
 	     asprintf(&prefix_opt, "--vgdb-prefix=%s/vgdb", c->dir) < 0 ||
-	     asprintf(&c->tool_path, "%s/%s", dir, TOOL_FILE) < 0 ||
-	     !(env = tool_environ(dir))))
+	     asprintf(&c->tool_path, "%s/%s", dir, TOOL_FILE) < 0))
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	c->rd.tool_path = c->tool_path;
+	if (rc == 0 && opts->live_control) {
+		rc = private_tool(c, dir, err);
+		snprintf(dir, sizeof(dir), "%s/lib", c->dir);
+	}
+	if (rc == 0 && !(env = tool_environ(dir)))
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	if (rc < 0) {
 		free(out_opt);
 		free(log_opt);

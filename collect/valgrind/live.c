@@ -529,6 +529,9 @@ int vg_live_start(struct vg_collector *c, struct hwt_err *err)
 	 * so once the gdbserver is up (vgdb waits for it). */
 	if ((rc = vg_link_call(&c->link, "?", reply, sizeof(reply), err)) < 0)
 		return rc;
+	/* Valgrind runs the tool now: its private copy goes (vg.h). */
+	if (c->private_tool)
+		unlink(c->private_tool);
 	if (reply[0] != 'T' && reply[0] != 'S') {
 		char msg[200];
 

@@ -300,12 +300,16 @@ static int read_map(struct hwt_vg_reader *r, struct cursor *c,
 	if (!plen || path[0] != '/' || memchr(path, '\0', plen) ||
 	    !(flags & HWT_VG_MAP_X))
 		return 0;
-	rc = hwt_modset_add(&r->modules, path, start, off, err);
-	if (rc == 0 && r->tool_path && strcmp(path, r->tool_path) == 0)
-		for (size_t i = 0; i < r->modules.n; i++)
-			if (strcmp(r->modules.v[i].path, path) == 0)
+	if (r->tool_path && strcmp(path, r->tool_path) == 0) {
+		const char *name = r->tool_alias ? r->tool_alias : path;
+
+		rc = hwt_modset_add(&r->modules, name, start, off, err);
+		for (size_t i = 0; rc == 0 && i < r->modules.n; i++)
+			if (strcmp(r->modules.v[i].path, name) == 0)
 				r->modules.v[i].recorder = true;
-	return rc;
+		return rc;
+	}
+	return hwt_modset_add(&r->modules, path, start, off, err);
 }
 
 /* One rare record, its kind already read. */

@@ -45,6 +45,9 @@ struct hwt_vg_reader {
 	/* The tool's file, whose code runs as the program's (the signal
 	 * return trampoline): its module is flagged recorder. NULL: none. */
 	const char *tool_path;
+	/* Another name of the same file, for decoding: tool_path may be
+	 * gone by then. NULL: tool_path. */
+	const char *tool_alias;
 	/* Translations by number, each allocated on its own: a thread's
 	 * run points at one while the table grows. */
 	struct hwt_vg_sb **sbs;

@@ -27,6 +27,8 @@ struct vg_collector {
 	char *stream_path, *log_path;
 	char *prog;
 	char *tool_path;          /* the tool's file (rd.tool_path) */
+	char *private_tool;       /* live: the copy Valgrind runs, removed
+				   * once it runs */
 	int stream_fd;
 	uint8_t *piece;           /* READ_PIECE bytes: what drain reads into */
 	bool reaped;

@@ -7,11 +7,12 @@ record btrace (bts and pt) and its history of the program's own code must
 equal the GDB single-step oracle's; library code is left out, as in
 test_valgrind.py (Valgrind's cpu makes glibc pick other code). Reverse
 execution must land where GDB's own record full lands; a fault stops with
-its signal and a backtrace; registers, thread-local variables, an
-interrupt and --attach are checked too.
+its signal and a backtrace; registers, the thread pointer, an interrupt,
+LLDB's thread trace and --attach are checked too.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_gdb_live  # noqa: E402
+import test_lldb_server  # noqa: E402
 import test_valgrind  # noqa: E402
 from hwt_testlib import exit_status, parse_args, report, selected  # noqa: E402
 
@@ -278,6 +280,43 @@ def check_interrupt(server_exe, programs, tmp):
            str(replies))
 
 
+def check_lldb(server_exe, programs, tmp, prog):
+    """LLDB through the server: thread trace from main to exit, the
+    program's own instructions equal to the oracle's (LLDB keeps the
+    program it was given: /proc/PID/exe names the tool's copy, gone)."""
+    path = os.path.realpath(os.path.join(programs, prog))
+    name = f'lldb {prog}'
+    try:
+        run = test_gdb_live.oracle_of(prog, programs)[0]
+        srv = test_lldb_server.Server(server_exe, ['--backend', 'valgrind',
+                                                   '--', path], cwd=programs)
+    except Exception as e:  # the oracle or the server failed: a failure
+        report(name, False, str(e))
+        return
+    try:
+        out = test_lldb_server.lldb(
+            test_lldb_server.connect(path, srv.port) +
+            ['breakpoint set -n main -K false', 'process continue',
+             'thread trace start', 'breakpoint set -n exit',
+             'process continue',
+             'thread trace dump instructions --raw --forwards --all',
+             'process kill'])
+        got = test_lldb_server.dump_addrs(out)
+    except RuntimeError as e:
+        report(name, False, str(e))
+        return
+    finally:
+        srv.close()
+    ranges = test_valgrind.exec_ranges(path)
+    have = test_valgrind.own_offsets(got, 0, ranges)
+    want = test_valgrind.own_offsets(run.addrs, 0, ranges)
+    diff = test_valgrind.first_difference(have, want)
+    report(f'{name}: thread trace of its own code equals the oracle\'s from '
+           'main to exit', diff is None and bool(want),
+           f'{len(have)} vs {len(want)} instructions, first difference at '
+           f'{diff}')
+
+
 def check_attach(server_exe, programs, tmp):
     p = subprocess.run([server_exe, '--listen', '127.0.0.1:0', '--backend',
                         'valgrind', '--attach', str(os.getpid())],
@@ -313,6 +352,14 @@ def main():
             check_registers(server_exe, programs, tmp)
         if selected('interrupt'):
             check_interrupt(server_exe, programs, tmp)
+        for prog in ('recursion', 'fnptr'):
+            if not selected(f'lldb-{prog}'):
+                continue
+            if shutil.which(test_lldb_server.LLDB):
+                check_lldb(server_exe, programs, tmp, prog)
+            else:
+                print(f'SKIP lldb {prog}: {test_lldb_server.LLDB} is not '
+                      'installed')
         if selected('attach'):
             check_attach(server_exe, programs, tmp)
     return exit_status()
