@@ -27,6 +27,8 @@ int vg_link_open(struct vg_link *l, const char *vgdb_path,
 	l->fd = -1;
 	l->nin = 0;
 	l->no_ack = false;
+	l->output = NULL;
+	l->noutput = 0;
 	if ((size_t)snprintf(prefix_opt, sizeof(prefix_opt), "--vgdb-prefix=%s",
 			     prefix) >= sizeof(prefix_opt))
 		return hwt_err_set(err, ENAMETOOLONG, "vgdb prefix too long");
