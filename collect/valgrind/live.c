@@ -283,12 +283,12 @@ static int vg_prepare(void *ctx, const struct hwt_resume_opts *o,
 	size_t keep = 0;
 	int rc = 0;
 
-	if (o->nbreakpoints &&
-	    !(want = malloc(o->nbreakpoints * sizeof(*want))))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	if (o->nbreakpoints)
+	if (o->nbreakpoints) {
+		if (!(want = malloc(o->nbreakpoints * sizeof(*want))))
+			return hwt_err_set(err, ENOMEM, "out of memory");
 		memcpy(want, o->breakpoints, o->nbreakpoints * sizeof(*want));
-	qsort(want, o->nbreakpoints, sizeof(*want), cmp_u64);
+		qsort(want, o->nbreakpoints, sizeof(*want), cmp_u64);
+	}
 	free(c->bps);
 	c->bps = want;
 	c->nbps = o->nbreakpoints;
@@ -303,8 +303,8 @@ static int vg_prepare(void *ctx, const struct hwt_resume_opts *o,
 	c->ninserted = keep;
 	for (size_t i = 0; i < c->nbps && rc == 0; i++) {
 		if ((i && c->bps[i] == c->bps[i - 1]) ||
-		    bsearch(&c->bps[i], c->inserted, keep, sizeof(*c->inserted),
-			    cmp_u64))
+		    (keep && bsearch(&c->bps[i], c->inserted, keep,
+				     sizeof(*c->inserted), cmp_u64)))
 			continue;
 		if (HWT_ARRAY_RESERVE(c->inserted, c->inserted_cap,
 				      c->ninserted + 1, 16))
@@ -312,7 +312,8 @@ static int vg_prepare(void *ctx, const struct hwt_resume_opts *o,
 		if ((rc = z0(c, true, c->bps[i], err)) == 0)
 			c->inserted[c->ninserted++] = c->bps[i];
 	}
-	qsort(c->inserted, c->ninserted, sizeof(*c->inserted), cmp_u64);
+	if (c->ninserted)
+		qsort(c->inserted, c->ninserted, sizeof(*c->inserted), cmp_u64);
 	return rc;
 }
 
