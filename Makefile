@@ -40,7 +40,7 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 # uses: common reads JSON and ELF notes, replay decodes (Zydis for x86,
 # Capstone for Arm, libipt, OpenCSD, libdw's line tables); the collector
 # needs nothing more than common.
-EXT_COMMON  := -ljson-c -lelf
+EXT_COMMON  := -ljson-c -lelf -lzstd
 EXT_REPLAY  := -lZydis -lcapstone -ldw -lipt -lopencsd_c_api -lopencsd $(EXT_COMMON)
 EXT_COLLECT := $(EXT_COMMON)
 

@@ -5,8 +5,8 @@
 #   - the loop of bench/loop.c under the ptrace recorder and under the
 #     valgrind recorder, in instructions per second (goal: 200x);
 #   - the same against GDB's record full (goal: 500x);
-#   - trace bytes per instruction: the tool's stream and the bundle's
-#     hwt-sw (goal 0.5).
+#   - trace bytes per instruction: the bundle's (hwt-sw, zstd-compressed;
+#     goal 0.5), and for comparison the tool's stream and hwt-sw decoded.
 # Usage: bench/valgrind.sh BUILD
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -23,6 +23,11 @@ python=$(readlink -f /usr/bin/python3)
 now() { date +%s.%N; }
 insns() { "$build/hwtrace" info "$1" | sed -n 's/.* \([0-9]*\) instructions recorded.*/\1/p' | head -1; }
 trace_bytes() { du -sb "$1/threads" | cut -f1; }
+decoded_bytes() {
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(t.get("traceDecodedSize", t["traceSize"]) for t in d["processes"][0]["threads"]))' "$1/trace.json"
+}
 
 # --- python3 -c pass, whole -------------------------------------------------
 t0=$(now); valgrind --tool=none -q "$python" -c pass; t1=$(now)
@@ -30,6 +35,7 @@ t0=$(now); valgrind --tool=none -q "$python" -c pass; t1=$(now)
 t2=$(now)
 py_insns=$(insns "$work/py")
 py_bytes=$(trace_bytes "$work/py")
+py_decoded=$(decoded_bytes "$work/py")
 VALGRIND_LIB="$build/valgrind" valgrind --tool=hwtrace -q \
 	--hwt-out="$work/py.stream" "$python" -c pass
 stream_bytes=$(stat -c %s "$work/py.stream")
@@ -44,7 +50,7 @@ gdb_line=$(gdb -nx -batch -x "$here/gdb_record_full.py" \
 
 python3 - "$t0" "$t1" "$t2" "$py_insns" "$py_bytes" "$stream_bytes" \
 	"$t3" "$t4" "$t5" "$(insns "$work/pt")" "$(insns "$work/vg")" \
-	"$gdb_line" <<'PY'
+	"$gdb_line" "$py_decoded" <<'PY'
 import sys
 a = sys.argv[1:]
 t0, t1, t2 = map(float, a[0:3])
@@ -52,6 +58,7 @@ py_insns, py_bytes, stream_bytes = int(a[3]), int(a[4]), int(a[5])
 t3, t4, t5 = map(float, a[6:9])
 pt_insns, vg_insns = int(a[9]), int(a[10])
 gdb = dict(kv.split('=') for kv in a[11].split()[1:])
+py_decoded = int(a[12])
 none_s, rec_s = t1 - t0, t2 - t1
 print(f"valgrind: python3 -c pass: valgrind --tool=none {none_s:.2f} s, "
       f"hwtrace record --backend valgrind {rec_s:.2f} s "
@@ -65,7 +72,7 @@ print(f"valgrind: loop: ptrace {pt_rate:,.0f} insns/s ({pt_insns} insns), "
       f"gdb record full {gdb_rate:,.0f} insns/s")
 print(f"valgrind: ratio valgrind / ptrace = {vg_rate / pt_rate:.0f}x (goal >= 200x)")
 print(f"valgrind: ratio valgrind / gdb record full = {vg_rate / gdb_rate:.0f}x (goal >= 500x)")
-print(f"valgrind: trace bytes per instruction: tool stream "
-      f"{stream_bytes / py_insns:.2f}, bundle hwt-sw {py_bytes / py_insns:.2f} "
-      f"(goal <= 0.5)")
+print(f"valgrind: trace bytes per instruction: bundle {py_bytes / py_insns:.3f} "
+      f"(goal <= 0.5); tool stream {stream_bytes / py_insns:.2f}, "
+      f"hwt-sw decoded {py_decoded / py_insns:.2f}")
 PY

@@ -8,14 +8,42 @@
 
 #include "hwt-collect.h"
 
+/* hwt-sw, one record per instruction, is stored compressed (a thirtieth
+ * of its size, docs/bundle.md); hardware traces are already dense, and
+ * LLDB reads intel-pt bundles' files as they are. */
 static const struct {
 	const char *type, *suffix;
+	bool compress;
 } kinds[] = {
-	[HWT_COLLECT_FMT_SW] = { HWT_BUNDLE_TYPE_SW, "hwtsw" },
-	[HWT_COLLECT_FMT_PT] = { HWT_BUNDLE_TYPE_PT, "ipt" },
-	[HWT_COLLECT_FMT_BTS] = { HWT_BUNDLE_TYPE_BTS, "bts" },
-	[HWT_COLLECT_FMT_ETM] = { NULL, NULL },
+	[HWT_COLLECT_FMT_SW] = { HWT_BUNDLE_TYPE_SW, "hwtsw.zst", true },
+	[HWT_COLLECT_FMT_PT] = { HWT_BUNDLE_TYPE_PT, "ipt", false },
+	[HWT_COLLECT_FMT_BTS] = { HWT_BUNDLE_TYPE_BTS, "bts", false },
+	[HWT_COLLECT_FMT_ETM] = { NULL, NULL, false },
 };
+
+/* One thread's trace into the staging directory as kinds[f] keeps it. */
+static int stage_trace(const char *staging, const struct hwt_collect_thread *t,
+		       bool compress, struct hwt_bundle_thread *bt,
+		       struct hwt_err *err)
+{
+	uint8_t *packed;
+	size_t n;
+	int rc;
+
+	bt->trace_size = t->trace_size;
+	if (!compress)
+		return hwt_bundle_stage_write(staging, bt->trace_file, t->trace,
+					      t->trace_size, err);
+	if ((rc = hwt_trace_compress(t->trace, t->trace_size, &packed, &n,
+				     err)))
+		return rc;
+	bt->encoding = HWT_TRACE_ZSTD;
+	bt->decoded_size = t->trace_size;
+	bt->trace_size = n;
+	rc = hwt_bundle_stage_write(staging, bt->trace_file, packed, n, err);
+	free(packed);
+	return rc;
+}
 
 static int stage_threads(const char *staging,
 			 const struct hwt_collect_thread *t, size_t n,
@@ -53,12 +81,10 @@ static int stage_threads(const char *staging,
 		}
 		b->nthreads++;
 		bt->tid = t[i].tid;
-		bt->trace_size = t[i].trace_size;
 		bt->lost_bytes = t[i].lost_bytes;
 		bt->lost_insns = t[i].lost_insns;
 		bt->insn_total = t[i].insn_total;
-		rc = hwt_bundle_stage_write(staging, bt->trace_file, t[i].trace,
-					    t[i].trace_size, err);
+		rc = stage_trace(staging, &t[i], kinds[f].compress, bt, err);
 		if (rc)
 			return rc;
 	}

@@ -46,9 +46,10 @@ static int copy_threads(const char *staging, const struct hwt_bundle *b,
 			out[i].trace_file = NULL;
 			return hwt_err_set(err, ENOMEM, "out of memory");
 		}
-		if ((rc = hwt_bundle_load_file(b, t->trace_file, t->trace_size,
-					       &data, &size, err)))
+		if ((rc = hwt_bundle_load_trace(b, t, &data, &size, err)))
 			return rc;
+		out[i].encoding = HWT_TRACE_RAW;
+		out[i].trace_size = size;
 		rc = hwt_bundle_stage_write(staging, out[i].trace_file, data,
 					    size, err);
 		free(data);

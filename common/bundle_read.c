@@ -331,6 +331,38 @@ static int read_cpu(struct reader *rd, json_object *root, struct hwt_bundle *b)
 	return rc;
 }
 
+/* traceEncoding (absent: the file is the trace) and, for "zstd", the
+ * decoded size the reader will allocate. */
+static int read_encoding(struct reader *rd, json_object *t,
+			 struct hwt_bundle_thread *th, char *path,
+			 size_t cap, size_t i)
+{
+	char *enc = NULL;
+	int rc;
+
+#define P(f) (snprintf(path, cap, "processes[0].threads[%zu].%s", i, f), path)
+	if ((rc = get_string(rd, t, "traceEncoding", P("traceEncoding"), false,
+			     &enc)))
+		return rc;
+	if (!enc)
+		return 0;
+	if (strcmp(enc, "zstd")) {
+		free(enc);
+		return field_err(rd, P("traceEncoding"), "must be \"zstd\" "
+				 "(or absent for a trace as recorded)");
+	}
+	free(enc);
+	th->encoding = HWT_TRACE_ZSTD;
+	if ((rc = get_u64(rd, t, "traceDecodedSize", P("traceDecodedSize"),
+			  true, &th->decoded_size)))
+		return rc;
+	if (th->decoded_size > HWT_BUNDLE_MAX_DECODED)
+		return field_err(rd, P("traceDecodedSize"), "is larger than "
+				 "the 16 GiB a trace may decode to");
+	return 0;
+#undef P
+}
+
 static int read_thread(struct reader *rd, struct hwt_bundle *b, json_object *t,
 		       size_t i, const char *key)
 {
@@ -372,6 +404,8 @@ static int read_thread(struct reader *rd, struct hwt_bundle *b, json_object *t,
 	if (th->lost_insns > th->insn_total && th->insn_total)
 		return field_err(rd, P("lostInstructions"),
 				 "is larger than 'instructions'");
+	if ((rc = read_encoding(rd, t, th, path, sizeof(path), i)))
+		return rc;
 	return check_file(rd, b, P(key), th->trace_file, true, th->trace_size);
 #undef P
 }

@@ -162,6 +162,9 @@ static json_object *thread_json(const struct hwt_bundle *b,
 	return done(o, add_i64(o, "tid", t->tid) ||
 		    add_str(o, hwt_bundle_trace_key(b->type), t->trace_file) ||
 		    add_u64(o, "traceSize", t->trace_size) ||
+		    (t->encoding == HWT_TRACE_ZSTD &&
+		     (add_str(o, "traceEncoding", "zstd") ||
+		      add_u64(o, "traceDecodedSize", t->decoded_size))) ||
 		    add_u64(o, "lostBytes", t->lost_bytes) ||
 		    add_u64(o, "lostInstructions", t->lost_insns) ||
 		    add_u64(o, "instructions", t->insn_total));

@@ -168,10 +168,22 @@ struct hwt_cpu_info {
 	int family, model, stepping;
 };
 
+/* How a thread's trace file holds its trace (trace_zstd.c). */
+enum hwt_trace_encoding {
+	HWT_TRACE_RAW = 0,       /* as the recorder made it */
+	HWT_TRACE_ZSTD,          /* one zstd frame of it ("traceEncoding") */
+};
+
+/* Bound on a compressed trace's decoded size (traceDecodedSize): the
+ * reader allocates it. */
+#define HWT_BUNDLE_MAX_DECODED (16ull << 30)
+
 struct hwt_bundle_thread {
 	int64_t tid;
-	char *trace_file;        /* relative path of the raw trace */
+	char *trace_file;        /* relative path of the trace */
 	uint64_t trace_size;     /* bytes; must equal the file's size */
+	enum hwt_trace_encoding encoding;
+	uint64_t decoded_size;   /* ZSTD: bytes of the trace decoded */
 	uint64_t lost_bytes;     /* dropped from the ring when it wrapped */
 	uint64_t lost_insns;
 	uint64_t insn_total;     /* instructions recorded, lost ones included */
@@ -349,6 +361,16 @@ char *hwt_bundle_path(const struct hwt_bundle *b, const char *rel);
 int hwt_bundle_load_file(const struct hwt_bundle *b, const char *rel,
 			 uint64_t expect_size, uint8_t **data, size_t *size,
 			 struct hwt_err *err);
+/* A thread's trace, decoded if its file is compressed. Caller frees. */
+int hwt_bundle_load_trace(const struct hwt_bundle *b,
+			  const struct hwt_bundle_thread *t, uint8_t **data,
+			  size_t *size, struct hwt_err *err);
+/* trace_zstd.c: a trace compressed into one zstd frame (*out malloc'd),
+ * and back; the decoded size must be exactly decoded_size. */
+int hwt_trace_compress(const uint8_t *in, size_t n, uint8_t **out,
+		       size_t *out_n, struct hwt_err *err);
+int hwt_trace_decompress(const uint8_t *in, size_t n, uint64_t decoded_size,
+			 uint8_t **out, struct hwt_err *err);
 
 /* Writing: the caller fills a struct hwt_bundle (dir unused) and places the
  * files in the staging directory it got from hwt_bundle_stage_begin; commit

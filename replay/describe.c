@@ -68,7 +68,11 @@ static int describe_threads(FILE *f, const struct hwt_bundle *b,
 			fprintf(f, "%" PRIu64 " instructions recorded, %" PRIu64
 				" lost (%" PRIu64 " bytes), ", t->insn_total,
 				t->lost_insns, t->lost_bytes);
-		fprintf(f, "trace %" PRIu64 " bytes\n", t->trace_size);
+		if (t->encoding == HWT_TRACE_ZSTD)
+			fprintf(f, "trace %" PRIu64 " bytes (zstd, %" PRIu64
+				" decoded)\n", t->trace_size, t->decoded_size);
+		else
+			fprintf(f, "trace %" PRIu64 " bytes\n", t->trace_size);
 		hwt_history_free(h);
 	}
 	return 0;

@@ -199,8 +199,7 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 	if (!t->trace_file)
 		return hwt_err_set(err, EINVAL, "thread %lld has no trace",
 				   (long long)t->tid);
-	rc = hwt_bundle_load_file(b, t->trace_file, t->trace_size, &data,
-				  &size, err);
+	rc = hwt_bundle_load_trace(b, t, &data, &size, err);
 	if (rc)
 		return hwt_err_prefix(err, "trace of thread %lld: ",
 				      (long long)t->tid);

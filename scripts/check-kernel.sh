@@ -71,7 +71,7 @@ collect_src=$(cd "$SRC" && env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-dire
 gcc $CFLAGS -std=c11 -D_GNU_SOURCE -I"$SRC/common" -I"$SRC/collect" \
 	-o "$R/tests/hwt-collect-guest" "$K/hwt-collect-guest.c" \
 	$(for f in $collect_src; do printf '%s/%s ' "$SRC" "$f"; done) "$SRC"/common/*.c \
-	-ljson-c -lelf -lz -lpthread >"$B/collect-guest.log" 2>&1 ||
+	-ljson-c -lelf -lzstd -lz -lpthread >"$B/collect-guest.log" 2>&1 ||
 	{ cat "$B/collect-guest.log"; die "hwt-collect-guest build failed"; }
 for p in sig fork exec threads naps; do
 	gcc $CFLAGS -o "$R/tests/$p" "$K/$p.c" -lpthread || die "$p build failed"

@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config python3 gdb procps util-linux
-libzydis-dev libcapstone-dev libelf-dev libdw-dev libjson-c-dev
+libzydis-dev libcapstone-dev libelf-dev libdw-dev libjson-c-dev libzstd-dev
 libopencsd-dev libopencsd-bin
 libipt-dev
 valgrind

@@ -125,3 +125,37 @@ class ServerProcess:
             self.proc.kill()
             self.proc.wait()
         self.err.close()
+
+
+def decompress_traces(bundle):
+    """Turn a bundle's zstd-compressed thread traces (docs/bundle.md) into
+    the traces themselves, in place, for tests that edit trace bytes."""
+    import ctypes
+    import json
+    zstd = ctypes.CDLL('libzstd.so.1')
+    zstd.ZSTD_decompress.restype = ctypes.c_size_t
+    zstd.ZSTD_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
+                                     ctypes.c_char_p, ctypes.c_size_t]
+    zstd.ZSTD_isError.argtypes = [ctypes.c_size_t]
+    path = os.path.join(bundle, 'trace.json')
+    with open(path) as f:
+        doc = json.load(f)
+    for t in doc['processes'][0]['threads']:
+        if t.get('traceEncoding') != 'zstd':
+            continue
+        key = next(k for k in ('swTrace', 'btsTrace', 'iptTrace') if k in t)
+        old = os.path.join(bundle, t[key])
+        with open(old, 'rb') as f:
+            packed = f.read()
+        out = ctypes.create_string_buffer(t['traceDecodedSize'])
+        n = zstd.ZSTD_decompress(out, len(out), packed, len(packed))
+        if zstd.ZSTD_isError(n) or n != len(out):
+            raise RuntimeError(f'{old}: not a zstd frame of the size given')
+        os.unlink(old)
+        t[key] = t[key][:-4] if t[key].endswith('.zst') else t[key]
+        with open(os.path.join(bundle, t[key]), 'wb') as f:
+            f.write(out.raw)
+        t['traceSize'] = n
+        del t['traceEncoding'], t['traceDecodedSize']
+    with open(path, 'w') as f:
+        json.dump(doc, f, indent=2)

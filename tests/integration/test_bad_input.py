@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 from hwt_testlib import exit_status, parse_args, report, sanitizer_report
-from hwt_testlib import run_tool
+from hwt_testlib import decompress_traces, run_tool
 
 
 def run(binary, *args):
@@ -85,6 +85,10 @@ def main():
         report('record a good bundle', rc == 0 and os.path.isdir(good), f'rc {rc}: {err}')
         if rc != 0:
             return 1
+        # The trace as recorded (zstd) for its own cases; the rest damage
+        # the hwt-sw bytes themselves.
+        packed = variant(tmp, good, 'packed')
+        decompress_traces(good)
         doc = load(good)
         thread = doc['processes'][0]['threads'][0]
         trace = os.path.join(good, thread['swTrace'])
@@ -154,6 +158,47 @@ def main():
         with open(os.path.join(d, thread['swTrace']), 'r+b') as f:
             f.truncate(size // 2)
         expect_error(hwtrace, 'truncated trace (size mismatch)', ['dump', '--insn', d], 'bytes but trace.json says')
+
+        # --- a compressed trace (docs/bundle.md) ---------------------------------
+        pdoc = load(packed)
+        pthread = pdoc['processes'][0]['threads'][0]
+        ptrace = pthread['swTrace']
+        psize = pthread['traceSize']
+        report('a recorded hwt-sw trace is stored compressed',
+               pthread.get('traceEncoding') == 'zstd' and ptrace.endswith('.zst') and
+               pthread.get('traceDecodedSize') == size and psize * 5 < size,
+               f'{pthread}')
+        for field, value, needle in (('traceEncoding', 'gzip', 'traceEncoding'),
+                                     ('traceDecodedSize', None, 'traceDecodedSize'),
+                                     ('traceDecodedSize', 1 << 40, '16 GiB'),
+                                     ('traceDecodedSize', size + 1, 'trace.json says')):
+            d = variant(tmp, packed, f'zstd-{field}-{value}')
+            bad = json.loads(json.dumps(pdoc))
+            if value is None:
+                del bad['processes'][0]['threads'][0][field]
+            else:
+                bad['processes'][0]['threads'][0][field] = value
+            save(d, bad)
+            expect_error(hwtrace, f'compressed trace: {field}={value!r}', ['dump', '--insn', d], needle)
+        d = variant(tmp, packed, 'zstd-truncated')
+        with open(os.path.join(d, ptrace), 'r+b') as f:
+            f.truncate(psize // 2)
+        bad = json.loads(json.dumps(pdoc)); bad['processes'][0]['threads'][0]['traceSize'] = psize // 2
+        save(d, bad)
+        expect_error(hwtrace, 'compressed trace cut short (size matching)', ['dump', '--insn', d],
+                     'compressed trace is damaged')
+        pdata = open(os.path.join(packed, ptrace), 'rb').read()
+        prnd = random.Random(99)
+        for i in range(6):
+            d = variant(tmp, packed, f'zstd-flip{i}')
+            buf = bytearray(pdata)
+            for _ in range(1 + i):
+                pos = prnd.randrange(len(buf))
+                buf[pos] ^= 1 << prnd.randrange(8)
+            with open(os.path.join(d, ptrace), 'wb') as f:
+                f.write(buf)
+            expect_survives(hwtrace, f'bit flips x{1 + i} in a compressed trace', ['dump', '--insn', '--tsv', d],
+                            want_gap=False)
 
         # --- damage inside the trace: gaps, not crashes -------------------------
         d = variant(tmp, good, 'truncfixed')

@@ -45,8 +45,8 @@ import subprocess
 import sys
 import tempfile
 
-from hwt_testlib import (CHOSEN, dump_items, exit_status, report, run_tool,
-                         sanitizer_report, selected)
+from hwt_testlib import (CHOSEN, decompress_traces, dump_items, exit_status,
+                         report, run_tool, sanitizer_report, selected)
 
 LLDB = 'lldb-22'
 LLDB_TIMEOUT = 600
@@ -330,6 +330,7 @@ def check_gap(hwtrace, exporter, tmp):
         report('gap export', False, 'no qsort bundle to damage')
         return
     shutil.copytree(good, bundle)
+    decompress_traces(bundle)
     trace = glob.glob(os.path.join(bundle, 'threads', '*.hwtsw'))[0]
     with open(trace, 'r+b') as f:
         data = f.read()

@@ -560,6 +560,45 @@ static void test_write_per_cpu(void)
 	free(dir);
 }
 
+/* A trace compressed and back; the decoded size is checked exactly and
+ * bounded before anything is allocated; damage is an error. */
+static void test_trace_zstd(void)
+{
+	uint8_t in[4096], *packed = NULL, *out = NULL;
+	size_t n = 0;
+	struct hwt_err err = { 0 };
+	int rc;
+
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = (uint8_t)(i % 7 * 3);
+	rc = hwt_trace_compress(in, sizeof(in), &packed, &n, &err);
+	CHECK("zstd: a repetitive trace compresses", rc == 0 && n < 200,
+	      "rc %d (%s), %zu bytes", rc, err.msg, n);
+	if (rc)
+		return;
+	rc = hwt_trace_decompress(packed, n, sizeof(in), &out, &err);
+	CHECK("zstd: and decodes to the same bytes",
+	      rc == 0 && !memcmp(out, in, sizeof(in)), "rc %d (%s)", rc,
+	      err.msg);
+	free(out);
+	rc = hwt_trace_decompress(packed, n, sizeof(in) - 1, &out, &err);
+	CHECK("zstd: a decoded size other than the frame's is an error",
+	      rc == -EINVAL && out == NULL && strstr(err.msg, "trace.json says"),
+	      "rc %d (%s)", rc, err.msg);
+	rc = hwt_trace_decompress(packed, n, HWT_BUNDLE_MAX_DECODED + 1, &out,
+				  &err);
+	CHECK("zstd: a decoded size past the bound is refused",
+	      rc == -EFBIG && out == NULL, "rc %d (%s)", rc, err.msg);
+	rc = hwt_trace_decompress(packed, n / 2, sizeof(in), &out, &err);
+	CHECK("zstd: a frame cut short is an error",
+	      rc == -EINVAL && out == NULL, "rc %d (%s)", rc, err.msg);
+	rc = hwt_trace_decompress(in, 64, sizeof(in), &out, &err);
+	CHECK("zstd: bytes that are no frame are an error",
+	      rc == -EINVAL && out == NULL && strstr(err.msg, "zstd"),
+	      "rc %d (%s)", rc, err.msg);
+	free(packed);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -572,6 +611,7 @@ int main(void)
 	RUN(test_bundle);
 	RUN(test_bundle_big);
 	RUN(test_write_per_cpu);
+	RUN(test_trace_zstd);
 	hwt_bundle_stage_abort(tmpdir);
 	return check_exit();
 }
