@@ -84,6 +84,13 @@ static int check_backend_opts(const struct hwt_collect_opts *o,
 				   be->name);
 	if (o->live_control && !(be->caps & HWT_COLLECT_CAP_LIVE))
 		return no_live(be, err);
+	if (o->follow_fork && !(be->caps & HWT_COLLECT_CAP_FOLLOW_FORK))
+		return hwt_err_set(err, EINVAL, "the %s backend does not follow "
+				   "forked children; the valgrind backend does",
+				   be->name);
+	if (o->follow_fork && o->live_control)
+		return hwt_err_set(err, EINVAL, "forked children are followed "
+				   "in recordings, not under live control");
 	return 0;
 }
 
@@ -137,9 +144,19 @@ static int pick_backend(const struct hwt_collect_opts *o,
 			return 0;
 		}
 	}
-	if (!tried)
-		return hwt_err_set(err, EINVAL, "no trace backend offers both "
-				   "live control and block-step");
+	if (!tried) {
+		char want[96] = "";
+
+		if (o->live_control)
+			strcat(want, "live control");
+		if (o->block_step)
+			strcat(strcat(want, want[0] ? ", " : ""), "block-step");
+		if (o->follow_fork)
+			strcat(strcat(want, want[0] ? ", " : ""),
+			       "forks followed");
+		return hwt_err_set(err, EINVAL, "no trace backend offers all "
+				   "that was asked: %s", want);
+	}
 	/* err holds why the last backend that would do cannot work. */
 	return hwt_err_prefix(err, "no trace backend works here: ");
 }

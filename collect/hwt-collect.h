@@ -70,6 +70,10 @@ struct hwt_collect_opts {
 	 * and a named one that cannot is refused at launch instead of at
 	 * the first resume. hwt_collect_attach implies it. */
 	bool live_control;
+	/* Record the children the program forks too, each thread of theirs
+	 * as a thread of the recording (HWT_COLLECT_CAP_FOLLOW_FORK; the
+	 * default backend is then one that can). */
+	bool follow_fork;
 };
 
 /* An Intel PT address filter: size bytes from start, start being an
@@ -160,6 +164,8 @@ enum hwt_collect_cap {
 	HWT_COLLECT_CAP_BUNDLE = 1u << 5,
 	/* watchpoints under live control (hwt_resume_opts.watches) */
 	HWT_COLLECT_CAP_WATCH = 1u << 6,
+	/* follow_fork: forked children recorded too */
+	HWT_COLLECT_CAP_FOLLOW_FORK = 1u << 7,
 };
 /* HWT_COLLECT_CAP_* of the backend recording. */
 unsigned hwt_collect_backend_caps(const struct hwt_collector *c);

@@ -233,6 +233,7 @@ static void vg_close(struct hwt_collector *base)
 	if (c->dir)
 		remove_dir(c->dir, true);
 	hwt_vg_reader_free(&c->rd);
+	vg_children_free(c);
 	free(c->threads);
 	free(c->piece);
 	free(c->stream_path);
@@ -307,7 +308,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		vg_close(&c->base);
 		return rc;
 	}
-	vargv = calloc(argc + 12, sizeof(*vargv));
+	vargv = calloc(argc + 13, sizeof(*vargv));
 	if (!vargv) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	} else {
@@ -326,8 +327,11 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		} else {
 			vargv[k++] = "--vgdb=no";
 			/* exec'd programs are recorded on (the tool's own
-			 * check leaves forked children out). */
+			 * check leaves forked children out, unless
+			 * followed). */
 			vargv[k++] = "--trace-children=yes";
+			if (opts->follow_fork)
+				vargv[k++] = "--hwt-follow-fork=yes";
 		}
 		vargv[k++] = parent_opt;
 		vargv[k++] = out_opt;
@@ -360,6 +364,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		prlimit(c->held.pid, RLIMIT_CORE, &core, NULL);
 	}
 	c->live_launch = opts->live_control;
+	c->follow_fork = opts->follow_fork;
 	c->base.pid = c->held.pid;
 	c->base.tracer_tid = gettid();
 	/* Live control starts here: the program is left stopped at its
@@ -373,20 +378,15 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 }
 
 /* Feed what the tool has written since the last look; true if any. */
-int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err)
+int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
+	       bool *got, struct hwt_err *err)
 {
 	ssize_t n;
 
-	*got = false;
 	if (!c->piece && !(c->piece = malloc(READ_PIECE)))
 		return hwt_err_set(err, ENOMEM, "out of memory");
-	if (c->stream_fd < 0) {
-		c->stream_fd = open(c->stream_path, O_RDONLY | O_CLOEXEC);
-		if (c->stream_fd < 0)
-			return 0;   /* the tool has not opened it yet */
-	}
-	while ((n = read(c->stream_fd, c->piece, READ_PIECE)) > 0) {
-		int rc = hwt_vg_reader_feed(&c->rd, c->piece, (size_t)n, err);
+	while ((n = read(fd, c->piece, READ_PIECE)) > 0) {
+		int rc = hwt_vg_reader_feed(rd, c->piece, (size_t)n, err);
 
 		if (rc < 0)
 			return rc;
@@ -395,7 +395,26 @@ int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err)
 	if (n < 0 && errno != EINTR)
 		return hwt_err_set(err, errno, "reading the trace stream: %s",
 				   strerror(errno));
-	return 0;
+	/* A stream waiting for its parent's goes on with what it holds. */
+	return rd->npending ? hwt_vg_reader_feed(rd, NULL, 0, err) : 0;
+}
+
+int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err)
+{
+	int rc;
+
+	*got = false;
+	/* Children first seen now forked after what the parent's stream
+	 * holds now: read the parent's after looking for them. */
+	if ((rc = vg_children_find(c, err)) < 0)
+		return rc;
+	if (c->stream_fd < 0)
+		c->stream_fd = open(c->stream_path, O_RDONLY | O_CLOEXEC);
+	/* Not there yet: the tool has not opened it. */
+	if (c->stream_fd >= 0 &&
+	    (rc = vg_feed_fd(c, c->stream_fd, &c->rd, got, err)) < 0)
+		return rc;
+	return vg_children_drain(c, got, err);
 }
 
 /* Valgrind's first message line, for an error. */
@@ -423,16 +442,11 @@ static void log_head(struct vg_collector *c, char *out, size_t size)
 		fclose(f);
 }
 
-int vg_collect_threads(struct vg_collector *c, struct hwt_err *err)
+/* rd's threads that ran, appended to c->threads. */
+static void add_threads(struct vg_collector *c, const struct hwt_vg_reader *rd)
 {
-	free(c->threads);
-	c->nthreads = 0;
-	c->threads = calloc(c->rd.nthreads ? c->rd.nthreads : 1,
-			    sizeof(*c->threads));
-	if (!c->threads)
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < c->rd.nthreads; i++) {
-		const struct hwt_vg_thread *t = &c->rd.threads[i];
+	for (size_t i = 0; i < rd->nthreads; i++) {
+		const struct hwt_vg_thread *t = &rd->threads[i];
 
 		if (!t->ring.started)
 			continue;
@@ -447,6 +461,23 @@ int vg_collect_threads(struct vg_collector *c, struct hwt_err *err)
 			.exited = t->exited,
 		};
 	}
+}
+
+int vg_collect_threads(struct vg_collector *c, struct hwt_err *err)
+{
+	size_t n = c->rd.nthreads;
+
+	for (size_t k = 0; k < c->nchildren; k++)
+		n += c->children[k].rd.nthreads;
+	free(c->threads);
+	c->nthreads = 0;
+	c->threads = calloc(n ? n : 1, sizeof(*c->threads));
+	if (!c->threads)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	/* The program's threads, then each followed child's. */
+	add_threads(c, &c->rd);
+	for (size_t k = 0; k < c->nchildren; k++)
+		add_threads(c, &c->children[k].rd);
 	return 0;
 }
 
@@ -508,6 +539,8 @@ int vg_wind_up(struct vg_collector *c, int status, struct hwt_err *err)
 	/* What was read is kept whatever ends the stream; a stream cut
 	 * short (the tool killed or unable to write) is said, not fatal. */
 	rc = hwt_vg_reader_finish(&c->rd, err);
+	if (rc == 0)
+		rc = vg_children_finish(c, err);
 	if (c->rd.full) {
 		/* The tool stops writing at its bound, END included. */
 		snprintf(c->base.warning, sizeof(c->base.warning),
@@ -642,7 +675,7 @@ static size_t vg_modules(struct hwt_collector *base,
 const struct hwt_backend hwt_backend_valgrind = {
 	.name = "valgrind",
 	.caps = HWT_COLLECT_CAP_LIVE | HWT_COLLECT_CAP_CORE |
-		HWT_COLLECT_CAP_BUNDLE,
+		HWT_COLLECT_CAP_BUNDLE | HWT_COLLECT_CAP_FOLLOW_FORK,
 	.no_attach = "Valgrind must start the program to run it on its "
 		     "synthetic cpu",
 	/* Everything, up to the tool's stream bound, unless --size. */

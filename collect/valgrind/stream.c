@@ -312,6 +312,55 @@ static int read_map(struct hwt_vg_reader *r, struct cursor *c,
 	return hwt_modset_add(&r->modules, path, start, off, err);
 }
 
+/* A forked child's stream starts sharing the first n translations of its
+ * parent's (process ppid). The parent's stream holds them by the time
+ * the child's exists, but may not have been read that far yet: then the
+ * record is read again with the next feed. */
+static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
+		     uint64_t n, struct hwt_err *err)
+{
+	struct hwt_vg_reader *parent;
+
+	if (!r->parent_of)
+		return bad(r, err, "a forked child's stream where none is "
+			   "followed");
+	if (r->nsbs || r->nthreads || ppid == 0 || ppid > INT_MAX)
+		return bad(r, err, "a fork record out of place");
+	parent = r->parent_of(r->parent_ctx, (pid_t)ppid);
+	r->waiting_parent = !parent || parent->nsbs < n;
+	if (r->waiting_parent) {
+		if (parent && parent->ended)
+			return bad(r, err, "a fork from more translations "
+				   "than the parent's stream has");
+		c->state = CUR_SHORT;
+		return 0;
+	}
+	if (HWT_ARRAY_RESERVE(r->sbs, r->sbs_cap, (size_t)n, 1024))
+		return hwt_err_set(err, ENOMEM, "out of memory for superblocks");
+	for (; r->nsbs < n; r->nsbs++) {
+		const struct hwt_vg_sb *p = parent->sbs[r->nsbs];
+		struct hwt_vg_sb *sb = calloc(1, sizeof(*sb));
+
+		if (!sb || !(sb->pc = malloc(p->ninsns * sizeof(*sb->pc))) ||
+		    (p->nexits && !(sb->exit_after = malloc(
+				p->nexits * sizeof(*sb->exit_after))))) {
+			if (sb)
+				sb_free(sb);
+			free(sb);
+			return hwt_err_set(err, ENOMEM, "out of memory for "
+					   "superblocks");
+		}
+		*sb = (struct hwt_vg_sb){ p->ninsns, p->nexits, sb->pc,
+					  sb->exit_after };
+		memcpy(sb->pc, p->pc, p->ninsns * sizeof(*sb->pc));
+		if (p->nexits)
+			memcpy(sb->exit_after, p->exit_after,
+			       p->nexits * sizeof(*sb->exit_after));
+		r->sbs[r->nsbs] = sb;
+	}
+	return 0;
+}
+
 /* One rare record, its kind already read. */
 static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		       uint64_t kind, struct hwt_err *err)
@@ -401,6 +450,12 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		r->nsbs = 0;
 		r->exit_seen = false;
 		return 0;
+	case HWT_VG_REC_FORK:
+		a = get_u(c);
+		b = get_u(c);
+		if (c->state != CUR_OK)
+			return 0;
+		return read_fork(r, c, a, b, err);
 	case HWT_VG_REC_AUXV:
 		a = get_u(c);
 		if (c->state != CUR_OK)
@@ -498,7 +553,7 @@ int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
 		r->offset += (uint64_t)(c.p - start);
 	}
 	keep = (size_t)(c.end - c.p);
-	if (rc == 0 && keep > HWT_VG_MAX_ITEM)
+	if (rc == 0 && keep > HWT_VG_MAX_ITEM && !r->waiting_parent)
 		rc = bad(r, err, "an item longer than any the tool writes");
 	memmove(r->pending, c.p, keep);
 	r->npending = keep;
@@ -537,7 +592,11 @@ int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)
 		write_run(r, &r->threads[i]);
 		r->threads[i].exited = true;
 	}
-	if (r->npending || !r->magic_seen)
+	if (r->waiting_parent)
+		rc = hwt_err_set(err, EPROTO, "a forked child's stream whose "
+				 "parent's stream never described the "
+				 "translations it shares");
+	else if (r->npending || !r->magic_seen)
 		rc = hwt_err_set(err, EIO, "the valgrind trace stream ends "
 				 "in the middle of an item at byte %llu",
 				 (unsigned long long)r->offset);

@@ -48,6 +48,12 @@ struct hwt_vg_reader {
 	/* Another name of the same file, for decoding: tool_path may be
 	 * gone by then. NULL: tool_path. */
 	const char *tool_alias;
+	/* A forked child's stream (FORK record) shares its parent's first
+	 * translations: the reader of process pid's stream, or NULL while
+	 * there is none yet. NULL: forks are not followed. */
+	struct hwt_vg_reader *(*parent_of)(void *ctx, pid_t pid);
+	void *parent_ctx;
+	bool waiting_parent;      /* FORK read before the parent's stream */
 	/* Translations by number, each allocated on its own: a thread's
 	 * run points at one while the table grows. */
 	struct hwt_vg_sb **sbs;

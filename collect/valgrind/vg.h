@@ -20,6 +20,15 @@ struct vg_thread {
 	bool gone;
 };
 
+/* A forked child followed (children.c): its stream FILE.PID. */
+struct vg_child {
+	pid_t pid;
+	int fd;
+	struct hwt_vg_reader rd;
+	bool failed;              /* its stream is damaged: read no more */
+	char why[300];
+};
+
 struct vg_collector {
 	struct hwt_collector base;
 	struct hwt_held held;
@@ -36,6 +45,9 @@ struct vg_collector {
 	struct hwt_collect_thread *threads;
 	size_t nthreads;
 	char *core_path;          /* Valgrind's core of a fatal signal */
+	bool follow_fork;
+	struct vg_child *children;
+	size_t nchildren, children_cap;
 
 	/* Live control (live.c): launched under Valgrind's gdbserver,
 	 * driven through vgdb once the first live call comes. */
@@ -62,6 +74,17 @@ static inline struct vg_collector *vg_of(struct hwt_collector *base)
 
 /* backend.c: feed what the tool wrote since the last look; got: any. */
 int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err);
+/* backend.c: feed rd what fd holds now; got: any. */
+int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
+	       bool *got, struct hwt_err *err);
+
+/* children.c: new children's streams found, and read. */
+int vg_children_find(struct vg_collector *c, struct hwt_err *err);
+int vg_children_drain(struct vg_collector *c, bool *got, struct hwt_err *err);
+/* children.c: the program ended: read the children's streams to their
+ * end, their modules into the program's; a damaged one is a warning. */
+int vg_children_finish(struct vg_collector *c, struct hwt_err *err);
+void vg_children_free(struct vg_collector *c);
 /* backend.c: c->threads from the reader's rings (sealed or snapshots). */
 int vg_collect_threads(struct vg_collector *c, struct hwt_err *err);
 /* backend.c: the process was reaped with status: read the rest of the

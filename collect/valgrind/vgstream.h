@@ -66,6 +66,11 @@ enum {
 	 * stream with this instead of the magic. Translation numbers start
 	 * again from 0; the exec'ing thread goes on, the others ended. */
 	HWT_VG_REC_EXEC = 13,
+	/* First after the magic of a forked child's stream (FILE.PID,
+	 * --hwt-follow-fork=yes): the parent's os pid and the number N of
+	 * translations the parent's stream had described at the fork; the
+	 * child runs those too, so its own are numbered from N on. */
+	HWT_VG_REC_FORK = 14,
 };
 
 #define HWT_VG_MAX_AUXV 64u

@@ -363,6 +363,118 @@ def check_fork_exec(hwtrace, tmp):
            f'functions entered {entries}')
 
 
+FOLLOW_SRC = r'''
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+__attribute__((noinline)) int child_work(int n)
+{
+	int s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += i;
+	return s;
+}
+
+__attribute__((noinline)) int grandchild_work(int n)
+{
+	return child_work(n) + 1;
+}
+
+__attribute__((noinline)) int after_exec(void)
+{
+	return 3;
+}
+
+int main(int argc, char **argv)
+{
+	pid_t p, g;
+	int st;
+
+	if (argc > 1 && !strcmp(argv[1], "exec"))
+		return after_exec();
+	p = fork();
+	if (p == 0) {
+		if (child_work(100) == 1)
+			_exit(98);
+		g = fork();
+		if (g == 0)
+			_exit(grandchild_work(50) & 1);
+		waitpid(g, &st, 0);
+		execl(argv[0], argv[0], "exec", (char *)0);
+		_exit(99);
+	}
+	waitpid(p, &st, 0);
+	return WEXITSTATUS(st) + 2;
+}
+'''
+
+
+def entries_by_thread(out, names):
+    """{tid: [function entered, ...]} of a `dump --insn --tsv`, for the
+    functions named."""
+    seqs = {}
+    for line in out.splitlines():
+        f = line.split('\t')
+        if len(f) >= 5:
+            seq = seqs.setdefault(f[0], [])
+            if f[4].endswith('+0') and f[4][:-2] in names:
+                seq.append(f[4][:-2])
+    return seqs
+
+
+def check_follow_fork(hwtrace, tmp):
+    """--follow-fork: a child that forks a grandchild and execs, each
+    process's history a thread of the bundle from its first instruction
+    after the fork; without the option the parent alone; a backend that
+    cannot follow says so."""
+    src, prog = os.path.join(tmp, 'ff.c'), os.path.join(tmp, 'ff')
+    with open(src, 'w') as f:
+        f.write(FOLLOW_SRC)
+    subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    names = ('main', 'child_work', 'grandchild_work', 'after_exec')
+    got = {}
+    for follow in (True, False):
+        bundle = os.path.join(tmp, f'ff-{follow}.bundle')
+        rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend',
+                              'valgrind', *(['--follow-fork'] if follow
+                                            else []),
+                              '-o', bundle, '--', prog, timeout=300)
+        rc2, out, err2 = run_tool(hwtrace, 'dump', '--insn', '--tsv',
+                                  bundle, timeout=300)
+        firsts = {}
+        for line in out.splitlines():
+            f = line.split('\t')
+            if len(f) >= 5:
+                firsts.setdefault(f[0], f[4].split('+')[0])
+        got[follow] = (rc, rc2, sorted(entries_by_thread(out, names)
+                                       .values()), err + err2,
+                       sorted(firsts.values()))
+    want = sorted([['main'], ['child_work', 'main', 'after_exec'],
+                   ['grandchild_work', 'child_work']])
+    rc, rc2, seqs, err, firsts = got[True]
+    # The parent starts in the dynamic loader, each child after the
+    # system call in glibc's _Fork, where a cpu resumes it.
+    report('--follow-fork: the child (through its exec) and the grandchild '
+           'are threads of the bundle, each from its first instruction',
+           rc == 5 and rc2 == 0 and seqs == want and
+           firsts.count('_Fork') == 2,
+           f'record {rc}, dump {rc2}, functions entered by thread {seqs}, '
+           f'first functions {firsts}; {err.strip()[-300:]}')
+    rc, rc2, seqs, err, _ = got[False]
+    report('without --follow-fork the program\'s own thread alone',
+           rc == 5 and rc2 == 0 and seqs == [['main']],
+           f'record {rc}, dump {rc2}, {seqs}; {err.strip()[-300:]}')
+    rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'ptrace',
+                          '--follow-fork', '-o',
+                          os.path.join(tmp, 'ff-ptrace'), '--', prog)
+    report('--follow-fork with a backend that cannot: a clear error',
+           rc != 0 and 'does not follow forked children' in err,
+           f'{rc}: {err.strip()}')
+
+
 JIT_SRC = r'''
 #include <string.h>
 #include <sys/mman.h>
@@ -606,6 +718,8 @@ def main():
             check_jit(hwtrace, tmp)
         if selected('fork-exec'):
             check_fork_exec(hwtrace, tmp)
+        if selected('follow-fork'):
+            check_follow_fork(hwtrace, tmp)
         if selected('bound'):
             check_bound(hwtrace, programs, tmp)
         if selected('tool-killed'):

@@ -37,6 +37,8 @@ static const char record_usage[] =
 	"      --no-copy        record module paths without copying the files\n"
 	"      --snapshot       perf backends: let the hardware overwrite its\n"
 	"                       buffer of --size bytes instead of draining it\n"
+	"      --follow-fork    record the children the program forks too\n"
+	"                       (valgrind backend), their threads beside its own\n"
 	"      --block-step     module backend: one record per taken branch\n"
 	"                       where the cpu honours block-step (expanded with\n"
 	"                       the program's code on replay)\n"
@@ -76,6 +78,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "no-copy", no_argument, NULL, 'N' },
 		{ "snapshot", no_argument, NULL, 'S' },
 		{ "block-step", no_argument, NULL, 'B' },
+		{ "follow-fork", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -121,6 +124,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'B':
 			a->opts.block_step = true;
+			break;
+		case 'F':
+			a->opts.follow_fork = true;
 			break;
 		case 'q':
 			a->quiet = true;

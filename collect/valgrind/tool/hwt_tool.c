@@ -44,6 +44,7 @@ extern UWord *VG_(client_auxv);
 static const HChar *clo_out;              /* --hwt-out=FILE */
 static Long clo_max = 4LL << 30;           /* --hwt-max-bytes=N */
 static Long clo_parent;                    /* --hwt-parent=PID */
+static Bool clo_follow_fork;               /* --hwt-follow-fork=yes */
 
 static Int out_fd = -1;
 static UChar buf[1 << 20];
@@ -477,6 +478,8 @@ static Bool process_cmd_line_option(const HChar *arg)
 		return True;
 	if (VG_BINT_CLO(arg, "--hwt-parent", clo_parent, 1, 0x7fffffff))
 		return True;
+	if (VG_BOOL_CLO(arg, "--hwt-follow-fork", clo_follow_fork))
+		return True;
 	return False;
 }
 
@@ -486,7 +489,9 @@ static void print_usage(void)
 		    "    --hwt-max-bytes=N      stop recording after N bytes "
 		    "[4 GiB]\n"
 		    "    --hwt-parent=PID       record only a process whose "
-		    "parent is PID\n");
+		    "parent is PID\n"
+		    "    --hwt-follow-fork=no|yes  record forked children too, "
+		    "each into FILE.PID [no]\n");
 }
 
 static void print_debug_usage(void)
@@ -494,12 +499,18 @@ static void print_debug_usage(void)
 }
 
 /* A forked child runs on under Valgrind with this tool and the parent's
- * descriptor: it must not write into the parent's stream. Not followed:
- * the child records nothing (what the parent wrote before the fork was
- * flushed in on_fork). */
+ * descriptor: it must not write into the parent's stream. What the parent
+ * wrote before the fork was flushed in on_fork, so the child's stream can
+ * refer to the translations described there. */
 static void on_fork(ThreadId tid)
 {
 	flush();
+}
+
+/* FILE.PID: a followed process's own stream. */
+static void child_stream_path(HChar *path, SizeT size, Int pid)
+{
+	VG_(snprintf)(path, (Int)size, "%s.%d", clo_out, pid);
 }
 
 /* An execve replaces this tool with the new program's: what is buffered
@@ -515,13 +526,43 @@ static void post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs,
 {
 }
 
+/* Followed (--hwt-follow-fork=yes), the child writes a stream of its
+ * own: the magic, then FORK (its parent's pid and how many translations
+ * the parent had described, which the child shares until it makes its
+ * own), then its thread. Otherwise it records nothing. */
 static void on_fork_child(ThreadId tid)
 {
+	Bool follow = clo_follow_fork && recording && out_fd >= 0;
+	Int parent = VG_(getppid)(), self = VG_(getpid)();
+	HChar path[4200];
+	SysRes sr;
+
 	used = 0;
+	written = 0;
 	recording = False;
 	if (out_fd >= 0)
 		VG_(close)(out_fd);
 	out_fd = -1;
+	if (!follow)
+		return;
+	child_stream_path(path, sizeof(path), self);
+	sr = VG_(open)(path, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC |
+		       VKI_O_APPEND, 0600);
+	if (sr_isError(sr))
+		return;
+	out_fd = VG_(safe_fd)((Int)sr_Res(sr));
+	recording = True;
+	for (UInt i = 0; i < VG_N_THREADS; i++)
+		lwp_of[i] = 0;
+	if (tid < VG_N_THREADS)
+		lwp_of[tid] = self;
+	cur_lwp = 0;
+	VG_(memcpy)(buf, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
+	used = HWT_VG_MAGIC_LEN;
+	put_rec(HWT_VG_REC_FORK);
+	put_u((ULong)parent);
+	put_u(next_sb);
+	switch_to(self);
 }
 
 static void post_clo_init(void)
@@ -534,15 +575,23 @@ static void post_clo_init(void)
 				     "file\n");
 	/* With --trace-children=yes, a child the program forks runs its own
 	 * programs under this tool too: only the launched process (its
-	 * parent the recorder), through its execs, is recorded. */
+	 * parent the recorder), through its execs, is recorded, and the
+	 * children followed, whose streams exist already. */
 	if (clo_parent && VG_(getppid)() != clo_parent) {
-		recording = False;
-		return;
+		HChar path[4200];
+
+		child_stream_path(path, sizeof(path), VG_(getpid)());
+		sr = VG_(open)(path, VKI_O_WRONLY | VKI_O_APPEND, 0);
+		if (!clo_follow_fork || sr_isError(sr)) {
+			recording = False;
+			return;
+		}
+	} else {
+		/* Appended to, never truncated: a program this process
+		 * exec's under Valgrind continues the same stream. */
+		sr = VG_(open)(clo_out, VKI_O_WRONLY | VKI_O_CREAT |
+			       VKI_O_APPEND, 0600);
 	}
-	/* Appended to, never truncated: a program this process exec's
-	 * under Valgrind continues the same stream. */
-	sr = VG_(open)(clo_out, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_APPEND,
-		       0600);
 	if (sr_isError(sr))
 		VG_(fmsg_bad_option)("--hwt-out", "cannot open %s\n",
 				     clo_out);

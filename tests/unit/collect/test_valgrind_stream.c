@@ -6,6 +6,7 @@
  * instruction, a signal makes the next instruction an asynchronous entry;
  * pieces of any size read the same; and every malformed stream is a
  * clear error that keeps what came before it. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -620,6 +621,95 @@ static void test_stops(void)
 	hwt_vg_reader_free(&r);
 }
 
+/* A forked child's stream shares its parent's first translations (FORK):
+ * read before the parent's stream has them, it waits and then goes on;
+ * without a way to find parents, or from a parent that ended short, it is
+ * an error. */
+struct family {
+	struct hwt_vg_reader *parent;
+	pid_t parent_pid;
+};
+
+static struct hwt_vg_reader *parent_of(void *ctx, pid_t pid)
+{
+	struct family *f = ctx;
+
+	return pid == f->parent_pid ? f->parent : NULL;
+}
+
+static void test_fork(void)
+{
+	static const uint64_t loop[] = { 0x1000, 0x1003, 0x1007 };
+	static const uint64_t tail[] = { 0x1009, 0x2000, 0x2001 };
+	static const uint64_t want[] = { 0x1000, 0x1003, 0x1007, 0x1009,
+		0x2000, 0x2001 };
+	struct hwt_vg_reader parent, child;
+	struct family fam = { &parent, 10 };
+	struct hwt_err err = { 0 };
+	struct stream ps, cs;
+	uint64_t pcs[64];
+	bool async[64];
+	size_t n = 0;
+	int rc;
+
+	start(&ps);
+	sb(&ps, 0, loop, 3, NULL, NULL, 0);
+	thread(&ps, HWT_VG_REC_THREAD, 10);
+	run(&ps, 0);
+	start(&cs);
+	rec(&cs, HWT_VG_REC_FORK);
+	u(&cs, 10);
+	u(&cs, 1);
+	thread(&cs, HWT_VG_REC_THREAD, 11);
+	run(&cs, 0);
+	sb(&cs, 1, tail, 3, NULL, NULL, 0);
+	run(&cs, 1);
+	rec(&cs, HWT_VG_REC_END);
+	hwt_vg_reader_init(&parent, 1u << 20, &err);
+	rc = hwt_vg_reader_init(&child, 1u << 20, &err);
+	child.parent_of = parent_of;
+	child.parent_ctx = &fam;
+	/* The child's stream first: it waits for the parent's. */
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&child, cs.b, cs.n, &err);
+	CHECK("fork: a child read before its parent's translations waits",
+	      rc == 0 && child.waiting_parent && child.nthreads == 0,
+	      "rc %d (%s), waiting %d", rc, err.msg, child.waiting_parent);
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&parent, ps.b, ps.n, &err);
+	if (rc == 0)
+		rc = hwt_vg_reader_feed(&child, NULL, 0, &err);
+	if (rc == 0)
+		rc = hwt_vg_reader_finish(&child, &err);
+	if (rc == 0 && child.nthreads == 1)
+		n = history(&child.threads[0], pcs, async, 64);
+	CHECK("fork: then its history runs the shared and its own "
+	      "translations", rc == 0 && child.nthreads == 1 &&
+	      child.threads[0].tid == 11 && same(pcs, n, want, 6),
+	      "rc %d (%s), %zu instructions", rc, err.msg, n);
+	hwt_vg_reader_free(&child);
+
+	/* The parent ended with fewer translations than the child names. */
+	cs.b[HWT_VG_MAGIC_LEN + 2] = 5;
+	hwt_vg_reader_finish(&parent, &err);
+	parent.ended = true;
+	hwt_vg_reader_init(&child, 1u << 20, &err);
+	child.parent_of = parent_of;
+	child.parent_ctx = &fam;
+	rc = hwt_vg_reader_feed(&child, cs.b, cs.n, &err);
+	CHECK("fork: more translations than the ended parent's is an error",
+	      rc == -EINVAL && strstr(err.msg, "fork"), "rc %d (%s)", rc,
+	      err.msg);
+	hwt_vg_reader_free(&child);
+	hwt_vg_reader_init(&child, 1u << 20, &err);
+	rc = hwt_vg_reader_feed(&child, cs.b, cs.n, &err);
+	CHECK("fork: a child's stream where none is followed is an error",
+	      rc == -EINVAL && strstr(err.msg, "forked child"), "rc %d (%s)",
+	      rc, err.msg);
+	hwt_vg_reader_free(&child);
+	hwt_vg_reader_free(&parent);
+}
+
 int main(void)
 {
 	RUN(test_runs_and_exits);
@@ -631,5 +721,6 @@ int main(void)
 	RUN(test_modules);
 	RUN(test_bad_streams);
 	RUN(test_stops);
+	RUN(test_fork);
 	return check_exit();
 }
