@@ -274,6 +274,18 @@ def check_crash(build, programs, tmp):
     report('crash: GDB reads the core: bt is b, a, main',
            got[:3] == ['b', 'a', 'main'], f'frames {got}: {p.stdout[-400:]}'
            f'{p.stderr[-300:]}')
+    if shutil.which('lldb-22'):
+        p = subprocess.run(['lldb-22', '-b', '--no-lldbinit', '-o',
+                            f'target create {prog} --core {core}', '-o',
+                            'bt'], capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+        got = re.findall(r'frame #\d+: 0x[0-9a-f]+ crash`(\w+)', p.stdout)
+        report('crash: LLDB reads the core: bt is b, a, main, stopped by '
+               'SIGSEGV', got[:3] == ['b', 'a', 'main'] and
+               'stop reason = signal SIGSEGV' in p.stdout,
+               f'frames {got}: {p.stdout[-400:]}{p.stderr[-300:]}')
+    else:
+        print('SKIP crash: LLDB reads the core: lldb-22 is not installed')
     server = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
                             f'unix:{tmp}/crash.sock', '--bundle', bundle],
                            tmp, 'crash-server')
