@@ -339,6 +339,20 @@ static int read_conf(struct server *s, struct srv_thread *t, uint64_t off,
 	return srv_xfer_reply(s, doc, (size_t)n, off, len);
 }
 
+/* The buffer a requested size gets, as GDB's own Linux btrace and
+ * gdbserver report it (perf's rule): whole pages, a power of two of them.
+ * Sizes past 2 GiB ("unlimited") stay as asked. */
+static uint64_t buffer_pages(uint64_t n)
+{
+	uint64_t size = 4096;
+
+	if (n > (1ull << 31))
+		return n;
+	while (size < n)
+		size <<= 1;
+	return size;
+}
+
 bool btrace_handle(struct server *s, const char *pkt, int *rc)
 {
 	struct srv_thread *t = &s->threads[s->gthread];
@@ -376,7 +390,7 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc)
 		else {
 			/* Bounds the records served from the next enable
 			 * on (build_bts_doc). */
-			s->bts_size = n;
+			s->bts_size = buffer_pages(n);
 			*rc = rsp_send_str(&s->conn, "OK");
 		}
 	} else if (strncmp(pkt, "Qbtrace-conf:pt:size=", 21) == 0) {
@@ -385,7 +399,7 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc)
 		else {
 			/* Bounds the stream served from the next enable
 			 * on (encode_pt). */
-			s->pt_size = n;
+			s->pt_size = buffer_pages(n);
 			*rc = rsp_send_str(&s->conn, "OK");
 		}
 	} else if (strncmp(pkt, "qXfer:btrace:read:", 18) == 0) {

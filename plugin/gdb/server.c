@@ -245,6 +245,13 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 	}
 	if (lldb_proto_handle(s, p, &rc))
 		return rc;
+	if (monitor_handle(s, p, &rc)) {
+		if (s->exit_requested) {
+			*state = SESSION_END;
+			s->ops->end(s, SRV_END_HANGUP);
+		}
+		return rc;
+	}
 	if (btrace_handle(s, p, &rc) || vcont_handle(s, p, &rc) ||
 	    breakpoints_handle(s, p, &rc) || save_handle(s, p, &rc))
 		return rc;
@@ -372,6 +379,9 @@ static int drain(struct server *s, struct rsp_packet *pk, enum session *state)
 		case RSP_PACKET:
 			if (!s->conn.noack)
 				rc = rsp_send_raw(&s->conn, "+", 1);
+			if (s->debug)
+				log_msg("received packet %.200s",
+					(const char *)pk->data);
 			if (!rc)
 				rc = dispatch(s, pk, state);
 			break;

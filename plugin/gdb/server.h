@@ -172,6 +172,8 @@ struct server {
 	struct lldb_trace *lldb;          /* lldb_trace.c's state */
 	bool attached;                    /* qAttached: not started by us */
 	bool no_watch;                    /* the recorder has no watches */
+	bool exit_requested;              /* monitor exit: end after replying */
+	bool debug;                       /* monitor set debug 1: log packets */
 	uint64_t bts_size;                /* Qbtrace-conf:bts:size */
 	uint64_t pt_size;                 /* Qbtrace-conf:pt:size */
 	bool avx;                         /* live, XCR0 enables AVX: the
@@ -251,6 +253,8 @@ struct hwt_collector;
 struct hwt_collect_thread;
 
 bool save_handle(struct server *s, const char *pkt, int *rc);
+/* monitor.c: qRcmd, gdbserver's monitor commands. */
+bool monitor_handle(struct server *s, const char *pkt, int *rc);
 /* A bundle of a live collector's threads (a snapshot) and modules. */
 int save_collected(struct hwt_collector *c,
 		   const struct hwt_collect_thread *threads, size_t nthreads,

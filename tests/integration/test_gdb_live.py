@@ -232,14 +232,15 @@ def history_suite(server_exe, programs, tmp, progs, fmt):
 
 
 def buffer_sizes(server_exe, programs, tmp):
-    """A 4 KB BTS buffer holds 170 records, a 1 KB PT buffer a part of
-    qsort's 3 KB stream: GDB gets the newest part, `info record` counts it,
-    and it ends where the oracle's history does."""
-    sizes = [('bts', '4096', 'unlimited'), ('pt', 'unlimited', '1024')]
+    """A buffer of 1 byte asked for is one page, as GDB's own btrace and
+    gdbserver make it (`info record`: 4kB): 170 BTS records of qsort, a
+    part of strings' PT stream. GDB gets the newest part, `info record`
+    counts it, and it ends where the oracle's history does."""
+    sizes = [('qsort', 'bts', '1', 'unlimited'), ('strings', 'pt', 'unlimited', '1')]
     with ThreadPoolExecutor(PARALLEL) as pool:
-        runs = list(pool.map(lambda a: check_history(server_exe, programs, tmp, 'qsort', *a),
+        runs = list(pool.map(lambda a: check_history(server_exe, programs, tmp, a[0], *a[1:]),
                              sizes))
-    for (fmt, bts, pt), r in zip(sizes, runs):
+    for (prog, fmt, bts, pt), r in zip(sizes, runs):
         if not r:
             continue
         run, d = r
@@ -249,8 +250,10 @@ def buffer_sizes(server_exe, programs, tmp):
         m = re.search(r'Recorded (\d+) instructions', d['info'])
         if why is None and not (m and int(m.group(1)) == len(d['insns'])):
             why = f'info record: {d["info"].strip()!r}, history {len(d["insns"])}'
-        report(f'{fmt} buffer-size {bts if fmt == "bts" else pt}: the newest part of the '
-               'history only', why is None,
+        if why is None and 'Buffer size: 4kB.' not in d['info']:
+            why = f'info record: {d["info"].strip()!r}'
+        report(f'{fmt} buffer-size {bts if fmt == "bts" else pt} ({prog}): a page, the '
+               'newest part of the history only', why is None,
                f'{why}; {len(d["insns"])} instructions of {len(run.addrs)}')
 
 
@@ -651,6 +654,52 @@ def ask(s, pkt, buf=b''):
     return p, buf
 
 
+MONITOR_SCRIPT = r'''
+import gdb, json
+res = {"help": gdb.execute("monitor help", to_string=True),
+       "debug": gdb.execute("monitor set debug 1", to_string=True)}
+gdb.execute("x/2x $sp", to_string=True)
+res["quiet"] = gdb.execute("monitor set debug 0", to_string=True)
+res["unknown"] = gdb.execute("monitor frobnicate", to_string=True)
+gdb.execute("monitor exit")
+try:
+    gdb.execute("maintenance flush register-cache")
+    res["after"] = gdb.execute("x/x $pc", to_string=True)
+except gdb.error as e:
+    res["after"] = "error: " + str(e)
+json.dump(res, open(OUT, "w"))
+'''
+
+
+def monitor_suite(server_exe, programs, tmp):
+    """gdbserver's monitor commands: help lists them, set debug logs the
+    packets received on the server's stderr while on, an unknown one is
+    named, and exit ends the server and the program it started (GDB's
+    testsuite ends every test with `monitor exit`)."""
+    path = os.path.realpath(os.path.join(programs, 'loops'))
+    srv = Server(server_exe, ['--', path], tmp, 'monitor', programs)
+    try:
+        out, d = gdb(path, srv.address, MONITOR_SCRIPT, tmp, 'monitor',
+                     timeout=60)
+        status = srv.wait(10)
+        log = srv.log()
+    finally:
+        srv.stop()
+    kids = [c for c in children(srv.proc.pid)]
+    report('monitor help, set debug 0|1, an unknown command',
+           bool(d) and 'set debug <0|1>' in d['help'] and
+           'exit' in d['help'] and 'enabled' in d['debug'] and
+           'disabled' in d['quiet'] and
+           'Unknown monitor command: frobnicate' in d['unknown'] and
+           re.search(r"received packet m[0-9a-f]+,", log) and
+           log.count('received packet') < 40,
+           f'{d}; server log {log[-600:]}; {out[-400:] if not d else ""}')
+    report('monitor exit ends the server and its program while GDB is '
+           'still connected', status == 0 and not kids and bool(d) and
+           d['after'].startswith('error:'), f'server status {status}, '
+           f'children {kids}, after: {d and d["after"]}; {log[-300:]}')
+
+
 def robustness(server_exe, programs, tmp):
     sleeper = '/bin/sleep'
     # ^C: the program sleeps, the interrupt stops it with SIGINT.
@@ -727,7 +776,8 @@ def robustness(server_exe, programs, tmp):
 
 def main():
     args = parse_args(('--only', 'comma-separated parts: bts,pt,threads,'
-                                 'events,reverse,avx,watch,save,robust'))
+                                 'events,reverse,avx,watch,save,robust,'
+                                 'monitor'))
     build = args.build
     server_exe = os.path.join(build, 'hwt-server')
     programs = os.path.join(build, 'programs')
@@ -764,6 +814,8 @@ def main():
             save_suite(server_exe, programs, tmp, build)
         if part('robust'):
             robustness(server_exe, programs, tmp)
+        if part('monitor'):
+            monitor_suite(server_exe, programs, tmp)
     from hwt_testlib import RESULTS
     passed = sum(RESULTS)
     print(f'# {time.monotonic() - t0:.0f} s')

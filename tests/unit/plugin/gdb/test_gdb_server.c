@@ -69,7 +69,8 @@ static const char *send_pkt(struct server *s, int peer, const char *pkt)
 {
 	int rc = 0;
 	bool mine = vcont_handle(s, pkt, &rc) || breakpoints_handle(s, pkt, &rc) ||
-		    writes_handle(s, pkt, strlen(pkt), &rc);
+		    writes_handle(s, pkt, strlen(pkt), &rc) ||
+		    monitor_handle(s, pkt, &rc);
 
 	return mine && rc == 0 ? reply_of(peer) : "(not handled)";
 }
@@ -190,6 +191,17 @@ int main(void)
 			bad = sig;
 	CHECK("Linux signals map to GDB's and back", bad == 0, "signal %d", bad);
 	CHECK("SIGSTKFLT has no GDB number", hwt_gdb_signal(16) == 143, "%d", hwt_gdb_signal(16));
+
+	/* Monitor commands: malformed hex, a NUL inside, and one that only
+	 * changes state (its reply is OK alone). */
+	r = send_pkt(&s, sv[1], "qRcmd,657");
+	CHECK("qRcmd with odd hex is refused", !strcmp(r, "E.Malformed monitor command."),
+	      "%s", r);
+	r = send_pkt(&s, sv[1], "qRcmd,650078");
+	CHECK("qRcmd with a NUL is refused", r[0] == 'E', "%s", r);
+	r = send_pkt(&s, sv[1], "qRcmd,65786974");
+	CHECK("monitor exit asks the session to end",
+	      !strcmp(r, "OK") && s.exit_requested, "%s, %d", r, s.exit_requested);
 
 	ops.reg_set = NULL;
 	r = send_pkt(&s, sv[1], "M8,1:00");
