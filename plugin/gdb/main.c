@@ -12,10 +12,10 @@
 #include "server.h"
 
 static const char USAGE[] =
-	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--backend NAME] -- PROG [ARGS...]\n"
-	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--backend NAME] --attach PID\n"
-	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] --bundle DIR\n"
-	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] --core CORE --bundle DIR\n"
+	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] [--backend NAME] -- PROG [ARGS...]\n"
+	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] [--backend NAME] --attach PID\n"
+	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] --bundle DIR\n"
+	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] --core CORE --bundle DIR\n"
 	"\n"
 	"Serve a process to GDB:\n"
 	"  gdb PROG -ex 'target remote HOST:PORT'   (or 'target remote PATH' for unix:PATH)\n"
@@ -25,8 +25,10 @@ static const char USAGE[] =
 	"`hwtrace record`; record btrace, reverse-step/finish/continue and record\n"
 	"goto work from the crash point. HOST must be a loopback address unless\n"
 	"--allow-remote is given; port 0 picks a free port (printed on stderr).\n"
-	"The server exits when GDB detaches or disconnects; a process it started\n"
-	"is then killed, an attached one let go.\n";
+	"When GDB disconnects the program stays stopped, with its trace, for the\n"
+	"next connection; with --once, or when GDB detaches, kills it or says\n"
+	"monitor exit, the server exits, killing a process it started and\n"
+	"letting an attached one go.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -45,13 +47,14 @@ int main(int argc, char **argv)
 		{ "core", required_argument, NULL, 'c' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "attach", required_argument, NULL, 'a' },
+		{ "once", no_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *listen_spec = NULL, *bundle = NULL, *core = NULL;
 	struct live_opts lo = { 0 };
 	uint64_t pid = 0;
-	bool allow_remote = false;
+	bool allow_remote = false, once = false;
 	static struct server srv;
 	struct listener l;
 	struct hwt_err err = { 0 };
@@ -65,6 +68,7 @@ int main(int argc, char **argv)
 		case 'b': bundle = optarg; break;
 		case 'c': core = optarg; break;
 		case 'B': lo.backend = optarg; break;
+		case 'o': once = true; break;
 		case 'a':
 			if (hwt_parse_u64(optarg, &pid) || pid == 0 ||
 			    pid > INT32_MAX)
@@ -110,17 +114,27 @@ int main(int argc, char **argv)
 			"non-loopback address: anyone who can reach it can read "
 			"this process's memory and trace\n", l.desc);
 	fprintf(stderr, "hwt-server: listening on %s\n", l.desc);
-	fd = listener_accept(&l, &err);
-	if (fd < 0) {
-		fprintf(stderr, "hwt-server: %s\n", err.msg);
-		rc = 1;
-	} else {
-		rc = server_run(&srv, &l, fd, &err) ? 1 : 0;
-		if (rc)
+	/* As gdbserver: a debugger that disconnects leaves the program
+	 * stopped, with its trace, for the next; --once ends with it. */
+	for (;;) {
+		fd = listener_accept(&l, &err);
+		if (fd < 0) {
 			fprintf(stderr, "hwt-server: %s\n", err.msg);
-		else
+			rc = 1;
+			break;
+		}
+		rc = server_run(&srv, &l, fd, !once, &err) ? 1 : 0;
+		if (rc) {
+			fprintf(stderr, "hwt-server: %s\n", err.msg);
+			break;
+		}
+		if (once || !srv.hung_up || srv.process_gone) {
 			fprintf(stderr, "hwt-server: debugger disconnected, "
 				"exiting\n");
+			break;
+		}
+		fprintf(stderr, "hwt-server: debugger disconnected; waiting "
+			"for the next on %s (--once: exit instead)\n", l.desc);
 	}
 	listener_close(&l);
 	server_close(&srv);

@@ -393,7 +393,7 @@ static int drain(struct server *s, struct rsp_packet *pk, enum session *state)
 	}
 }
 
-int server_run(struct server *s, struct listener *l, int fd,
+int server_run(struct server *s, struct listener *l, int fd, bool keep,
 	       struct hwt_err *err)
 {
 	static struct rsp_packet pk;
@@ -401,6 +401,9 @@ int server_run(struct server *s, struct listener *l, int fd,
 	int rc = 0;
 
 	rsp_conn_init(&s->conn, fd);
+	/* What a connection asked for ends with it. */
+	s->thread_events = false;
+	s->hung_up = false;
 	while (state == SESSION_ON) {
 		struct pollfd p[2] = {
 			{ .fd = fd, .events = POLLIN },
@@ -431,9 +434,11 @@ int server_run(struct server *s, struct listener *l, int fd,
 			break;
 		}
 	}
-	/* GDB went away without D or k: nothing may stay stopped for a
-	 * debugger that is gone. */
-	if (state == SESSION_ON)
+	/* GDB went away without D or k: the program waits for the next
+	 * one where it stopped, or nothing may stay stopped for a debugger
+	 * that is gone. */
+	s->hung_up = state == SESSION_ON;
+	if (s->hung_up && !keep)
 		s->ops->end(s, SRV_END_HANGUP);
 	rsp_conn_free(&s->conn);
 	close(fd);

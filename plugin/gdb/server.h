@@ -173,6 +173,8 @@ struct server {
 	bool attached;                    /* qAttached: not started by us */
 	bool no_watch;                    /* the recorder has no watches */
 	bool exit_requested;              /* monitor exit: end after replying */
+	bool hung_up;                     /* the last client just went away */
+	bool process_gone;                /* live: exited, killed or let go */
 	bool debug;                       /* monitor set debug 1: log packets */
 	uint64_t bts_size;                /* Qbtrace-conf:bts:size */
 	uint64_t pt_size;                 /* Qbtrace-conf:pt:size */
@@ -321,9 +323,12 @@ bool listener_refuse_pending(struct listener *l);
 int server_open(struct server *s, const char *bundle_dir,
 		const char *core_path, struct hwt_err *err);
 void server_close(struct server *s);
-/* Serve one GDB connection until it detaches or disconnects. */
+/* Serve one GDB connection until it detaches or disconnects. A client
+ * that goes away without D, k or monitor exit leaves s->hung_up set;
+ * unless keep, the program is then killed (or let go, if attached), as
+ * nothing may stay stopped for a debugger that is gone. */
 int server_run(struct server *s, struct listener *l, int client_fd,
-	       struct hwt_err *err);
+	       bool keep, struct hwt_err *err);
 
 /* ---- lldb_proto.c, lldb_trace.c: the packets only LLDB sends ---------- */
 

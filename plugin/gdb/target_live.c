@@ -276,6 +276,7 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 		srv_invalidate(s);
 		l->nsnap = 0;
 		l->gone = true;
+		s->process_gone = true;
 	} else if (refresh(s, ev.tid, &err)) {
 		snprintf(reply, cap, "E.%s", err.msg);
 		return -err.code;
@@ -562,6 +563,7 @@ static void live_end(struct server *s, enum srv_end how)
 	hwt_collect_close(l->c);
 	l->c = NULL;
 	l->gone = true;
+	s->process_gone = true;
 }
 
 static void live_close(struct server *s)

@@ -654,6 +654,59 @@ def ask(s, pkt, buf=b''):
     return p, buf
 
 
+RECONNECT_FIRST = r'''
+import gdb, json
+gdb.execute("break main")
+gdb.execute("continue")
+gdb.execute("record btrace")
+for _ in range(5):
+    gdb.execute("stepi")
+r = gdb.current_recording()
+json.dump({"pc": int(gdb.parse_and_eval("$pc")),
+           "insns": [i.pc for i in r.instruction_history]}, open(OUT, "w"))
+gdb.execute("disconnect")
+'''
+
+RECONNECT_SECOND = r'''
+import gdb, json
+res = {"pc": int(gdb.parse_and_eval("$pc")),
+       "info": gdb.execute("info record", to_string=True)}
+r = gdb.current_recording()
+res["insns"] = [i.pc for i in r.instruction_history] if r else []
+gdb.execute("stepi")
+res["after"] = int(gdb.parse_and_eval("$pc"))
+gdb.execute("kill")
+json.dump(res, open(OUT, "w"))
+'''
+
+
+def reconnect_suite(server_exe, programs, tmp):
+    """GDB disconnects and a second GDB connects (GDB's btrace
+    reconnect.exp): the program is where the first left it, recording
+    still on with the same history, and it goes on; then the kill ends
+    the server."""
+    path = os.path.realpath(os.path.join(programs, 'loops'))
+    srv = Server(server_exe, ['--', path], tmp, 'reconnect', programs)
+    try:
+        out1, first = gdb(path, srv.address, RECONNECT_FIRST, tmp, 'reconnect1',
+                          timeout=60)
+        alive = srv.proc.poll() is None
+        out2, second = gdb(path, srv.address, RECONNECT_SECOND, tmp, 'reconnect2',
+                           timeout=60)
+        status = srv.wait(10)
+    finally:
+        srv.stop()
+    ok = bool(first and second) and alive and second['pc'] == first['pc'] and \
+        'Active record target: record-btrace' in second['info'] and \
+        second['insns'] == first['insns'] and second['after'] != second['pc'] and \
+        status == 0 and 'waiting for the next' in srv.log()
+    report('reconnect: a second GDB finds the program stopped where the first '
+           'left it, btrace on with the same history', ok,
+           f'first {first}, second {second}, alive {alive}, status {status}; '
+           f'{srv.log()[-300:]} {out1[-300:] if not first else ""}'
+           f'{out2[-300:] if not second else ""}')
+
+
 MONITOR_SCRIPT = r'''
 import gdb, json
 res = {"help": gdb.execute("monitor help", to_string=True),
@@ -728,9 +781,10 @@ def robustness(server_exe, programs, tmp):
     finally:
         srv.stop()
 
-    # GDB killed mid-session: the launched program must not stay stopped.
+    # GDB killed mid-session with --once: the launched program must not
+    # stay stopped.
     path = os.path.realpath(os.path.join(programs, 'loops'))
-    srv = Server(server_exe, ['--', sleeper, '30'], tmp, 'gdbkill', programs)
+    srv = Server(server_exe, ['--once', '--', sleeper, '30'], tmp, 'gdbkill', programs)
     try:
         g = subprocess.Popen(['gdb', '-nx', '-batch', '-ex', f'target remote {srv.address}',
                               '-ex', 'break nanosleep', '-ex', 'continue', '-ex', 'shell sleep 60',
@@ -749,7 +803,7 @@ def robustness(server_exe, programs, tmp):
         code = srv.wait(15)
         time.sleep(0.5)
         state = proc_state(inferior) if inferior else None
-        report('GDB killed mid-session: server exits, no stopped orphan',
+        report('--once, GDB killed mid-session: server exits, no stopped orphan',
                inferior is not None and code is not None and state in (None, 'R', 'S', 'D'),
                f'inferior {inferior} was {state_before}, now {state}; server {code}; {srv.log()}')
     finally:
@@ -777,7 +831,7 @@ def robustness(server_exe, programs, tmp):
 def main():
     args = parse_args(('--only', 'comma-separated parts: bts,pt,threads,'
                                  'events,reverse,avx,watch,save,robust,'
-                                 'monitor'))
+                                 'monitor,reconnect'))
     build = args.build
     server_exe = os.path.join(build, 'hwt-server')
     programs = os.path.join(build, 'programs')
@@ -816,6 +870,8 @@ def main():
             robustness(server_exe, programs, tmp)
         if part('monitor'):
             monitor_suite(server_exe, programs, tmp)
+        if part('reconnect'):
+            reconnect_suite(server_exe, programs, tmp)
     from hwt_testlib import RESULTS
     passed = sum(RESULTS)
     print(f'# {time.monotonic() - t0:.0f} s')

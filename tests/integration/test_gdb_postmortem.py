@@ -34,8 +34,8 @@ def run(cmd, timeout=120, **kw):
 class Server(ServerProcess):
     """hwt-server on SPEC; the address GDB uses once it says where it listens."""
 
-    def __init__(self, exe, bundle, spec, tmp, name):
-        super().__init__([exe, '--listen', spec, '--bundle', bundle], tmp, name)
+    def __init__(self, exe, bundle, spec, tmp, name, extra=()):
+        super().__init__([exe, '--listen', spec, *extra, '--bundle', bundle], tmp, name)
 
 
 # Registers `info all-registers` does not list for a core with XSAVE state.
@@ -438,14 +438,42 @@ def main():
             os.access(os.path.join(san, 'hwt-server'), os.X_OK) else server_exe
         robustness(hostile, bundle, tmp, items)
 
-        # A client that vanishes without detaching ends the session too.
+        # A client that vanishes without detaching: the next one finds the
+        # history where the first left it (gdbserver's way); with --once
+        # the server ends with the first.
         srv = Server(server_exe, bundle, f'unix:{tmp}/gone.sock', tmp, 'gone')
+        replies = []
+        try:
+            c = Raw(srv.address)
+            c.ask(frame('qSupported'))
+            c.ask(frame('Qbtrace:bts'))
+            replies.append(c.ask(frame('bs'))[1])
+            c.s.close()
+            time.sleep(0.3)
+            c = Raw(srv.address)
+            c.ask(frame('qSupported'))
+            replies.append(c.ask(frame('qXfer:btrace-conf:read::0,fff'))[1])
+            replies.append(c.ask(frame('p10'))[1])
+            c.s.sendall(frame('vKill;1'))
+            rc = srv.wait()
+        except (OSError, EOFError) as e:
+            replies.append(str(e).encode())
+            rc = None
+        stepped_back = replies[0][:3] == b'T05' and \
+            replies[2] == bytes.fromhex(items[-2][2][2:].rjust(16, '0'))[::-1].hex().encode()
+        report('a client that vanishes: the next one finds btrace on and the '
+               'replay position it left', stepped_back and b'<bts' in replies[1] and
+               rc == 0 and 'waiting for the next' in srv.log(),
+               f'replies {replies}, exit {rc}\n{srv.log()}')
+        srv.stop()
+        srv = Server(server_exe, bundle, f'unix:{tmp}/once.sock', tmp, 'once',
+                     ['--once'])
         c = Raw(srv.address)
         c.ask(frame('qSupported'))
         c.s.close()
         rc = srv.wait()
-        report('server exits when the client vanishes mid-session',
-               rc == 0 and 'disconnected' in srv.log(), f'exit {rc}\n{srv.log()}')
+        report('--once: server exits when the client vanishes mid-session',
+               rc == 0 and 'disconnected, exiting' in srv.log(), f'exit {rc}\n{srv.log()}')
         srv.stop()
 
         # Loopback only, unless asked.

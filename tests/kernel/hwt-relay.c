@@ -9,7 +9,7 @@
  * copied both ways until the server closes its side, or until the host
  * sends END_MARK on the serial line: a serial port shows no hangup when
  * GDB goes away, so the host says so once GDB has exited. Closing the
- * socket then ends hwt-server as a GDB disconnect does. The mark cannot
+ * socket then ends hwt-server (--once) as a GDB disconnect does. The mark cannot
  * be taken for GDB traffic: remote protocol packets start with '$' and
  * never carry a raw 0x04. */
 #define _GNU_SOURCE   /* memmem */
