@@ -1,4 +1,5 @@
 /* error.c - error messages carried back to callers instead of printed. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,8 +27,10 @@ int hwt_err_prefix(struct hwt_err *err, const char *fmt, ...)
 	size_t plen, mlen;
 	va_list ap;
 
+	/* Without a message to carry the code is unknown, but a failure
+	 * passed through here must stay one. */
 	if (!err)
-		return 0;
+		return -EIO;
 	va_start(ap, fmt);
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);

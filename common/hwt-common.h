@@ -27,7 +27,8 @@ struct hwt_err {
  * err may be NULL. */
 int hwt_err_set(struct hwt_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Prepend context ("reading bundle x: ") to an existing message. */
+/* Prepend context ("reading bundle x: ") to an existing message; returns
+ * -err->code (-EIO when err is NULL: a failure passed on stays one). */
 int hwt_err_prefix(struct hwt_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void hwt_err_clear(struct hwt_err *err);

@@ -86,8 +86,10 @@ int hwt_bundle_load_trace(const struct hwt_bundle *b,
 	}
 	rc = hwt_trace_decompress(file, n, t->decoded_size, data, err);
 	free(file);
-	if (rc)
-		return hwt_err_prefix(err, "%s: ", t->trace_file);
+	if (rc) {
+		hwt_err_prefix(err, "%s: ", t->trace_file);
+		return rc;
+	}
 	*size = (size_t)t->decoded_size;
 	return 0;
 }

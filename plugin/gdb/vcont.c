@@ -35,16 +35,16 @@ static int forward(struct server *s, const struct srv_action *a, size_t n)
 	char reply[REPLY_MAX];
 	uint64_t pc;
 	size_t ti;
-	int rc;
 
 	if (!lead_thread(s, a, n, &ti))
 		return rsp_send_str(&s->conn, "E.No such thread.");
+	/* In the past, forward motion replays: it stops at the end of the
+	 * history (replaylog:end) as GDB's record targets do, and only the
+	 * next resume runs the program. */
 	if (reverse_replaying(s, ti, &pc)) {
-		bool step = a[0].kind == 's';
-
-		rc = reverse_resume(s, ti, HWT_FORWARD, step, reply, sizeof(reply));
-		if (rc != HWT_BOUNDARY || step)
-			return rsp_send_str(&s->conn, reply);
+		reverse_resume(s, ti, HWT_FORWARD, a[0].kind == 's', reply,
+			       sizeof(reply));
+		return rsp_send_str(&s->conn, reply);
 	}
 	s->ops->resume(s, a, n, reply, sizeof(reply));
 	return rsp_send_str(&s->conn, reply);

@@ -488,6 +488,27 @@ def reverse_suite(server_exe, programs, tmp):
                'record full does', d == native, f'btrace {d}, record full {native}; '
                + ('' if d else out[-800:]))
 
+    # Forward from the past stops at the end of the history, as GDB's
+    # record targets do; only the next continue runs the program.
+    srv = Server(server_exe, ['--', path], tmp, 'replay-end', programs)
+    script = ('import gdb, json\ngdb.execute("break ackermann")\ngdb.execute("continue")\n'
+              'gdb.execute("delete")\na = int(gdb.parse_and_eval("$pc"))\n'
+              'gdb.execute("reverse-stepi")\ngdb.execute("reverse-stepi")\n'
+              'end = gdb.execute("continue", to_string=True)\n'
+              'b = int(gdb.parse_and_eval("$pc"))\n'
+              'live = gdb.execute("continue", to_string=True)\n'
+              'json.dump([a, end, b, live], open(OUT, "w"))\n')
+    try:
+        out, d = gdb(path, srv.address, script, tmp, 'replay-end')
+    finally:
+        srv.wait(10)
+        srv.stop()
+    # GDB prints stops itself, not into to_string: its output has them.
+    tail = out.split('No more reverse-execution history', 1)
+    report('replay: continue in the past stops at the end of the history, the next '
+           'one runs the program', bool(d) and len(tail) == 2 and d[2] == d[0] and
+           'exited normally' in tail[1], f'{d} {out[-600:]}')
+
     # bs without a record target: the server's replay cursor.
     run = oracle_of('recursion', programs)[0]
     srv = Server(server_exe, ['--', path], tmp, 'bs', programs)
