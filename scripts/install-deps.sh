@@ -4,7 +4,7 @@
 # `apt-get update`. README.md says why each package is needed.
 set -eu
 
-PACKAGES="build-essential pkg-config python3 gdb procps util-linux
+PACKAGES="build-essential pkg-config python3 gdb gdbserver dejagnu procps util-linux
 libzydis-dev libcapstone-dev libelf-dev libdw-dev libjson-c-dev libzstd-dev
 libopencsd-dev libopencsd-bin
 libipt-dev

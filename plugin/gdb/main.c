@@ -114,6 +114,11 @@ int main(int argc, char **argv)
 			"non-loopback address: anyone who can reach it can read "
 			"this process's memory and trace\n", l.desc);
 	fprintf(stderr, "hwt-server: listening on %s\n", l.desc);
+	/* gdbserver's own words, which scripts written for it wait for
+	 * (GDB's testsuite among them). */
+	if (!l.is_unix)
+		fprintf(stderr, "Listening on port %s\n",
+			strrchr(l.desc, ':') + 1);
 	/* As gdbserver: a debugger that disconnects leaves the program
 	 * stopped, with its trace, for the next; --once ends with it. */
 	for (;;) {

@@ -1,0 +1,123 @@
+#!/bin/sh
+# GDB 13.1's own testsuite (Debian's gdb-source package, run by dejagnu)
+# against hwt-server, and against Debian's gdbserver as the reference:
+#
+#   btrace   gdb.btrace and gdb.python/py-record-btrace*.exp, record btrace
+#            over the server (tests/gdb/boards/hwt-server.exp)
+#   reverse  gdb.reverse on the server's own reverse execution (bs/bc:
+#            gdb,can_reverse 1, gdb,use_precord 0)
+#   full     gdb.reverse and gdb.python/py-record-full.exp with GDB's
+#            record full driving the server, the testsuite's default
+#
+# Each set runs against hwt-server (SET) and Debian's gdbserver
+# (gdbserver-SET), where that can run it. dejagnu's results become PASS,
+# FAIL and SKIP lines (unsupported, untested and GDB's own expected
+# failures are skips with their reason) and the closing line.
+#
+# usage: scripts/check-gdb.sh [BUILD_DIR] [SET...]   (default build, all sets)
+# HWT_GDB_TESTS narrows a set's tests (dejagnu's TESTS, e.g.
+# "gdb.btrace/step.exp").
+set -eu
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "${1:-$SRC/build}" && pwd)
+[ $# -gt 0 ] && shift
+SETS=${*:-btrace reverse full}
+W=$BUILD/gdb-testsuite
+SERVER=$BUILD/hwt-server
+# unset: make's variables must not reach the testsuite's own make.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+
+skip() { echo "SKIP gdb_testsuite: $*"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
+die() { echo "FAIL gdb_testsuite: $*"; echo "0 passed, 1 failed"; exit 1; }
+
+[ -x "$SERVER" ] || die "$SERVER is not built (make)"
+command -v runtest >/dev/null || skip "dejagnu is not installed (scripts/install-deps.sh)"
+command -v gdb >/dev/null || skip "gdb is not installed"
+
+# The testsuite of the installed GDB, from Debian's gdb-source package,
+# unpacked once: the testsuite, the files its configure and Makefile use.
+mkdir -p "$W"
+if [ ! -f "$W/src/gdb/gdb/testsuite/configure" ]; then
+	rm -rf "$W/src" "$W/deb"
+	mkdir -p "$W/src" "$W/deb"
+	(cd "$W/deb" && apt-get download gdb-source >/dev/null 2>&1) ||
+		{ apt-get update -qq >/dev/null 2>&1 &&
+		  (cd "$W/deb" && apt-get download gdb-source >/dev/null 2>&1); } ||
+		skip "cannot download Debian's gdb-source package"
+	dpkg -x "$W"/deb/gdb-source_*.deb "$W/deb/x"
+	tar -xJf "$W/deb/x/usr/src/gdb.tar.xz" -C "$W/src" --wildcards \
+		'gdb/gdb/testsuite/*' 'gdb/gdb/*.mk' gdb/install-sh \
+		gdb/config.guess gdb/config.sub gdb/mkinstalldirs ||
+		die "cannot unpack the gdb source"
+	rm -rf "$W/deb"
+fi
+
+# dejagnu finds the project's boards through this site file.
+cat >"$W/site-boards.exp" <<EOF
+lappend boards_dir $SRC/tests/gdb/boards
+EOF
+
+total_pass=0 total_fail=0 total_skip=0
+
+# One testsuite run: NAME, BOARD, server program, tests.
+run_set() {
+	name=$1 board=$2 server=$3
+	shift 3
+	dir=$W/run-$name
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	(cd "$dir" && "$W/src/gdb/gdb/testsuite/configure" >configure.log 2>&1) ||
+		{ echo "FAIL $name: the testsuite does not configure (see $dir/configure.log)"
+		  total_fail=$((total_fail + 1)); return; }
+	tests=${HWT_GDB_TESTS:-$*}
+	# The testsuite's exit status says only that something failed: its
+	# summary says what.
+	(cd "$dir" && HWT_SERVER=$SERVER DEJAGNU=$W/site-boards.exp \
+		timeout "${HWT_GDB_SET_TIMEOUT:-2400}" make check \
+		RUNTESTFLAGS="--target_board=$board GDB=$(command -v gdb) GDBSERVER=$server $tests" \
+		>"$dir/run.log" 2>&1) || true
+	if [ ! -f "$dir/gdb.sum" ]; then
+		echo "FAIL $name: no gdb.sum (see $dir/run.log)"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	# PASS/XPASS pass; FAIL/UNRESOLVED/ERROR fail; UNSUPPORTED,
+	# UNTESTED and GDB's own KFAIL/XFAIL marks are skips with reasons.
+	counts=$(awk -v set="$name" '
+		/^(PASS|XPASS): / { p++; next }
+		/^(FAIL|UNRESOLVED|ERROR): / { sub(/: /, " " set ": "); print; f++; next }
+		/^(UNSUPPORTED|UNTESTED|KFAIL|XFAIL): / {
+			kind = $1; sub(/:$/, "", kind); $1 = "";
+			print "SKIP " set ":" $0 ": " tolower(kind) " (the testsuite'"'"'s own verdict)"; s++; next }
+		END { printf "COUNTS %d %d %d\n", p, f, s }' "$dir/gdb.sum" |
+		sed 's/^UNRESOLVED /FAIL /; s/^ERROR /FAIL /')
+	echo "$counts" | grep -v '^COUNTS' || true
+	set -- $(echo "$counts" | sed -n 's/^COUNTS //p')
+	echo "  | $name: $1 passed, $2 failed, $3 skipped ($dir/gdb.sum)"
+	total_pass=$((total_pass + $1))
+	total_fail=$((total_fail + $2))
+	total_skip=$((total_skip + $3))
+}
+
+BTRACE="gdb.btrace/*.exp gdb.python/py-record-btrace*.exp"
+REVERSE="gdb.reverse/*.exp"
+FULL="gdb.reverse/*.exp gdb.python/py-record-full.exp"
+GS=$(command -v gdbserver || true)
+for set in $SETS; do
+	case $set in
+	btrace) run_set btrace hwt-server "$SRC/tests/gdb/hwt-gdbserver" $BTRACE ;;
+	reverse) run_set reverse hwt-server-reverse "$SRC/tests/gdb/hwt-gdbserver" $REVERSE ;;
+	full) run_set full hwt-server "$SRC/tests/gdb/hwt-gdbserver" $FULL ;;
+	gdbserver-*)
+		[ -n "$GS" ] || { echo "SKIP $set: gdbserver is not installed"; total_skip=$((total_skip + 1)); continue; }
+		case ${set#gdbserver-} in
+		btrace) run_set "$set" debian-gdbserver "$GS" $BTRACE ;;
+		full) run_set "$set" debian-gdbserver "$GS" $FULL ;;
+		*) die "unknown set $set" ;;
+		esac ;;
+	*) die "unknown set $set (btrace, reverse, full, gdbserver-btrace, gdbserver-full)" ;;
+	esac
+done
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" -eq 0 ]
