@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -393,6 +394,16 @@ static int drain(struct server *s, struct rsp_packet *pk, enum session *state)
 	}
 }
 
+/* Whether the client closed its end and sent everything it had: the
+ * bytes still queued are read before the end is seen. */
+static bool client_gone(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	return n == 0;
+}
+
 int server_run(struct server *s, struct listener *l, int fd, bool keep,
 	       struct hwt_err *err)
 {
@@ -417,7 +428,11 @@ int server_run(struct server *s, struct listener *l, int fd, bool keep,
 			rc = hwt_err_set(err, errno, "poll: %s", strerror(errno));
 			break;
 		}
-		if (p[1].revents & POLLIN && listener_refuse_pending(l))
+		/* A debugger that disconnects and connects again at once
+		 * (GDB's disconnect, then target remote) has closed this
+		 * connection first: it is the next one, not a second. */
+		if (p[1].revents & POLLIN && !client_gone(fd) &&
+		    listener_refuse_pending(l))
 			log_msg("refused a second client: one debugger at a time");
 		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
