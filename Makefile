@@ -177,4 +177,6 @@ print-collect-src:
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(shell find $(O) $(FUZZ_O) -name '*.d' 2>/dev/null)
+# Not GDB's testsuite, unpacked into the build by check-gdb: its .d are
+# dtrace scripts.
+-include $(shell find $(O) $(FUZZ_O) -path '*/gdb-testsuite' -prune -o -name '*.d' -print 2>/dev/null)

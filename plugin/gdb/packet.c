@@ -5,6 +5,7 @@
  * dispatcher in server.c all use these; keeping them out of server.c means
  * the handlers depend on this file and server.c depends on the handlers,
  * never both ways. */
+#include <stdio.h>
 #include <string.h>
 
 #include "server.h"
@@ -64,18 +65,68 @@ int srv_xfer_reply(struct server *s, const void *doc, size_t doclen,
 	return rsp_send(&s->conn, buf, n + 1, true);
 }
 
+const char *srv_tid_str(const struct server *s, int64_t tid, char *buf,
+			size_t cap)
+{
+	if (s->multiprocess)
+		snprintf(buf, cap, "p%llx.%llx", (unsigned long long)s->pid,
+			 (unsigned long long)tid);
+	else
+		snprintf(buf, cap, "%llx", (unsigned long long)tid);
+	return buf;
+}
+
+/* One part of a thread id, up to end: hex, or -1 for all. *rest is
+ * past end. */
+static bool parse_part(const char *text, char end, int64_t *v,
+		       const char **rest)
+{
+	uint64_t u;
+
+	if (text[0] == '-' && text[1] == '1' && text[2] == end) {
+		*v = -1;
+		if (rest)
+			*rest = end ? text + 3 : text + 2;
+		return true;
+	}
+	if (!srv_parse_hex(text, end, &u, rest) || u > INT32_MAX)
+		return false;
+	*v = (int64_t)u;
+	return true;
+}
+
+bool srv_parse_tid(const struct server *s, const char *id, int64_t *tid)
+{
+	int64_t pid;
+	const char *rest;
+
+	if (id[0] != 'p')
+		return parse_part(id, '\0', tid, NULL);
+	/* pPID.TID, pPID (all of its threads), p-1.-1 (all). */
+	if (strchr(id, '.')) {
+		if (!parse_part(id + 1, '.', &pid, &rest) ||
+		    !parse_part(rest, '\0', tid, NULL))
+			return false;
+	} else {
+		if (!parse_part(id + 1, '\0', &pid, NULL))
+			return false;
+		*tid = -1;
+	}
+	return pid == -1 || pid == 0 || pid == s->pid;
+}
+
 bool srv_thread_by_id(struct server *s, const char *id, size_t *idx)
 {
-	uint64_t tid;
+	int64_t tid;
 
-	if (strcmp(id, "-1") == 0 || strcmp(id, "0") == 0) {
+	if (!srv_parse_tid(s, id, &tid))
+		return false;
+	if (tid == -1 || tid == 0) {
 		*idx = s->stop_thread;
 		return true;
 	}
-	if (!srv_parse_hex(id, '\0', &tid, NULL))
-		return false;
 	for (size_t i = 0; i < s->nthreads; i++)
-		if ((uint64_t)s->threads[i].tid == tid) {
+		if (s->threads[i].tid == tid) {
 			*idx = i;
 			return true;
 		}

@@ -46,12 +46,13 @@ void reverse_stop_reply(struct server *s, size_t ti, const char *extra,
 			char *reply, size_t cap)
 {
 	int sig = 5;     /* SIGTRAP: a step or breakpoint stop */
+	char tid[48];
 
 	/* At the crash, before any move, the stop is the fatal signal. */
 	if (!extra[0] && !s->threads[ti].cursor)
 		sig = hwt_gdb_signal(s->core->signo);
-	snprintf(reply, cap, "T%02xthread:%llx;%s", sig,
-		 (unsigned long long)s->threads[ti].tid, extra);
+	snprintf(reply, cap, "T%02xthread:%s;%s", sig,
+		 srv_tid_str(s, s->threads[ti].tid, tid, sizeof(tid)), extra);
 }
 
 int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,

@@ -127,26 +127,34 @@ static int handle_threads(struct server *s, const char *pkt)
 	if (strcmp(pkt, "qsThreadInfo") == 0)
 		return rsp_send_str(&s->conn, "l");
 	buf[len++] = 'm';
-	for (size_t i = 0; i < s->nthreads && len + 20 < sizeof(buf); i++)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%llx",
+	for (size_t i = 0; i < s->nthreads && len + 48 < sizeof(buf); i++) {
+		char tid[48];
+
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
 					i ? "," : "",
-					(unsigned long long)s->threads[i].tid);
+					srv_tid_str(s, s->threads[i].tid, tid,
+						    sizeof(tid)));
+	}
 	buf[len] = '\0';
 	return rsp_send_str(&s->conn, buf);
 }
 
 static int xfer_threads(struct server *s, uint64_t off, uint64_t len)
 {
-	size_t cap = 64 + 40 * s->nthreads, n = 0;
+	size_t cap = 64 + 64 * s->nthreads, n = 0;
 	char *doc = malloc(cap);
 	int rc;
 
 	if (!doc)
 		return rsp_send_str(&s->conn, "E.Out of memory.");
 	n += (size_t)snprintf(doc + n, cap - n, "<?xml version=\"1.0\"?><threads>");
-	for (size_t i = 0; i < s->nthreads; i++)
-		n += (size_t)snprintf(doc + n, cap - n, "<thread id=\"%llx\"/>",
-				      (unsigned long long)s->threads[i].tid);
+	for (size_t i = 0; i < s->nthreads; i++) {
+		char tid[48];
+
+		n += (size_t)snprintf(doc + n, cap - n, "<thread id=\"%s\"/>",
+				      srv_tid_str(s, s->threads[i].tid, tid,
+						  sizeof(tid)));
+	}
 	n += (size_t)snprintf(doc + n, cap - n, "</threads>");
 	rc = srv_xfer_reply(s, doc, n, off, len);
 	free(doc);
@@ -289,8 +297,14 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 	default:
 		break;
 	}
-	if (strncmp(p, "qSupported", 10) == 0)
-		return rsp_send_str(&s->conn, SUPPORTED);
+	if (strncmp(p, "qSupported", 10) == 0) {
+		/* GDB offers the multiprocess extension; its record full
+		 * cannot do without it (docs/gdb-server.md). */
+		s->multiprocess = strstr(p, "multiprocess+") != NULL;
+		snprintf(reply, sizeof(reply), "%s%s", SUPPORTED,
+			 s->multiprocess ? ";multiprocess+" : "");
+		return rsp_send_str(&s->conn, reply);
+	}
 	if (strcmp(p, "QStartNoAckMode") == 0) {
 		rc = rsp_send_str(&s->conn, "OK");
 		s->conn.noack = true;
@@ -299,8 +313,11 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 	if (strcmp(p, "qfThreadInfo") == 0 || strcmp(p, "qsThreadInfo") == 0)
 		return handle_threads(s, p);
 	if (strcmp(p, "qC") == 0) {
-		snprintf(reply, sizeof(reply), "QC%llx",
-			 (unsigned long long)s->threads[s->stop_thread].tid);
+		char tid[48];
+
+		snprintf(reply, sizeof(reply), "QC%s",
+			 srv_tid_str(s, s->threads[s->stop_thread].tid, tid,
+				     sizeof(tid)));
 		return rsp_send_str(&s->conn, reply);
 	}
 	/* Thread births and deaths as stop replies (target_live.c). */
@@ -414,6 +431,7 @@ int server_run(struct server *s, struct listener *l, int fd, bool keep,
 	rsp_conn_init(&s->conn, fd);
 	/* What a connection asked for ends with it. */
 	s->thread_events = false;
+	s->multiprocess = false;
 	s->hung_up = false;
 	while (state == SESSION_ON) {
 		struct pollfd p[2] = {

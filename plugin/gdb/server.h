@@ -174,6 +174,11 @@ struct server {
 	bool no_watch;                    /* the recorder has no watches */
 	bool exit_requested;              /* monitor exit: end after replying */
 	bool hung_up;                     /* the last client just went away */
+	/* GDB's multiprocess extension is on: thread ids are pPID.TID and
+	 * exit replies name the process. GDB's record full needs it (its
+	 * inferior is found by the ptid's pid). */
+	bool multiprocess;
+	int64_t pid;                      /* the process served */
 	bool process_gone;                /* live: exited, killed or let go */
 	bool debug;                       /* monitor set debug 1: log packets */
 	uint64_t bts_size;                /* Qbtrace-conf:bts:size */
@@ -228,6 +233,13 @@ uint64_t libs_at_phdr(const uint8_t *auxv, size_t len);
 /* Strict hex number up to the terminator end; rest (if not NULL) points
  * after it. */
 bool srv_parse_hex(const char *s, char end, uint64_t *v, const char **rest);
+/* A thread id as the remote protocol writes it: "pPID.TID" once the
+ * multiprocess extension is on, else "TID" (hex). */
+const char *srv_tid_str(const struct server *s, int64_t tid, char *buf,
+			size_t cap);
+/* A thread id read: *tid is the thread, -1 for all, 0 for any; false
+ * when malformed or naming another process. */
+bool srv_parse_tid(const struct server *s, const char *id, int64_t *tid);
 /* Thread index for a thread id ("-1" all, "0" any: the stop thread). */
 bool srv_thread_by_id(struct server *s, const char *id, size_t *idx);
 

@@ -416,6 +416,10 @@ int server_open(struct server *s, const char *bundle_dir,
 	if (!s->threads)
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	s->nthreads = s->core->nthreads;
+	/* The recorded process; a core without its pid: its first thread's
+	 * id is the process's. */
+	s->pid = s->bundle->pid > 0 ? s->bundle->pid :
+		 s->nthreads ? s->core->threads[0].tid : 1;
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct srv_thread *t = &s->threads[i];
 

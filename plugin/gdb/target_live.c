@@ -22,7 +22,9 @@ struct live {
 	struct hwt_collector *c;
 	pid_t pid;
 	bool gone;                /* exited or killed: no more resumes */
-	char last_reply[160];     /* the last stop, for '?' */
+	/* The last stop, for '?' (written in the thread-id form of the
+	 * connection asking). */
+	struct hwt_collect_event last_ev;
 	size_t nmods;             /* modules the image was built from */
 	/* The collector's snapshot of this stop, taken once: histories read
 	 * its trace bytes, which a new snapshot would replace. */
@@ -179,41 +181,46 @@ static const char *watch_reason(const struct server *s, uint64_t addr)
 static void stop_reply(struct server *s, const struct hwt_collect_event *ev,
 		       char *reply, size_t cap)
 {
-	unsigned long long tid = (unsigned long long)ev->tid;
+	char tid[48], proc[48] = "";
 
+	srv_tid_str(s, ev->tid, tid, sizeof(tid));
+	/* With the multiprocess extension an exit names its process. */
+	if (s->multiprocess)
+		snprintf(proc, sizeof(proc), ";process:%llx",
+			 (unsigned long long)s->pid);
 	switch (ev->kind) {
 	case HWT_EVENT_BREAKPOINT:
-		snprintf(reply, cap, "T05thread:%llx;%s:;", tid,
+		snprintf(reply, cap, "T05thread:%s;%s:;", tid,
 			 breakpoints_hw_at(s, ev->pc) ? "hwbreak" : "swbreak");
 		break;
 	case HWT_EVENT_WATCHPOINT:
-		snprintf(reply, cap, "T05thread:%llx;%s:%llx;", tid,
+		snprintf(reply, cap, "T05thread:%s;%s:%llx;", tid,
 			 watch_reason(s, ev->data_addr),
 			 (unsigned long long)ev->data_addr);
 		break;
 	case HWT_EVENT_SIGNAL:
-		snprintf(reply, cap, "T%02xthread:%llx;",
+		snprintf(reply, cap, "T%02xthread:%s;",
 			 hwt_gdb_signal(ev->signal), tid);
 		break;
 	case HWT_EVENT_INTERRUPTED:
-		snprintf(reply, cap, "T02thread:%llx;", tid);
+		snprintf(reply, cap, "T02thread:%s;", tid);
 		break;
 	case HWT_EVENT_EXITED:
-		snprintf(reply, cap, "W%02x", ev->status & 0xff);
+		snprintf(reply, cap, "W%02x%s", ev->status & 0xff, proc);
 		break;
 	case HWT_EVENT_KILLED:
-		snprintf(reply, cap, "X%02x", hwt_gdb_signal(ev->signal));
+		snprintf(reply, cap, "X%02x%s", hwt_gdb_signal(ev->signal), proc);
 		break;
 	case HWT_EVENT_THREAD_CREATED:
 		/* Asked for with QThreadEvents: the new thread stands at its
 		 * first instruction until GDB resumes it. */
-		snprintf(reply, cap, "T05create:;thread:%llx;", tid);
+		snprintf(reply, cap, "T05create:;thread:%s;", tid);
 		break;
 	case HWT_EVENT_THREAD_EXITED:
-		snprintf(reply, cap, "w%02x;%llx", ev->status & 0xff, tid);
+		snprintf(reply, cap, "w%02x;%s", ev->status & 0xff, tid);
 		break;
 	default:
-		snprintf(reply, cap, "T05thread:%llx;", tid);
+		snprintf(reply, cap, "T05thread:%s;", tid);
 		break;
 	}
 }
@@ -284,11 +291,11 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 	stop_reply(s, &ev, reply, cap);
 	/* '?' asks why the process is stopped: not a gone thread's exit. */
 	if (ev.kind == HWT_EVENT_THREAD_EXITED && s->nthreads)
-		snprintf(l->last_reply, sizeof(l->last_reply),
-			 "T05thread:%llx;",
-			 (unsigned long long)s->threads[s->stop_thread].tid);
+		l->last_ev = (struct hwt_collect_event){
+			.kind = HWT_EVENT_STEPPED,
+			.tid = (pid_t)s->threads[s->stop_thread].tid };
 	else
-		snprintf(l->last_reply, sizeof(l->last_reply), "%s", reply);
+		l->last_ev = ev;
 	return 0;
 }
 
@@ -493,7 +500,7 @@ static uint64_t live_insn_now(struct server *s, struct srv_thread *t)
 
 static void live_stop_reply(struct server *s, char *reply, size_t cap)
 {
-	snprintf(reply, cap, "%s", s->live->last_reply);
+	stop_reply(s, &s->live->last_ev, reply, cap);
 }
 
 static int live_auxv(struct server *s, uint8_t **out, size_t *len,
@@ -615,6 +622,7 @@ int live_open(struct server *s, const struct live_opts *lo,
 	if (rc)
 		return rc;
 	l->pid = hwt_collect_pid(l->c);
+	s->pid = l->pid;
 	s->no_watch = !(hwt_collect_backend_caps(l->c) & HWT_COLLECT_CAP_WATCH);
 	rc = refresh(s, l->pid, err);
 	if (rc)
@@ -627,8 +635,7 @@ int live_open(struct server *s, const struct live_opts *lo,
 	}
 	/* Launched: stopped at its first instruction, as after exec's
 	 * SIGTRAP; attached: stopped where it was. */
-	snprintf(l->last_reply, sizeof(l->last_reply), "T%02xthread:%llx;",
-		 hwt_gdb_signal(lo->argv ? SIGTRAP : SIGSTOP),
-		 (unsigned long long)l->pid);
+	l->last_ev = (struct hwt_collect_event){ .kind = HWT_EVENT_SIGNAL,
+		.tid = l->pid, .signal = lo->argv ? SIGTRAP : SIGSTOP };
 	return 0;
 }

@@ -74,7 +74,7 @@ static int handle_vcont(struct server *s, const char *p)
 	while (*p == ';') {
 		struct srv_action *x = &a[n];
 		char kind = p[1];
-		uint64_t tid;
+		int64_t tid;
 
 		if (n == MAX_ACTIONS)
 			return rsp_send_str(&s->conn, "E.Too many vCont actions.");
@@ -95,12 +95,9 @@ static int handle_vcont(struct server *s, const char *p)
 				return rsp_send_str(&s->conn, "E.Bad thread id.");
 			memcpy(id, p + 1, len);
 			id[len] = '\0';
-			if (strcmp(id, "-1") != 0) {
-				if (!srv_parse_hex(id, '\0', &tid, NULL) || tid == 0 ||
-				    tid > INT32_MAX)
-					return rsp_send_str(&s->conn, "E.Bad thread id.");
-				x->tid = (int64_t)tid;
-			}
+			if (!srv_parse_tid(s, id, &tid) || tid == 0)
+				return rsp_send_str(&s->conn, "E.Bad thread id.");
+			x->tid = tid;
 			p += 1 + len;
 		}
 		n++;

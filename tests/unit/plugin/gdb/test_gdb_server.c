@@ -192,6 +192,36 @@ int main(void)
 	CHECK("Linux signals map to GDB's and back", bad == 0, "signal %d", bad);
 	CHECK("SIGSTKFLT has no GDB number", hwt_gdb_signal(16) == 143, "%d", hwt_gdb_signal(16));
 
+	/* Thread ids of the multiprocess extension. */
+	{
+		int64_t tid = 99;
+		char buf[48];
+		bool ok;
+
+		s.pid = 0x2a;
+		ok = srv_parse_tid(&s, "p2a.2b", &tid) && tid == 0x2b;
+		ok = ok && srv_parse_tid(&s, "p2a.-1", &tid) && tid == -1;
+		ok = ok && srv_parse_tid(&s, "p-1.-1", &tid) && tid == -1;
+		ok = ok && srv_parse_tid(&s, "p0.0", &tid) && tid == 0;
+		ok = ok && srv_parse_tid(&s, "p2a", &tid) && tid == -1;
+		ok = ok && srv_parse_tid(&s, "2b", &tid) && tid == 0x2b;
+		CHECK("thread ids pPID.TID, pPID, p-1.-1, p0.0 and plain TID "
+		      "read", ok, "tid %lld", (long long)tid);
+		CHECK("a thread id of another process, or malformed, is refused",
+		      !srv_parse_tid(&s, "p2c.2b", &tid) &&
+		      !srv_parse_tid(&s, "p2a.", &tid) &&
+		      !srv_parse_tid(&s, "p.2b", &tid) &&
+		      !srv_parse_tid(&s, "pzz.1", &tid), "accepted");
+		s.multiprocess = true;
+		CHECK("with the extension ids are written pPID.TID",
+		      !strcmp(srv_tid_str(&s, 0x2b, buf, sizeof(buf)), "p2a.2b"),
+		      "%s", buf);
+		s.multiprocess = false;
+		CHECK("without it, TID", !strcmp(srv_tid_str(&s, 0x2b, buf,
+							     sizeof(buf)), "2b"),
+		      "%s", buf);
+	}
+
 	/* Monitor commands: malformed hex, a NUL inside, and one that only
 	 * changes state (its reply is OK alone). */
 	r = send_pkt(&s, sv[1], "qRcmd,657");
