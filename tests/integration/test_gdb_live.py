@@ -385,9 +385,13 @@ def events_suite(server_exe, programs, tmp):
             lines = text.splitlines()
             def first(pred, start=0):
                 return next((i for i in range(start, len(lines)) if pred(lines[i])), None)
-            new = first(lambda x: f'[New Thread {tid}]' in x)
-            stop = first(lambda x: f'Packet received: T05thread:{tid:x};' in x)
-            created = first(lambda x: f'Packet received: T05create:;thread:{tid:x};' in x)
+            # Thread ids are pPID.TID under the multiprocess extension,
+            # and GDB names the thread PID.TID.
+            new = first(lambda x: re.search(rf'\[New Thread (\d+\.)?{tid}\]', x))
+            stop = first(lambda x: re.search(
+                rf'Packet received: T05thread:(p[0-9a-f]+\.)?{tid:x};', x))
+            created = first(lambda x: re.search(
+                rf'Packet received: T05create:;thread:(p[0-9a-f]+\.)?{tid:x};', x))
             if on == '1':
                 resumed = first(lambda x: 'Sending packet: $vCont' in x, (new or 0) + 1)
                 ok = None not in (created, new, resumed, stop) and created < new < resumed < stop

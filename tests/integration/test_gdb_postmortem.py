@@ -239,10 +239,12 @@ def threads(server_exe, hwtrace, tmp):
     out = g.stdout
     t1, t2 = section(out, 't1', 'end'), section(out, 't2', 'end')
     want = {f'Thread {t}': n - 1 for t, n in counts.items()}
+    # GDB names threads PID.TID under the multiprocess extension.
     got = dict((f'Thread {t}', int(n)) for n, t in
-               re.findall(r'Recorded (\d+) instructions .* \(Thread (\d+)\)', out))
+               re.findall(r'Recorded (\d+) instructions .* \(Thread (?:\d+\.)?(\d+)\)', out))
     report('threads: the faulting thread is thread 1, in worker',
-           re.search(rf'^\* 1\s+Thread {fault.group(1)}\s+(?:0x[0-9a-f]+ in )?worker', out, re.M) is not None and
+           re.search(rf'^\* 1\s+Thread (?:\d+\.)?{fault.group(1)}\s+(?:0x[0-9a-f]+ in )?worker',
+                     out, re.M) is not None and
            'worker' in t1, out[-1500:])
     report('threads: each thread has its own history', got == want and t2 != t1,
            f'gdb {got}, hwtrace {want}')

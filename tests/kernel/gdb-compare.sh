@@ -11,7 +11,7 @@ first=${1:-}
 [ -n "$first" ] || echo "FAIL gdb_sessions: the guest opened no GDB session (see $B/serial.log.txt)"
 
 norm() {
-	sed -e 's/Thread [0-9][0-9]*/Thread N/g' -e 's/process [0-9][0-9]*/process N/g' "$1"
+	sed -e 's/Thread [0-9][0-9.]*/Thread N/g' -e 's/process [0-9][0-9]*/process N/g' "$1"
 }
 
 for name in "$@"; do
