@@ -410,6 +410,8 @@ int hwt_elf_build_id(const char *path, char *out, size_t outsz,
 /* Parse "123", "0x1f", "4M", "64K" (sizes) into *v; -EINVAL on junk. */
 int hwt_parse_size(const char *s, uint64_t *v);
 int hwt_parse_u64(const char *s, uint64_t *v);
+/* The value of a hex digit, -1 for any other character. */
+int hwt_hex_digit(int c);
 
 /* ---- copying a bundle (bundle_copy.c) --------------------------------
  * Write bundle b (as read) to out_dir, which must not exist, through the

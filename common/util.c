@@ -107,3 +107,14 @@ int hwt_parse_size(const char *s, uint64_t *v)
 	*v = x << shift;
 	return 0;
 }
+
+int hwt_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -101,17 +101,6 @@ int vg_link_send(struct vg_link *l, const char *cmd, struct hwt_err *err)
 	return rc;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Expand the payload's run lengths ("X*N": N - 29 more X) and escapes
  * into out: its length, or -1 if it does not fit or is malformed. */
 static long expand(const unsigned char *p, size_t n, char *out, size_t cap)
@@ -152,7 +141,7 @@ static bool is_output(const char *r, size_t n)
 	if (n < 3 || r[0] != 'O' || (n - 1) % 2)
 		return false;
 	for (size_t i = 1; i < n; i++)
-		if (hexval(r[i]) < 0)
+		if (hwt_hex_digit(r[i]) < 0)
 			return false;
 	return true;
 }
@@ -167,8 +156,8 @@ static void keep_output(struct vg_link *l, const char *r, size_t n)
 		return;
 	l->output = grown;
 	for (size_t i = 0; i < add; i++)
-		l->output[l->noutput++] = (char)(hexval(r[1 + 2 * i]) << 4 |
-						 hexval(r[2 + 2 * i]));
+		l->output[l->noutput++] = (char)(hwt_hex_digit(r[1 + 2 * i]) << 4 |
+						 hwt_hex_digit(r[2 + 2 * i]));
 	l->output[l->noutput] = '\0';
 }
 
@@ -199,8 +188,8 @@ static int take_packet(struct vg_link *l, char *reply, size_t cap,
 	}
 	for (unsigned char *p = start + 1; p < hash; p++)
 		sum += *p;
-	hi = hexval(hash[1]);
-	lo = hexval(hash[2]);
+	hi = hwt_hex_digit(hash[1]);
+	lo = hwt_hex_digit(hash[2]);
 	if (hi < 0 || lo < 0 || (unsigned)(hi << 4 | lo) != (sum & 0xff))
 		return hwt_err_set(err, EBADMSG, "a reply from Valgrind's "
 				   "gdbserver with a bad checksum");

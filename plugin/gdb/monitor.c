@@ -38,13 +38,6 @@ static int print(struct server *s, const char *text)
 	return rsp_send_str(&s->conn, pkt);
 }
 
-static int hexval(int c)
-{
-	return c >= '0' && c <= '9' ? c - '0' :
-	       c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* The command of a qRcmd packet, decoded; false when malformed. */
 static bool decode(const char *hex, char *out, size_t cap)
 {
@@ -53,7 +46,7 @@ static bool decode(const char *hex, char *out, size_t cap)
 	if (n % 2 || n / 2 >= cap)
 		return false;
 	for (size_t i = 0; i < n; i += 2) {
-		int hi = hexval(hex[i]), lo = hexval(hex[i + 1]);
+		int hi = hwt_hex_digit(hex[i]), lo = hwt_hex_digit(hex[i + 1]);
 
 		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 			return false;

@@ -10,22 +10,12 @@ static const char READ_ONLY[] =
 	"E.The target is a crashed process recorded in a core: it cannot be "
 	"changed.";
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* n bytes from 2n hex digits; false on anything else. */
 static bool unhex(const char *in, uint8_t *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		int hi = hexval(in[2 * i]), lo = hi < 0 ? -1 : hexval(in[2 * i + 1]);
+		int hi = hwt_hex_digit(in[2 * i]);
+		int lo = hi < 0 ? -1 : hwt_hex_digit(in[2 * i + 1]);
 
 		if (lo < 0)
 			return false;

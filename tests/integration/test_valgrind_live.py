@@ -46,6 +46,17 @@ def server(server_exe, tail, tmp, name, programs):
                                 tmp, name, programs)
 
 
+def session(server_exe, programs, tmp, name, path, script):
+    """GDB runs SCRIPT on PATH through hwt-server --backend valgrind:
+    (GDB's output, the JSON the script wrote)."""
+    srv = server(server_exe, ['--', path], tmp, name, programs)
+    try:
+        return test_gdb_live.gdb(path, srv.address, script, tmp, name)
+    finally:
+        srv.wait(10)
+        srv.stop()
+
+
 def check_history(server_exe, programs, tmp, prog, fmt):
     path = os.path.realpath(os.path.join(programs, prog))
     name = f'{fmt} {prog}'
@@ -124,13 +135,8 @@ def check_threads(server_exe, programs, tmp):
         return
     want = [test_valgrind.own_offsets(r.addrs, r.bias(r.program) or 0,
                                       ranges) for r in runs]
-    srv = server(server_exe, ['--', path], tmp, 'vg-threads', programs)
-    try:
-        out, d = test_gdb_live.gdb(path, srv.address, THREADS_SCRIPT, tmp,
-                                   'vg-threads')
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = session(server_exe, programs, tmp, 'vg-threads', path,
+                     THREADS_SCRIPT)
     why = out[-800:] if not d else ''
     ok = bool(d) and len({x['tid'] for x in d}) == 4
     for x in d or []:
@@ -164,14 +170,9 @@ def check_reverse(server_exe, programs, tmp):
     if not native:
         report('reverse: GDB record full reference', False, p.stdout[-1500:])
         return
-    srv = server(server_exe, ['--', path], tmp, 'vg-rev', programs)
     script = ('import gdb\ngdb.execute("break main")\ngdb.execute("continue")\n'
               'gdb.execute("record btrace")\n' + test_gdb_live.REVERSE_STEPS)
-    try:
-        out, d = test_gdb_live.gdb(path, srv.address, script, tmp, 'vg-rev')
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = session(server_exe, programs, tmp, 'vg-rev', path, script)
     report('reverse: step, next, finish, continue and goto begin land where '
            'record full does', d == native,
            f'valgrind {d}, record full {native}; ' + ('' if d else out[-800:]))
@@ -193,13 +194,8 @@ def check_fault(server_exe, programs, tmp):
     """The crash program: its SIGSEGV stops it where it faults; GDB shows
     the backtrace, and continuing lets the signal kill it."""
     path = os.path.realpath(os.path.join(programs, 'crash'))
-    srv = server(server_exe, ['--', path], tmp, 'vg-crash', programs)
-    try:
-        out, d = test_gdb_live.gdb(path, srv.address, FAULT_SCRIPT, tmp,
-                                   'vg-crash')
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = session(server_exe, programs, tmp, 'vg-crash', path,
+                     FAULT_SCRIPT)
     frames = test_valgrind.frames(d['bt']) if d else []
     report('a fault stops with SIGSEGV, backtrace through the program\'s '
            'frames, then kills the program',
@@ -231,13 +227,8 @@ gdb.execute("kill")
 
 def check_registers(server_exe, programs, tmp):
     path = os.path.realpath(os.path.join(programs, 'loops'))
-    srv = server(server_exe, ['--', path], tmp, 'vg-regs', programs)
-    try:
-        out, d = test_gdb_live.gdb(path, srv.address, REGS_SCRIPT, tmp,
-                                   'vg-regs')
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = session(server_exe, programs, tmp, 'vg-regs', path,
+                     REGS_SCRIPT)
     report('registers: pc at the breakpoint, fs_base (the thread control '
            'block points to itself), general and vector registers written',
            bool(d) and d['rip'] == d['main'] and d['fs_base'] != 0 and
