@@ -10,8 +10,11 @@ shift
 first=${1:-}
 [ -n "$first" ] || echo "FAIL gdb_sessions: the guest opened no GDB session (see $B/serial.log.txt)"
 
+# GDB knows the process id (the multiprocess extension) and, on the host,
+# fails to open the guest process's /proc files: the ids differ by run.
 norm() {
-	sed -e 's/Thread [0-9][0-9.]*/Thread N/g' -e 's/process [0-9][0-9]*/process N/g' "$1"
+	sed -e 's/Thread [0-9][0-9.]*/Thread N/g' -e 's/process [0-9][0-9]*/process N/g' \
+	    -e 's|/proc/[0-9]*/task/[0-9]*/|/proc/N/task/N/|g' "$1"
 }
 
 for name in "$@"; do
