@@ -4,7 +4,6 @@
  * half bundle under the final name. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,15 +361,7 @@ int hwt_bundle_stage_commit(const char *staging_dir, const char *final_dir,
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type,
-			struct FTW *ftw)
-{
-	(void)st, (void)type, (void)ftw;
-	return remove(path) < 0 ? -1 : 0;
-}
-
 void hwt_bundle_stage_abort(const char *staging_dir)
 {
-	/* FTW_PHYS: a symlink planted inside is removed, not followed. */
-	nftw(staging_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	hwt_remove_tree(staging_dir);
 }

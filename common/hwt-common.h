@@ -412,6 +412,8 @@ int hwt_parse_size(const char *s, uint64_t *v);
 int hwt_parse_u64(const char *s, uint64_t *v);
 /* The value of a hex digit, -1 for any other character. */
 int hwt_hex_digit(int c);
+/* Remove dir and everything under it, symlinks not followed. */
+void hwt_remove_tree(const char *dir);
 
 /* ---- copying a bundle (bundle_copy.c) --------------------------------
  * Write bundle b (as read) to out_dir, which must not exist, through the

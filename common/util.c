@@ -1,7 +1,10 @@
-/* util.c - bounded file reading and number parsing for untrusted input. */
+/* util.c - bounded file reading and number parsing for untrusted input,
+ * and removing a directory tree. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -117,4 +120,17 @@ int hwt_hex_digit(int c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type,
+			struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	return remove(path) < 0 ? -1 : 0;
+}
+
+void hwt_remove_tree(const char *dir)
+{
+	/* FTW_PHYS: a symlink planted inside is removed, not followed. */
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -132,28 +132,6 @@ static bool join(char *out, size_t size, const char *dir, const char *name)
 	return (size_t)snprintf(out, size, "%s/%s", dir, name) < size;
 }
 
-/* The private directory and what Valgrind and vgdb left there (their
- * FIFOs and shared memory file, if they were killed), the tool's
- * directory of live control (lib/) included. */
-static void remove_dir(const char *dir, bool sub)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	while (d && (e = readdir(d))) {
-		char path[PATH_MAX];
-
-		if (e->d_name[0] == '.' ||
-		    !join(path, sizeof(path), dir, e->d_name))
-			continue;
-		if (unlink(path) < 0 && errno == EISDIR && sub)
-			remove_dir(path, false);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 /* Live control runs a private copy of the tool, removed once it runs:
  * LLDB takes the file /proc/PID/exe names as the program
  * (DynamicLoaderPOSIXDYLD), which for a program on Valgrind would be the
@@ -224,14 +202,10 @@ static void vg_close(struct hwt_collector *base)
 	hwt_held_close(&c->held);
 	if (c->stream_fd >= 0)
 		close(c->stream_fd);
-	if (c->stream_path)
-		unlink(c->stream_path);
-	if (c->log_path)
-		unlink(c->log_path);
-	if (c->core_path)
-		unlink(c->core_path);
+	/* The stream, the log, a core not taken, vgdb's FIFOs and the
+	 * tool's private copy: all in the private directory. */
 	if (c->dir)
-		remove_dir(c->dir, true);
+		hwt_remove_tree(c->dir);
 	hwt_vg_reader_free(&c->rd);
 	vg_children_free(c);
 	free(c->threads);
