@@ -87,6 +87,11 @@ struct hwt_backend {
 	int (*regset)(struct hwt_collector *c, pid_t tid, int nt_type,
 		      void *buf, size_t *len, bool write,
 		      struct hwt_err *err);
+	/* HWT_COLLECT_CAP_DEFER: start recording a program launched with
+	 * defer_recording (collect.c has checked the live state), and
+	 * whether it records. */
+	int (*record_start)(struct hwt_collector *c, struct hwt_err *err);
+	bool (*recording)(const struct hwt_collector *c);
 	/* Undo what tracing changed and let the process run untraced; the
 	 * state becomes ENDED (threads() and modules() stay valid). */
 	int (*detach)(struct hwt_collector *c, struct hwt_err *err);

@@ -91,6 +91,10 @@ static int check_backend_opts(const struct hwt_collect_opts *o,
 	if (o->follow_fork && o->live_control)
 		return hwt_err_set(err, EINVAL, "forked children are followed "
 				   "in recordings, not under live control");
+	if (o->defer_recording && !o->live_control)
+		return hwt_err_set(err, EINVAL, "deferred recording needs live "
+				   "control: a recording run records from "
+				   "launch");
 	return 0;
 }
 
@@ -204,6 +208,9 @@ int hwt_collect_launch(const struct hwt_collect_opts *opts,
 	if ((rc = pick_backend(&full, &be, err)) < 0)
 		return rc;
 	set_buffer(&full, be);
+	/* The others record from launch anyway. */
+	if (!(be->caps & HWT_COLLECT_CAP_DEFER))
+		full.defer_recording = false;
 	rc = be->launch(&full, argv, out, err);
 	if (rc < 0)
 		return rc;
@@ -336,6 +343,8 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	if ((rc = normalize_opts(opts, &full, err)) < 0)
 		return rc;
 	full.live_control = true;
+	/* Recorded from the attach on: no backend defers an attach. */
+	full.defer_recording = false;
 	if ((rc = pick_backend(&full, &be, err)) < 0)
 		return rc;
 	if (!(be->caps & HWT_COLLECT_CAP_ATTACH))
@@ -503,6 +512,25 @@ int hwt_collect_resume(struct hwt_collector *c,
 			event->kind == HWT_EVENT_KILLED))
 		c->state = HWT_COLLECTOR_ENDED;
 	return rc;
+}
+
+int hwt_collect_record_start(struct hwt_collector *c, struct hwt_err *err)
+{
+	int rc;
+
+	if (hwt_collect_recording(c))
+		return 0;
+	if ((rc = check_live(c, "hwt_collect_record_start", err)) < 0)
+		return rc;
+	c->live = true;
+	if ((rc = live_ready(c, err)) < 0)
+		return rc;
+	return c->backend->record_start(c, err);
+}
+
+bool hwt_collect_recording(const struct hwt_collector *c)
+{
+	return !c->backend->recording || c->backend->recording(c);
 }
 
 int hwt_collect_auxv(struct hwt_collector *c, uint8_t **out, size_t *len,

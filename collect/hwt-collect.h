@@ -74,6 +74,11 @@ struct hwt_collect_opts {
 	 * as a thread of the recording (HWT_COLLECT_CAP_FOLLOW_FORK; the
 	 * default backend is then one that can). */
 	bool follow_fork;
+	/* With live_control: run the program untraced, at the speed it has
+	 * under gdbserver, until hwt_collect_record_start (a debugger
+	 * asking for its history). Backends without
+	 * HWT_COLLECT_CAP_DEFER record from launch and ignore it. */
+	bool defer_recording;
 };
 
 /* An Intel PT address filter: size bytes from start, start being an
@@ -166,6 +171,8 @@ enum hwt_collect_cap {
 	HWT_COLLECT_CAP_WATCH = 1u << 6,
 	/* follow_fork: forked children recorded too */
 	HWT_COLLECT_CAP_FOLLOW_FORK = 1u << 7,
+	/* defer_recording: untraced until hwt_collect_record_start */
+	HWT_COLLECT_CAP_DEFER = 1u << 8,
 };
 /* HWT_COLLECT_CAP_* of the backend recording. */
 unsigned hwt_collect_backend_caps(const struct hwt_collector *c);
@@ -337,6 +344,13 @@ struct hwt_collect_event {
 int hwt_collect_resume(struct hwt_collector *c,
 		       const struct hwt_resume_opts *opts,
 		       struct hwt_collect_event *event, struct hwt_err *err);
+
+/* Start recording a program launched with defer_recording, from where
+ * each thread stands now (between resumes; new threads from their first
+ * instruction): 0, also when it records already. */
+int hwt_collect_record_start(struct hwt_collector *c, struct hwt_err *err);
+/* Whether the program is being recorded (false only while deferred). */
+bool hwt_collect_recording(const struct hwt_collector *c);
 
 /* The program's auxiliary vector (type, value pairs up to AT_NULL) into
  * *out (the caller frees it): the one its backend made (Valgrind's

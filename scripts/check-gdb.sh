@@ -5,7 +5,8 @@
 #   btrace   gdb.btrace and gdb.python/py-record-btrace*.exp, record btrace
 #            over the server (tests/gdb/boards/hwt-server.exp)
 #   reverse  gdb.reverse on the server's own reverse execution (bs/bc:
-#            gdb,can_reverse 1, gdb,use_precord 0)
+#            gdb,can_reverse 1, gdb,use_precord 0), recording from
+#            launch (--record): no test asks for a recording first
 #   full     gdb.reverse and gdb.python/py-record-full.exp with GDB's
 #            record full driving the server, the testsuite's default
 #
@@ -60,7 +61,9 @@ EOF
 
 total_pass=0 total_fail=0 total_skip=0
 
-# One testsuite run: NAME, BOARD, server program, tests.
+# One testsuite run: NAME, BOARD, server program, tests; hwt-server's
+# options in $server_opts.
+server_opts=
 run_set() {
 	name=$1 board=$2 server=$3
 	shift 3
@@ -73,7 +76,8 @@ run_set() {
 	tests=${HWT_GDB_TESTS:-$*}
 	# The testsuite's exit status says only that something failed: its
 	# summary says what.
-	(cd "$dir" && HWT_SERVER=$SERVER DEJAGNU=$W/site-boards.exp \
+	(cd "$dir" && HWT_SERVER=$SERVER HWT_SERVER_OPTS=$server_opts \
+		DEJAGNU=$W/site-boards.exp \
 		timeout "${HWT_GDB_SET_TIMEOUT:-2400}" make check \
 		RUNTESTFLAGS="--target_board=$board GDB=$(command -v gdb) GDBSERVER=$server $tests" \
 		>"$dir/run.log" 2>&1) || true
@@ -107,7 +111,9 @@ GS=$(command -v gdbserver || true)
 for set in $SETS; do
 	case $set in
 	btrace) run_set btrace hwt-server "$SRC/tests/gdb/hwt-gdbserver" $BTRACE ;;
-	reverse) run_set reverse hwt-server-reverse "$SRC/tests/gdb/hwt-gdbserver" $REVERSE ;;
+	reverse) server_opts=--record
+		run_set reverse hwt-server-reverse "$SRC/tests/gdb/hwt-gdbserver" $REVERSE
+		server_opts= ;;
 	full) run_set full hwt-server "$SRC/tests/gdb/hwt-gdbserver" $FULL ;;
 	gdbserver-*)
 		[ -n "$GS" ] || { echo "SKIP $set: gdbserver is not installed"; total_skip=$((total_skip + 1)); continue; }

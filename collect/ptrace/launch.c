@@ -166,6 +166,14 @@ int hwt_step_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	c->chunk_payload = hwt_sw_ring_chunk_payload_for(opts->buffer_size);
 	if ((rc = hwt_step_threads_init(c, err)) < 0)
 		goto fail;
+	if (opts->defer_recording) {
+		rc = hwt_step_launch_deferred(c, opts, argv, err);
+		hwt_step_live_init(c);
+		if (rc < 0)
+			goto fail;
+		*out = &c->base;
+		return 0;
+	}
 	if (opts->pin != HWT_PIN_NONE && (rc = hwt_step_pin(c, opts, err)) < 0)
 		goto fail;
 	/* The program inherits the pinning; detach gives it back the mask

@@ -3,6 +3,7 @@
  * launch.c   fork, exec and attach; cpu pinning
  * run.c      the single-step loop, signals, faults, finishing
  * live.c     stop-by-stop control: resume actions, events, all-stop
+ * deferred.c untraced until the recording is asked for, then handed over
  * interrupt.c the helper thread that makes interrupt_fd stop the program
  * attach.c   attaching to a running process, detaching
  * debugreg.c read/access watchpoints in x86 debug registers
@@ -66,6 +67,7 @@ struct step_thread {
 
 struct step_collector;
 struct step_thread;
+struct hwt_seize;
 
 /* What the single-step loop (run.c) asks at its decision points while
  * live control drives it instead of a run to the end (live.c provides
@@ -149,6 +151,13 @@ struct step_collector {
 	/* The tracees' cpu affinity before pinning, restored on detach. */
 	bool tracee_pinned;
 	cpu_set_t tracee_affinity;
+
+	/* defer_recording (deferred.c): the program runs untraced under
+	 * the seize layer until record_start; NULL once recorded. Pinning
+	 * is asked for then. */
+	struct hwt_seize *untraced;
+	enum hwt_collect_pin pin;
+	unsigned pin_cpu;
 };
 
 static inline struct step_collector *step_of(struct hwt_collector *c)
@@ -249,6 +258,21 @@ int hwt_step_dr_configure(struct step_collector *c, const struct hwt_watch *w,
 /* Bring t's debug registers to the current setup. */
 int hwt_step_dr_apply(struct step_collector *c, struct step_thread *t,
 		    struct hwt_err *err);
+
+/* deferred.c */
+int hwt_step_launch_deferred(struct step_collector *c,
+			     const struct hwt_collect_opts *opts,
+			     char *const argv[], struct hwt_err *err);
+int hwt_step_record_start(struct hwt_collector *base, struct hwt_err *err);
+bool hwt_step_recording(const struct hwt_collector *base);
+/* The collector's calls while c->untraced. */
+int hwt_step_untraced_resume(struct step_collector *c,
+			     const struct hwt_resume_opts *opts,
+			     struct hwt_collect_event *event,
+			     struct hwt_err *err);
+int hwt_step_untraced_detach(struct step_collector *c, struct hwt_err *err);
+/* Kill and reap a program still untraced; nothing otherwise. */
+void hwt_step_untraced_close(struct step_collector *c);
 
 /* attach.c */
 int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,

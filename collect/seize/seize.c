@@ -506,11 +506,17 @@ void hwt_seize_close(struct hwt_seize *s)
 	 * A detached program is left alone. */
 	if (s->pid > 0 && !s->reaped && !s->detached) {
 		kill(s->pid, SIGKILL);
-		/* Traced threads are ours to reap before the leader can be. */
+		/* Traced threads are ours to reap before the leader can be.
+		 * A thread may still report a stop (its exit event) before
+		 * it dies: let it go on to its death. */
 		for (;;) {
 			pid_t got = waitpid(-1, &status, __WALL | __WNOTHREAD);
 
-			if (got == s->pid || (got < 0 && errno != EINTR))
+			if (got < 0 && errno != EINTR)
+				break;
+			if (got > 0 && WIFSTOPPED(status))
+				ptrace(PTRACE_CONT, got, 0, 0);
+			else if (got == s->pid)
 				break;
 		}
 		s->reaped = true;
@@ -520,6 +526,16 @@ void hwt_seize_close(struct hwt_seize *s)
 	free(s->threads);
 	s->threads = NULL;
 	s->nthreads = s->alloc = 0;
+}
+
+void hwt_seize_forget(struct hwt_seize *s)
+{
+	hwt_held_close(&s->held);
+	hwt_seize_breaks_free(s);
+	free(s->threads);
+	s->threads = NULL;
+	s->nthreads = s->alloc = 0;
+	s->pid = -1;
 }
 
 /* ---- for live control (live.c) --------------------------------- */

@@ -198,6 +198,11 @@ void hwt_seize_breaks_free(struct hwt_seize *s);
 pid_t hwt_seize_wait(struct hwt_seize *s, int *status, int flags,
 		     const char *what, struct hwt_err *err);
 
+/* Hand the stopped threads over to another tracer in this thread (the
+ * ptrace backend starting to record): free this layer's state without a
+ * ptrace call; the process stays traced as it is. */
+void hwt_seize_forget(struct hwt_seize *s);
+
 /* Kill a program still there, reap it and close the descriptors. */
 void hwt_seize_close(struct hwt_seize *s);
 

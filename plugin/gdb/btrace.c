@@ -366,7 +366,8 @@ bool btrace_handle(struct server *s, const char *pkt, int *rc)
 
 		if (t->btrace_on) {
 			*rc = rsp_send_str(&s->conn, "E.Btrace already enabled.");
-		} else if (!srv_history(s, t, &err)) {
+		} else if (srv_record_start(s, &err) ||
+			   !srv_history(s, t, &err)) {
 			snprintf(msg, sizeof(msg), "E.%s", err.msg);
 			*rc = rsp_send_str(&s->conn, msg);
 		} else {

@@ -348,6 +348,10 @@ static int handle_start(struct server *s, struct lldb_trace *lt,
 			       (unsigned long long)size);
 		goto out;
 	}
+	if (srv_record_start(s, &err)) {
+		rc = reply_err(s, "Cannot start recording: %s", err.msg);
+		goto out;
+	}
 	if (!tids) {
 		if (lt->process_wide) {
 			/* Post-mortem it was traced from the start: the

@@ -12,7 +12,7 @@
 #include "server.h"
 
 static const char USAGE[] =
-	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] [--backend NAME] -- PROG [ARGS...]\n"
+	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] [--backend NAME] [--record] -- PROG [ARGS...]\n"
 	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] [--backend NAME] --attach PID\n"
 	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] --bundle DIR\n"
 	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] --core CORE --bundle DIR\n"
@@ -21,7 +21,11 @@ static const char USAGE[] =
 	"  gdb PROG -ex 'target remote HOST:PORT'   (or 'target remote PATH' for unix:PATH)\n"
 	"Live (PROG, started stopped at its first instruction, or --attach): the\n"
 	"process is recorded while it runs, so GDB's record btrace bts|pt and\n"
-	"reverse execution work on it. --bundle: a crashed process recorded by\n"
+	"reverse execution work on it. A started PROG runs untraced, as fast as\n"
+	"under gdbserver, until GDB's record btrace or LLDB's thread trace start\n"
+	"asks for its history; --record records it from its first instruction\n"
+	"(reverse execution without record btrace needs that); --attach records\n"
+	"from the attach on. --bundle: a crashed process recorded by\n"
 	"`hwtrace record`; record btrace, reverse-step/finish/continue and record\n"
 	"goto work from the crash point. HOST must be a loopback address unless\n"
 	"--allow-remote is given; port 0 picks a free port (printed on stderr).\n"
@@ -48,6 +52,7 @@ int main(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'B' },
 		{ "attach", required_argument, NULL, 'a' },
 		{ "once", no_argument, NULL, 'o' },
+		{ "record", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -69,6 +74,7 @@ int main(int argc, char **argv)
 		case 'c': core = optarg; break;
 		case 'B': lo.backend = optarg; break;
 		case 'o': once = true; break;
+		case 'R': lo.record = true; break;
 		case 'a':
 			if (hwt_parse_u64(optarg, &pid) || pid == 0 ||
 			    pid > INT32_MAX)
@@ -93,6 +99,10 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--core goes with --bundle DIR");
 	if (lo.backend && bundle)
 		return usage_error("%s", "--backend is for live processes");
+	if (lo.record && !lo.argv)
+		return usage_error("%s", "--record is for a program hwt-server "
+				   "starts (an attached one is recorded from "
+				   "the attach, a bundle was recorded)");
 	/* A client that vanishes mid-reply must not kill the server. */
 	signal(SIGPIPE, SIG_IGN);
 	rc = bundle ? server_open(&srv, bundle, core, &err)

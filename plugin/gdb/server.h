@@ -115,6 +115,10 @@ struct target_ops {
 	 * numbering (live: where `record btrace` starts it). */
 	uint64_t (*insn_now)(struct server *s, struct srv_thread *t);
 	bool can_watch;                   /* Z2-Z4 */
+	/* Start recording a program that runs untraced until a debugger
+	 * asks for its history (live, without --record); NULL: recorded
+	 * already. */
+	int (*record_start)(struct server *s, struct hwt_err *err);
 	/* qHwtSave: write the session's traces as a bundle at dir. */
 	int (*save)(struct server *s, const char *dir, struct hwt_err *err);
 	/* qHwtStatus's reply (docs/gdb-server.md). */
@@ -206,6 +210,9 @@ static inline int srv_nregs(const struct server *s)
  * every resume); NULL with err set when the thread has no trace. */
 struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
 				struct hwt_err *err);
+/* A debugger asked for history (record btrace, thread trace start):
+ * the process is recorded from here on if it was not already. */
+int srv_record_start(struct server *s, struct hwt_err *err);
 size_t srv_read_memory(struct server *s, uint64_t addr, void *buf,
 		       size_t len);
 /* Forget what a resume changes: histories, cursors, served traces,
@@ -278,6 +285,7 @@ int save_collected(struct hwt_collector *c,
 
 struct live_opts {
 	const char *backend;              /* NULL: the collector's choice */
+	bool record;                      /* from launch, not when asked */
 	char *const *argv;                /* launch this, or */
 	int attach_pid;                   /* attach to this (argv NULL) */
 };

@@ -15,6 +15,11 @@ size_t srv_read_memory(struct server *s, uint64_t addr, void *buf, size_t len)
 	return s->ops->mem_read(s, addr, buf, len);
 }
 
+int srv_record_start(struct server *s, struct hwt_err *err)
+{
+	return s->ops->record_start ? s->ops->record_start(s, err) : 0;
+}
+
 void srv_invalidate(struct server *s)
 {
 	for (size_t i = 0; i < s->nthreads; i++) {

@@ -454,6 +454,12 @@ static struct hwt_history *live_history(struct server *s, struct srv_thread *t,
 
 	if (t->hist)
 		return t->hist;
+	if (!hwt_collect_recording(s->live->c)) {
+		hwt_err_set(err, ENOENT, "the program is not being recorded: "
+			    "record btrace (or thread trace start) records it "
+			    "from here on, hwt-server --record from launch");
+		return NULL;
+	}
 	ct = snapshot_of(s, t);
 	if (!ct || ct->trace_size == 0) {
 		hwt_err_set(err, ENOENT, "thread %lld has no recorded history yet",
@@ -487,6 +493,25 @@ static struct hwt_history *live_history(struct server *s, struct srv_thread *t,
 		break;
 	}
 	return rc ? NULL : t->hist;
+}
+
+/* Everything read from the collector changes with the recording: the
+ * snapshot, and with it the histories. */
+static int live_record_start(struct server *s, struct hwt_err *err)
+{
+	struct live *l = s->live;
+	int rc;
+
+	if (hwt_collect_recording(l->c))
+		return 0;
+	if ((rc = hwt_collect_record_start(l->c, err)) < 0)
+		return rc;
+	srv_invalidate(s);
+	l->nsnap = hwt_collect_threads(l->c, &l->snap);
+	if (hwt_collect_warning(l->c))
+		fprintf(stderr, "hwt-server: warning: %s\n",
+			hwt_collect_warning(l->c));
+	return refresh_modules(s, err);
 }
 
 static uint64_t live_insn_now(struct server *s, struct srv_thread *t)
@@ -549,6 +574,10 @@ static int live_save(struct server *s, const char *dir, struct hwt_err *err)
 	if (s->live->gone)
 		return hwt_err_set(err, ESRCH, "the process has ended: its "
 				   "trace went with it");
+	if (!hwt_collect_recording(s->live->c))
+		return hwt_err_set(err, ENOENT, "nothing is recorded yet: "
+				   "record btrace records from here on, "
+				   "hwt-server --record from launch");
 	return save_collected(s->live->c, s->live->snap, s->live->nsnap, dir,
 			      err);
 }
@@ -596,6 +625,7 @@ const struct target_ops target_live_ops = {
 	.history = live_history,
 	.insn_now = live_insn_now,
 	.can_watch = true,
+	.record_start = live_record_start,
 	.save = live_save,
 	.status = live_status,
 	.end = live_end,
@@ -605,8 +635,11 @@ const struct target_ops target_live_ops = {
 int live_open(struct server *s, const struct live_opts *lo,
 	      struct hwt_err *err)
 {
+	/* Untraced, at gdbserver's speed, until a debugger asks for the
+	 * history, unless --record asks for it from launch. */
 	struct hwt_collect_opts co = { .sz = sizeof(co), .backend = lo->backend,
-				       .live_control = true };
+				       .live_control = true,
+				       .defer_recording = !lo->record };
 	struct live *l = calloc(1, sizeof(*l));
 	int rc;
 

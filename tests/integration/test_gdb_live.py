@@ -494,7 +494,7 @@ def reverse_suite(server_exe, programs, tmp):
 
     # Forward from the past stops at the end of the history, as GDB's
     # record targets do; only the next continue runs the program.
-    srv = Server(server_exe, ['--', path], tmp, 'replay-end', programs)
+    srv = Server(server_exe, ['--record', '--', path], tmp, 'replay-end', programs)
     script = ('import gdb, json\ngdb.execute("break ackermann")\ngdb.execute("continue")\n'
               'gdb.execute("delete")\na = int(gdb.parse_and_eval("$pc"))\n'
               'gdb.execute("reverse-stepi")\ngdb.execute("reverse-stepi")\n'
@@ -515,7 +515,7 @@ def reverse_suite(server_exe, programs, tmp):
 
     # bs without a record target: the server's replay cursor.
     run = oracle_of('recursion', programs)[0]
-    srv = Server(server_exe, ['--', path], tmp, 'bs', programs)
+    srv = Server(server_exe, ['--record', '--', path], tmp, 'bs', programs)
     script = ('import gdb, json\ngdb.execute("break ackermann")\ngdb.execute("continue")\n'
               'a = int(gdb.parse_and_eval("$pc"))\ngdb.execute("reverse-stepi")\n'
               'b = int(gdb.parse_and_eval("$pc"))\n'
@@ -558,7 +558,7 @@ def save_suite(server_exe, programs, tmp, build):
     path = os.path.realpath(os.path.join(programs, 'recursion'))
     run = oracle_of('recursion', programs)[0]
     bundle = os.path.join(tmp, 'saved')
-    srv = Server(server_exe, ['--', path], tmp, 'save', programs)
+    srv = Server(server_exe, ['--record', '--', path], tmp, 'save', programs)
     script = (f'HWTRACE_PY = {os.path.join(HERE, "..", "..", "plugin", "gdb", "hwtrace.py")!r}\n'
               f'DIR = {bundle!r}\n' + SAVE_SCRIPT)
     try:
@@ -581,6 +581,61 @@ def save_suite(server_exe, programs, tmp, build):
            f'{p.stderr[-300:]}')
     report('hwt save: an existing directory is refused', 'already exists' in d['again'],
            d['again'])
+    deferred_save(server_exe, programs, tmp, build, path, run)
+
+
+DEFERRED_SCRIPT = r'''
+import gdb, json
+gdb.execute("source " + HWTRACE_PY)
+gdb.execute("break main")
+gdb.execute("continue")
+try:
+    gdb.execute("hwt save " + DIR)
+    early = "saved"
+except gdb.error as e:
+    early = str(e)
+main = int(gdb.parse_and_eval("$pc"))
+gdb.execute("record btrace")
+gdb.execute("break ackermann")
+gdb.execute("continue")
+gdb.execute("hwt save " + DIR)
+json.dump({"pc": int(gdb.parse_and_eval("$pc")), "main": main, "early": early},
+          open(OUT, "w"))
+gdb.execute("kill")
+'''
+
+
+def deferred_save(server_exe, programs, tmp, build, path, run):
+    """Without --record the program runs untraced to main: nothing to save
+    there, and what record btrace starts is the history from main on."""
+    bundle = os.path.join(tmp, 'saved-deferred')
+    srv = Server(server_exe, ['--', path], tmp, 'save-deferred', programs)
+    script = (f'HWTRACE_PY = {os.path.join(HERE, "..", "..", "plugin", "gdb", "hwtrace.py")!r}\n'
+              f'DIR = {bundle!r}\n' + DEFERRED_SCRIPT)
+    try:
+        out, d = gdb(path, srv.address, script, tmp, 'save-deferred')
+    finally:
+        srv.wait(10)
+        srv.stop()
+    if not d:
+        report('deferred recording: the history starts at record btrace', False,
+               out[-1000:])
+        return
+    report('deferred recording: nothing to save before record btrace',
+           'nothing is recorded yet' in d['early'], d['early'])
+    p = subprocess.run([os.path.join(build, 'hwtrace'), 'dump', '--insn', '--tsv', bundle],
+                       capture_output=True, text=True, timeout=120)
+    addrs = [int(l.split('\t')[2], 16) for l in p.stdout.splitlines() if l.count('\t') >= 2]
+    # The oracle ran the same code from the loader's entry: from main on,
+    # the saved history is that run's instructions, and nothing before.
+    k = run.addrs.index(d['main']) if d['main'] in run.addrs else -1
+    ok = bool(addrs) and k >= 0 and addrs[0] == d['main'] and addrs[-1] == d['pc'] \
+        and addrs == run.addrs[k:k + len(addrs)]
+    report('deferred recording: the history starts at record btrace (main), not at '
+           'launch, and is the oracle\'s from there', ok,
+           f'{len(addrs)} items, first {addrs[0] if addrs else None:#x} main '
+           f'{d["main"]:#x}, last {addrs[-1] if addrs else 0:#x} stop {d["pc"]:#x}; '
+           f'{p.stderr[-300:]}' if addrs else p.stderr[-300:])
 
 
 def watch_suite(server_exe, programs, tmp):

@@ -139,7 +139,8 @@ static void test_default_choice(struct hwt_collect_opts *opts,
 	      c && hwt_collect_backend_caps(c) ==
 	      (HWT_COLLECT_CAP_LIVE | HWT_COLLECT_CAP_ATTACH |
 	       HWT_COLLECT_CAP_WATCH | HWT_COLLECT_CAP_EXACT_WATCH |
-	       HWT_COLLECT_CAP_CORE | HWT_COLLECT_CAP_BUNDLE), "caps 0x%x",
+	       HWT_COLLECT_CAP_CORE | HWT_COLLECT_CAP_BUNDLE |
+	       HWT_COLLECT_CAP_DEFER), "caps 0x%x",
 	      c ? hwt_collect_backend_caps(c) : 0);
 	hwt_collect_close(c);
 	c = NULL;

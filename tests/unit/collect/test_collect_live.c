@@ -720,6 +720,118 @@ static void test_attach_detach(void)
 	      "rc %d status 0x%x", rc, status);
 }
 
+/* ---- deferred recording ----------------------------------------------- */
+
+static struct hwt_collector *launch_deferred(const char *prog,
+					     struct hwt_err *err)
+{
+	char path[PATH_MAX + 16];
+	char *argv[] = { path, NULL };
+	struct hwt_collector *c = NULL;
+	HWT_OPTS(hwt_collect_opts, o, .backend = "ptrace", .live_control = true,
+		 .defer_recording = true);
+
+	snprintf(path, sizeof(path), "%s/%s", progdir, prog);
+	if (hwt_collect_launch(&o, argv, &c, err) < 0)
+		return NULL;
+	return c;
+}
+
+/* Untraced to main (an int3 the program's memory never shows), recorded
+ * from there: the history is a whole run's from main's first execution
+ * on. Five write watches (more than the debug registers hold) make it
+ * record from that resume on. */
+static void test_deferred(void)
+{
+	char path[PATH_MAX + 16], *argv[] = { path, NULL };
+	struct history ref = reference("loops"), h = {0};
+	struct hwt_collect_event ev;
+	struct hwt_err err = {0};
+	struct hwt_collector *c;
+	const struct hwt_collect_thread *t;
+	struct hwt_watch five[5];
+	struct hwt_resume_action a = { .kind = HWT_RESUME_CONT };
+	struct hwt_resume_opts o = { .sz = sizeof(o), .actions = &a,
+				     .nactions = 1, .watches = five,
+				     .nwatches = 5, .interrupt_fd = -1 };
+	HWT_OPTS(hwt_collect_opts, bad, .backend = "ptrace",
+		 .defer_recording = true);
+	uint64_t main_pc, grid;
+	uint8_t byte = 0;
+	size_t k = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/loops", progdir);
+	rc = hwt_collect_launch(&bad, argv, &c, &err);
+	CHECK("deferred: refused without live control", rc == -EINVAL &&
+	      strstr(err.msg, "live control"), "rc %d: %s", rc, err.msg);
+	main_pc = symbol(path, "main");
+	grid = symbol(path, "grid");
+	c = launch_deferred("loops", &err);
+	CHECK("deferred: launch loops", c && main_pc && grid && ref.n > 1000,
+	      "%s", err.msg);
+	if (!c || !main_pc || !grid || ref.n <= 1000)
+		goto out;
+	CHECK("deferred: nothing recorded at launch",
+	      !hwt_collect_recording(c) && hwt_collect_threads(c, &t) == 0 &&
+	      hwt_collect_live_tids(c, NULL, 0) == 1, "recording %d",
+	      hwt_collect_recording(c));
+	rc = resume1(c, HWT_RESUME_CONT, 0, &main_pc, 1, &ev, &err);
+	CHECK("deferred: continue stops at the breakpoint on main",
+	      rc == 0 && ev.kind == HWT_EVENT_BREAKPOINT && ev.pc == main_pc,
+	      "rc %d kind %d pc 0x%llx: %s", rc, ev.kind,
+	      (unsigned long long)ev.pc, err.msg);
+	hwt_collect_mem_read(c, main_pc, &byte, 1);
+	CHECK("deferred: the breakpoint's int3 is out of the code at the stop",
+	      byte != 0xcc, "byte 0x%02x", byte);
+	CHECK("deferred: still nothing recorded", !hwt_collect_recording(c) &&
+	      hwt_collect_threads(c, &t) == 0, "threads listed");
+	CHECK("deferred: the modules mapped by main are listed (libc's too)",
+	      module_base(c, "libc.so.6") != 0, "no libc.so.6 among %zu",
+	      hwt_collect_modules(c, &(const struct hwt_collect_module *){0}));
+	rc = hwt_collect_record_start(c, &err);
+	h = history_of(c, hwt_collect_pid(c));
+	CHECK("deferred: record_start begins the history where the thread "
+	      "stands", rc == 0 && hwt_collect_recording(c) && h.ok &&
+	      h.n == 1 && h.pc[0] == main_pc, "rc %d, %zu insns: %s", rc, h.n,
+	      err.msg);
+	history_free(&h);
+	rc = hwt_collect_record_start(c, &err);
+	CHECK("deferred: record_start again changes nothing", rc == 0, "%s",
+	      err.msg);
+	hwt_collect_close(c);
+
+	/* Five write watches, untraced: the stepper takes over. */
+	c = launch_deferred("loops", &err);
+	rc = c ? resume1(c, HWT_RESUME_CONT, 0, &main_pc, 1, &ev, &err) : -1;
+	for (int i = 0; i < 5; i++)
+		five[i] = (struct hwt_watch){ .addr = grid + 4 * (i + 1),
+					      .len = 4,
+					      .kind = HWT_WATCH_WRITE };
+	if (rc == 0)
+		rc = hwt_collect_resume(c, &o, &ev, &err);
+	CHECK("deferred: five write watches record from then on and stop at "
+	      "a write", rc == 0 && c && hwt_collect_recording(c) &&
+	      ev.kind == HWT_EVENT_WATCHPOINT, "rc %d kind %d: %s", rc,
+	      ev.kind, err.msg);
+	o.nwatches = 0;
+	if (rc == 0)
+		rc = hwt_collect_resume(c, &o, &ev, &err);
+	h = c ? history_of(c, hwt_collect_pid(c)) : h;
+	while (k < ref.n && ref.pc[k] != main_pc)
+		k++;
+	CHECK("deferred: the history from main to the exit is a whole run's",
+	      rc == 0 && ev.kind == HWT_EVENT_EXITED && h.ok && h.n > 1 &&
+	      h.pc[0] == main_pc && k + h.n == ref.n &&
+	      !memcmp(h.pc, ref.pc + k, h.n * sizeof(*h.pc)),
+	      "rc %d kind %d, %zu insns from main, reference %zu: %s", rc,
+	      ev.kind, h.n, ref.n - k, err.msg);
+	history_free(&h);
+out:
+	hwt_collect_close(c);
+	history_free(&ref);
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX];
@@ -740,6 +852,7 @@ int main(int argc, char **argv)
 		RUN(test_signals);
 		RUN(test_threads);
 		RUN(test_thread_created);
+		RUN(test_deferred);
 	} else {
 		printf("SKIP collect live programs: %s is not built (make "
 		       "programs)\n", exe);
