@@ -46,3 +46,6 @@ n_big=${BENCH_REPLAY_ITERS:-400000}
 
 # --- the valgrind recorder vs valgrind --tool=none, ptrace, record full ---
 "$here/valgrind.sh" "$build"
+
+# --- GDB to main through hwt-server (untraced until asked) vs gdbserver ---
+"$here/run_to_main.sh" "$build"

@@ -180,6 +180,12 @@ static int live_interrupt_stop(struct step_collector *c, struct step_thread *t)
 		if (t->announce)
 			return live_born(c, t);
 	}
+	/* Owed from before this resume (the seize layer's, when recording
+	 * began: deferred.c): it executed nothing, so it is passed over. */
+	if (!c->rules.stopping) {
+		hwt_step_go_on(c, t, PTRACE_SINGLESTEP, 0);
+		return PT_KEEP_GOING;
+	}
 	/* A step that completed before the interrupt: collect its trap now
 	 * (it reports without executing anything more). */
 	if (hwt_proc_sig_pending(t->tid, SIGTRAP, &trap, NULL) == 0 && trap &&

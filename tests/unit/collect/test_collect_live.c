@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
+#include <sys/timerfd.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -832,6 +833,67 @@ out:
 	history_free(&ref);
 }
 
+/* Two threads released by a barrier hit one breakpoint together: the
+ * one not reported first keeps its event queued and an interrupt stop
+ * owed. The stepper takes both over when recording starts, and the
+ * program runs on through its next barriers to its end (a timer ends a
+ * resume that hangs). */
+static const char barrier_src[] =
+	"#include <pthread.h>\n"
+	"static pthread_barrier_t b;\n"
+	"__attribute__((noinline)) void hit(void) { __asm__ volatile(\"\"); }\n"
+	"static void *run(void *a) {\n"
+	"  for (int i = 0; i < 20; i++) { pthread_barrier_wait(&b); hit(); }\n"
+	"  return a; }\n"
+	"int main(void) { pthread_t t; pthread_barrier_init(&b, 0, 2);\n"
+	"  pthread_create(&t, 0, run, 0); run(0); pthread_join(t, 0);\n"
+	"  return 0; }\n";
+
+static void test_deferred_threads(void)
+{
+	char prog[512], *argv[] = { prog, NULL };
+	struct hwt_collect_event ev = {0};
+	struct hwt_err err = {0};
+	struct hwt_collector *c = NULL;
+	struct itimerspec ten = { .it_value = { 10, 0 } };
+	int timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	struct hwt_resume_action a = { .kind = HWT_RESUME_CONT };
+	struct hwt_resume_opts o = { .sz = sizeof(o), .actions = &a,
+				     .nactions = 1, .interrupt_fd = timer };
+	HWT_OPTS(hwt_collect_opts, opts, .backend = "ptrace",
+		 .live_control = true, .defer_recording = true);
+	uint64_t bp = 0;
+	int rc = -1;
+
+	if (!subject_build(barrier_src, "barrier", "-pthread", prog,
+			   sizeof(prog))) {
+		printf("SKIP deferred threads: no C compiler with static "
+		       "libc to build the subject\n");
+		return;
+	}
+	bp = symbol(prog, "hit");
+	if (bp && timer >= 0 && hwt_collect_launch(&opts, argv, &c, &err) == 0)
+		rc = resume1(c, HWT_RESUME_CONT, 0, &bp, 1, &ev, &err);
+	CHECK("deferred threads: a thread stops at the breakpoint untraced",
+	      rc == 0 && ev.kind == HWT_EVENT_BREAKPOINT && ev.pc == bp,
+	      "rc %d kind %d: %s", rc, ev.kind, err.msg);
+	if (rc == 0)
+		rc = hwt_collect_record_start(c, &err);
+	if (timer >= 0)
+		timerfd_settime(timer, 0, &ten, NULL);
+	while (rc == 0 && ev.kind != HWT_EVENT_EXITED &&
+	       ev.kind != HWT_EVENT_KILLED && ev.kind != HWT_EVENT_INTERRUPTED)
+		rc = hwt_collect_resume(c, &o, &ev, &err);
+	CHECK("deferred threads: recorded from there, both threads run on to "
+	      "the end", rc == 0 && ev.kind == HWT_EVENT_EXITED &&
+	      ev.status == 0, "rc %d kind %d status %d: %s", rc, ev.kind,
+	      ev.status, err.msg);
+	hwt_collect_close(c);
+	if (timer >= 0)
+		close(timer);
+	subject_remove(prog);
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX];
@@ -861,6 +923,7 @@ int main(int argc, char **argv)
 			  sizeof(subject))) {
 		RUN(test_interrupt);
 		RUN(test_attach_detach);
+		RUN(test_deferred_threads);
 		subject_remove(subject);
 	} else {
 		printf("SKIP collect live subjects: no C compiler with static "
