@@ -262,6 +262,7 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 		return rc;
 	}
 	if (btrace_handle(s, p, &rc) || vcont_handle(s, p, &rc) ||
+	    hostio_handle(s, p, &rc) ||
 	    breakpoints_handle(s, p, &rc) || save_handle(s, p, &rc))
 		return rc;
 	switch (p[0]) {
@@ -473,6 +474,7 @@ int server_run(struct server *s, struct listener *l, int fd, bool keep,
 	s->hung_up = state == SESSION_ON;
 	if (s->hung_up && !keep)
 		s->ops->end(s, SRV_END_HANGUP);
+	hostio_close_all(s);
 	rsp_conn_free(&s->conn);
 	close(fd);
 	return rc;

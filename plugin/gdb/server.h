@@ -115,6 +115,9 @@ struct target_ops {
 	 * numbering (live: where `record btrace` starts it). */
 	uint64_t (*insn_now)(struct server *s, struct srv_thread *t);
 	bool can_watch;                   /* Z2-Z4 */
+	/* vFile: GDB may read this machine's files (the process runs
+	 * here: live, not a bundle's copies). */
+	bool host_files;
 	/* Start recording a program that runs untraced until a debugger
 	 * asks for its history (live, without --record); NULL: recorded
 	 * already. */
@@ -156,6 +159,9 @@ struct srv_thread {
 	bool regs_ok;
 };
 
+/* Files GDB may hold open through vFile:open at once. */
+#define SRV_HOSTIO_FILES 16
+
 struct server {
 	struct hwt_bundle *bundle;
 	struct hwt_core *core;
@@ -196,6 +202,8 @@ struct server {
 	size_t libs_len;
 	char warning[600];                /* non-fatal problem opening */
 	struct rsp_conn conn;
+	/* vFile descriptors by GDB's number, plus one (0: free). */
+	int hostio_fd[SRV_HOSTIO_FILES];
 };
 
 /* Registers in the description GDB got. */
@@ -300,6 +308,13 @@ int live_open(struct server *s, const struct live_opts *o,
  * none of those; otherwise the reply was sent (or *rc holds a send
  * error). */
 bool btrace_handle(struct server *s, const char *pkt, int *rc);
+
+/* ---- hostio.c: vFile (read-only host I/O) --------------------------------- */
+
+/* Handle vFile:*; false if pkt is not one. */
+bool hostio_handle(struct server *s, const char *pkt, int *rc);
+/* Close what GDB left open (its session ended). */
+void hostio_close_all(struct server *s);
 
 /* ---- reverse.c: moving through the history ----------------------------- */
 

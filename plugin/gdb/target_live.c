@@ -625,6 +625,7 @@ const struct target_ops target_live_ops = {
 	.history = live_history,
 	.insn_now = live_insn_now,
 	.can_watch = true,
+	.host_files = true,
 	.record_start = live_record_start,
 	.save = live_save,
 	.status = live_status,

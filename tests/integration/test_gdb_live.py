@@ -804,6 +804,49 @@ json.dump(res, open(OUT, "w"))
 '''
 
 
+GCORE_SCRIPT = r'''
+import gdb, json
+gdb.execute("break main")
+gdb.execute("continue")
+gdb.execute("record btrace")
+gdb.execute("next")
+gdb.execute("record goto begin")
+saved = gdb.execute("generate-core-file " + CORE, to_string=True)
+maps = gdb.execute("info proc mappings", to_string=True)
+json.dump({"saved": saved, "maps": maps}, open(OUT, "w"))
+gdb.execute("kill")
+'''
+
+
+def gcore_suite(server_exe, programs, tmp):
+    """generate-core-file while GDB replays its btrace: the memory map
+    comes from /proc/PID/smaps over vFile, as over gdbserver (without it
+    GDB calls sbrk in the program, which a replay cannot run)."""
+    path = os.path.realpath(os.path.join(programs, 'recursion'))
+    core = os.path.join(tmp, 'replay.core')
+    srv = Server(server_exe, ['--', path], tmp, 'gcore', programs)
+    try:
+        out, d = gdb(path, srv.address, f'CORE = {core!r}\n' + GCORE_SCRIPT, tmp,
+                     'gcore', timeout=60)
+    except subprocess.TimeoutExpired:
+        out, d = 'timed out after 60 s', None
+    finally:
+        srv.wait(10)
+        srv.stop()
+    report("gcore in replay: the core is saved from the process's memory map",
+           bool(d) and 'Saved corefile' in d['saved'] and os.path.getsize(core) > 0,
+           (d['saved'] if d else out[-800:]))
+    report('info proc mappings reads /proc/PID/maps through vFile',
+           bool(d) and '[stack]' in d['maps'] and path in d['maps'],
+           (d['maps'][-400:] if d else ''))
+    if not d:
+        return
+    p = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'info registers rip', path, core],
+                       capture_output=True, text=True, timeout=60)
+    report('the core loads in GDB', p.returncode == 0 and 'rip' in p.stdout,
+           p.stdout[-300:] + p.stderr[-300:])
+
+
 def monitor_suite(server_exe, programs, tmp):
     """gdbserver's monitor commands: help lists them, set debug logs the
     packets received on the server's stderr while on, an unknown one is
@@ -911,7 +954,7 @@ def robustness(server_exe, programs, tmp):
 def main():
     args = parse_args(('--only', 'comma-separated parts: bts,pt,threads,'
                                  'events,reverse,avx,watch,save,robust,'
-                                 'monitor,reconnect'))
+                                 'monitor,reconnect,gcore'))
     build = args.build
     server_exe = os.path.join(build, 'hwt-server')
     programs = os.path.join(build, 'programs')
@@ -950,6 +993,8 @@ def main():
             robustness(server_exe, programs, tmp)
         if part('monitor'):
             monitor_suite(server_exe, programs, tmp)
+        if part('gcore'):
+            gcore_suite(server_exe, programs, tmp)
         if part('reconnect'):
             reconnect_suite(server_exe, programs, tmp)
     from hwt_testlib import RESULTS

@@ -1,6 +1,7 @@
 /* test_gdb_server.c - hwt-server's resume, breakpoint and write packets
  * over a fake target: what reaches the target for each packet, and the
- * replies GDB gets, without a process or a trace. */
+ * replies GDB gets, without a process or a trace; vFile over real files. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -13,6 +14,7 @@ static struct srv_action got[8];
 static size_t ngot;
 static uint8_t mem[64];
 static int64_t last_reg = -1;
+static size_t reply_len;          /* of the last reply: binary has NULs */
 
 static int fake_resume(struct server *s, const struct srv_action *a, size_t n,
 		       char *reply, size_t cap)
@@ -59,9 +61,10 @@ static const char *reply_of(int peer)
 	if (n <= 0 || buf[0] != '$')
 		return "(none)";
 	buf[n] = '\0';
-	hash = strrchr(buf, '#');
+	hash = memrchr(buf, '#', (size_t)n);
 	if (hash)
 		*hash = '\0';
+	reply_len = hash ? (size_t)(hash - buf - 1) : 0;
 	return buf + 1;
 }
 
@@ -70,9 +73,136 @@ static const char *send_pkt(struct server *s, int peer, const char *pkt)
 	int rc = 0;
 	bool mine = vcont_handle(s, pkt, &rc) || breakpoints_handle(s, pkt, &rc) ||
 		    writes_handle(s, pkt, strlen(pkt), &rc) ||
-		    monitor_handle(s, pkt, &rc);
+		    monitor_handle(s, pkt, &rc) || hostio_handle(s, pkt, &rc);
 
 	return mine && rc == 0 ? reply_of(peer) : "(not handled)";
+}
+
+/* A vFile path argument: path in hex into out. */
+static const char *hex_path(const char *path, char *out)
+{
+	for (size_t i = 0; path[i]; i++)
+		sprintf(out + 2 * i, "%02x", (unsigned char)path[i]);
+	return out;
+}
+
+/* A binary reply's escapes undone ('}' x^0x20), in place; its length. */
+static size_t unescape(char *r, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++)
+		r[o++] = r[i] == '}' && i + 1 < len ? (char)(r[++i] ^ 0x20) : r[i];
+	return o;
+}
+
+/* vFile over the connection: read-only, bounded, with GDB's errnos. */
+static void test_hostio(struct server *s, int peer)
+{
+	char dir[] = "/tmp/hwt-hostio-XXXXXX", file[64], link[64], hex[200],
+	     pkt[300];
+	static const char data[] = "one}#$*two";   /* every byte to escape */
+	const char *r;
+	size_t n;
+	FILE *f;
+
+	ops.host_files = false;
+	r = send_pkt(s, peer, "vFile:setfs:0");
+	CHECK("vFile: not offered by a target without host files", !strcmp(r, ""),
+	      "'%s'", r);
+	ops.host_files = true;
+	if (!mkdtemp(dir))
+		return;
+	snprintf(file, sizeof(file), "%s/f", dir);
+	snprintf(link, sizeof(link), "%s/l", dir);
+	f = fopen(file, "w");
+	if (f) {
+		fputs(data, f);
+		fclose(f);
+	}
+	if (symlink(file, link))
+		return;
+	s->pid = 4242;
+	r = send_pkt(s, peer, "vFile:setfs:0");
+	CHECK("vFile:setfs 0 is the server's filesystem", !strcmp(r, "F0"), "%s", r);
+	r = send_pkt(s, peer, "vFile:setfs:1092");
+	CHECK("vFile:setfs of the process served is the same", !strcmp(r, "F0"), "%s", r);
+	r = send_pkt(s, peer, "vFile:setfs:1");
+	CHECK("vFile:setfs of another process is refused (EACCES)",
+	      !strcmp(r, "F-1,d"), "%s", r);
+	snprintf(pkt, sizeof(pkt), "vFile:open:%s,1,1a4", hex_path(file, hex));
+	r = send_pkt(s, peer, pkt);
+	CHECK("vFile:open for writing is refused (EACCES)", !strcmp(r, "F-1,d"), "%s", r);
+	snprintf(pkt, sizeof(pkt), "vFile:open:%s00,0,0", hex_path(file, hex));
+	r = send_pkt(s, peer, pkt);
+	CHECK("vFile:open of a path with a NUL is refused (EINVAL)",
+	      !strcmp(r, "F-1,16"), "%s", r);
+	snprintf(pkt, sizeof(pkt), "vFile:open:%s,0,0", hex_path("/nonexistent/x", hex));
+	r = send_pkt(s, peer, pkt);
+	CHECK("vFile:open of a missing file gives ENOENT", !strcmp(r, "F-1,2"), "%s", r);
+	snprintf(pkt, sizeof(pkt), "vFile:open:%s,0,0", hex_path(file, hex));
+	r = send_pkt(s, peer, pkt);
+	CHECK("vFile:open for reading gives descriptor 0", !strcmp(r, "F0"), "%s", r);
+	r = send_pkt(s, peer, "vFile:pread:0,100000,0");
+	{
+		char body[64];
+
+		n = strlen(r);
+		memcpy(body, r, n < sizeof(body) ? n : sizeof(body) - 1);
+		n = unescape(body, n < sizeof(body) ? n : sizeof(body) - 1);
+		CHECK("vFile:pread returns the bytes, escaped, with their count",
+		      n == 3 + strlen(data) && !memcmp(body, "Fa;", 3) &&
+		      !memcmp(body + 3, data, strlen(data)), "%.*s", (int)n, body);
+	}
+	r = send_pkt(s, peer, "vFile:pread:0,3,4");
+	CHECK("vFile:pread at an offset", !strncmp(r, "F3;", 3) && r[3] == '}',
+	      "%s", r);
+	r = send_pkt(s, peer, "vFile:fstat:0");
+	{
+		char body[160];
+		uint64_t size = 0;
+
+		n = reply_len < sizeof(body) ? reply_len : sizeof(body) - 1;
+		memcpy(body, r, n);
+		n = unescape(body, n);
+		for (int i = 0; n == 4 + 64 && i < 8; i++)
+			size = size << 8 | (uint8_t)body[4 + 28 + i];
+		CHECK("vFile:fstat gives File-I/O's 64-byte stat with the size",
+		      n == 4 + 64 && !strncmp(body, "F40;", 4) &&
+		      size == strlen(data), "%zu bytes, size %llu", n,
+		      (unsigned long long)size);
+	}
+	r = send_pkt(s, peer, "vFile:pwrite:0,0,41");
+	CHECK("vFile:pwrite is refused (EACCES)", !strcmp(r, "F-1,d"), "%s", r);
+	r = send_pkt(s, peer, "vFile:size:0");
+	CHECK("other vFile requests are unsupported", !strcmp(r, ""), "'%s'", r);
+	r = send_pkt(s, peer, "vFile:close:0");
+	CHECK("vFile:close", !strcmp(r, "F0"), "%s", r);
+	r = send_pkt(s, peer, "vFile:close:0");
+	CHECK("vFile:close twice gives EBADF", !strcmp(r, "F-1,9"), "%s", r);
+	r = send_pkt(s, peer, "vFile:pread:ffffffffffffffff,1,0");
+	CHECK("vFile:pread of a descriptor never opened gives EBADF",
+	      !strcmp(r, "F-1,9"), "%s", r);
+	snprintf(pkt, sizeof(pkt), "vFile:open:%s,0,0", hex_path(file, hex));
+	for (int i = 0; i < SRV_HOSTIO_FILES; i++)
+		send_pkt(s, peer, pkt);
+	r = send_pkt(s, peer, pkt);
+	CHECK("vFile:open past the open-file bound gives EMFILE",
+	      !strcmp(r, "F-1,18"), "%s", r);
+	hostio_close_all(s);
+	r = send_pkt(s, peer, pkt);
+	CHECK("a new session's descriptors start again at 0", !strcmp(r, "F0"), "%s", r);
+	hostio_close_all(s);
+	snprintf(pkt, sizeof(pkt), "vFile:readlink:%s", hex_path(link, hex));
+	r = send_pkt(s, peer, pkt);
+	n = strlen(file);
+	CHECK("vFile:readlink gives the link's target",
+	      !strncmp(r, "F", 1) && strchr(r, ';') &&
+	      !strcmp(strchr(r, ';') + 1, file), "%s", r);
+	unlink(link);
+	unlink(file);
+	rmdir(dir);
+	ops.host_files = false;
 }
 
 int main(void)
@@ -236,6 +366,7 @@ int main(void)
 	ops.reg_set = NULL;
 	r = send_pkt(&s, sv[1], "M8,1:00");
 	CHECK("a read-only target refuses writes", r[0] == 'E', "%s", r);
+	test_hostio(&s, sv[1]);
 	rsp_conn_free(&s.conn);
 	close(sv[0]);
 	close(sv[1]);
