@@ -257,6 +257,28 @@ int rsp_send(struct rsp_conn *c, const void *data, size_t len, bool binary)
 	return rsp_send_raw(c, c->last, c->last_len);
 }
 
+int rsp_send_notification(struct rsp_conn *c, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t len = strlen(s);
+	uint8_t *buf = malloc(len + 4);
+	uint8_t sum = 0;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	buf[0] = '%';
+	memcpy(buf + 1, s, len);
+	for (size_t i = 0; i < len; i++)
+		sum = (uint8_t)(sum + (uint8_t)s[i]);
+	buf[len + 1] = '#';
+	buf[len + 2] = (uint8_t)hex[sum >> 4];
+	buf[len + 3] = (uint8_t)hex[sum & 15];
+	rc = rsp_send_raw(c, buf, len + 4);
+	free(buf);
+	return rc;
+}
+
 int rsp_send_str(struct rsp_conn *c, const char *s)
 {
 	return rsp_send(c, s, strlen(s), false);

@@ -82,5 +82,8 @@ int rsp_send_str(struct rsp_conn *c, const char *s);
 int rsp_resend(struct rsp_conn *c);
 /* Send raw bytes ('+', '-'). */
 int rsp_send_raw(struct rsp_conn *c, const void *data, size_t len);
+/* An asynchronous notification (%...#cs, non-stop mode): not
+ * acknowledged, so never sent again on a '-'. */
+int rsp_send_notification(struct rsp_conn *c, const char *s);
 
 #endif

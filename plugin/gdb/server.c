@@ -36,7 +36,7 @@ static const char SUPPORTED[] =
 	"PacketSize=4000;QStartNoAckMode+;swbreak+;hwbreak+;vContSupported+;"
 	"qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;"
 	"qXfer:libraries-svr4:read+;qXfer:threads:read+;qXfer:siginfo:read+;"
-	"Qbtrace:bts+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:bts:size+;"
+	"QNonStop+;Qbtrace:bts+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:bts:size+;"
 	"Qbtrace-conf:pt:size+;"
 	"qXfer:btrace:read+;qXfer:btrace-conf:read+;"
 	"ReverseStep+;ReverseContinue+;QThreadEvents+";
@@ -261,7 +261,8 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 		}
 		return rc;
 	}
-	if (btrace_handle(s, p, &rc) || vcont_handle(s, p, &rc) ||
+	if (nonstop_handle(s, p, &rc) ||
+	    btrace_handle(s, p, &rc) || vcont_handle(s, p, &rc) ||
 	    hostio_handle(s, p, &rc) ||
 	    breakpoints_handle(s, p, &rc) || save_handle(s, p, &rc))
 		return rc;
@@ -431,6 +432,7 @@ int server_run(struct server *s, struct listener *l, int fd, bool keep,
 
 	rsp_conn_init(&s->conn, fd);
 	/* What a connection asked for ends with it. */
+	nonstop_reset(s);
 	s->thread_events = false;
 	s->multiprocess = false;
 	s->hung_up = false;
@@ -439,8 +441,21 @@ int server_run(struct server *s, struct listener *l, int fd, bool keep,
 			{ .fd = fd, .events = POLLIN },
 			{ .fd = l->fd, .events = POLLIN },
 		};
+		bool packet = true;
 		long n;
 
+		/* Non-stop: the threads GDB resumed run until a packet
+		 * comes (served with them paused) or one of them stops. */
+		if (nonstop_running(s)) {
+			rc = nonstop_run(s, &packet);
+			if (rc) {
+				log_msg("cannot reply: %s", strerror(-rc));
+				rc = 0;
+				break;
+			}
+			if (!packet)
+				continue;
+		}
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -475,6 +490,7 @@ int server_run(struct server *s, struct listener *l, int fd, bool keep,
 	if (s->hung_up && !keep)
 		s->ops->end(s, SRV_END_HANGUP);
 	hostio_close_all(s);
+	nonstop_reset(s);
 	rsp_conn_free(&s->conn);
 	close(fd);
 	return rc;

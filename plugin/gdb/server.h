@@ -115,6 +115,8 @@ struct target_ops {
 	 * numbering (live: where `record btrace` starts it). */
 	uint64_t (*insn_now)(struct server *s, struct srv_thread *t);
 	bool can_watch;                   /* Z2-Z4 */
+	/* QNonStop:1: threads can run while others are stopped (live). */
+	bool non_stop;
 	/* vFile: GDB may read this machine's files (the process runs
 	 * here: live, not a bundle's copies). */
 	bool host_files;
@@ -157,6 +159,23 @@ struct srv_thread {
 					   * its trace starts at its birth */
 	struct core_thread regs;          /* live: registers at this stop */
 	bool regs_ok;
+};
+
+/* Non-stop mode (nonstop.c): which threads GDB has resumed, and the
+ * stops it has not drained yet with vStopped (the first was sent as a
+ * notification). */
+struct ns_thread {
+	int64_t tid;
+	bool running;
+	char kind;                        /* 'c' or 's' */
+	int signal;                       /* to deliver at the next resume */
+};
+
+struct nonstop {
+	struct ns_thread *th;
+	size_t n, cap;
+	char **queue;
+	size_t nq, qcap;
 };
 
 /* Files GDB may hold open through vFile:open at once. */
@@ -202,6 +221,12 @@ struct server {
 	size_t libs_len;
 	char warning[600];                /* non-fatal problem opening */
 	struct rsp_conn conn;
+	bool non_stop;                    /* QNonStop:1 */
+	struct nonstop ns;
+	/* Set by the target's resume: the event's thread, and whether the
+	 * event was the connection becoming readable (a packet). */
+	int64_t resume_tid;
+	bool resume_interrupted;
 	/* vFile descriptors by GDB's number, plus one (0: free). */
 	int hostio_fd[SRV_HOSTIO_FILES];
 };
@@ -308,6 +333,20 @@ int live_open(struct server *s, const struct live_opts *o,
  * none of those; otherwise the reply was sent (or *rc holds a send
  * error). */
 bool btrace_handle(struct server *s, const char *pkt, int *rc);
+
+/* ---- nonstop.c: GDB's non-stop mode ---------------------------------------- */
+
+/* QNonStop, and in non-stop mode vStopped and '?'; false if pkt is none
+ * of those (vCont goes to nonstop_vcont through vcont.c). */
+bool nonstop_handle(struct server *s, const char *pkt, int *rc);
+int nonstop_vcont(struct server *s, const struct srv_action *a, size_t n);
+/* Whether GDB has threads running. */
+bool nonstop_running(const struct server *s);
+/* Resume the running threads until an event (its stop is queued or sent)
+ * or a packet arrives (*packet set: serve it, then call again). */
+int nonstop_run(struct server *s, bool *packet);
+/* Leave non-stop mode and free its state (a session ended). */
+void nonstop_reset(struct server *s);
 
 /* ---- hostio.c: vFile (read-only host I/O) --------------------------------- */
 

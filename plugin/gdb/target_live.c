@@ -229,7 +229,7 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 		       size_t nacts, char *reply, size_t cap)
 {
 	struct live *l = s->live;
-	struct hwt_resume_action ra[64];
+	static struct hwt_resume_action ra[HWT_RESUME_MAX_ACTIONS];
 	struct hwt_watch w[SRV_MAX_WATCHES];
 	struct hwt_resume_opts o = { .sz = sizeof(o) };
 	struct hwt_collect_event ev = { 0 };
@@ -244,7 +244,8 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 	for (size_t i = 0; i < nacts && n < sizeof(ra) / sizeof(ra[0]); i++)
 		ra[n++] = (struct hwt_resume_action){
 			.tid = acts[i].tid > 0 ? (pid_t)acts[i].tid : 0,
-			.kind = acts[i].kind == 's' ? HWT_RESUME_STEP
+			.kind = acts[i].kind == 's' ? HWT_RESUME_STEP :
+				acts[i].kind == 't' ? HWT_RESUME_STOP
 						    : HWT_RESUME_CONT,
 			.signal = acts[i].signal,
 		};
@@ -279,6 +280,8 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 		if (n == 0)
 			break;
 	}
+	s->resume_tid = ev.tid;
+	s->resume_interrupted = ev.kind == HWT_EVENT_INTERRUPTED;
 	if (ev.kind == HWT_EVENT_EXITED || ev.kind == HWT_EVENT_KILLED) {
 		srv_invalidate(s);
 		l->nsnap = 0;
@@ -626,6 +629,7 @@ const struct target_ops target_live_ops = {
 	.insn_now = live_insn_now,
 	.can_watch = true,
 	.host_files = true,
+	.non_stop = true,
 	.record_start = live_record_start,
 	.save = live_save,
 	.status = live_status,

@@ -1,6 +1,7 @@
 /* vcont.c - resume packets: vCont? and vCont;ACTION[:TID]... (c, C, s,
- * S), the older c/s/C/S, and reverse bs/bc. All-stop: every resume is
- * answered with one stop reply once everything has stopped.
+ * S, t), the older c/s/C/S, and reverse bs/bc. All-stop: every resume is
+ * answered with one stop reply once everything has stopped; non-stop
+ * mode's vCont goes to nonstop.c.
  *
  * A thread GDB moved back into its history (bs/bc, or a thread of a
  * crashed process) moves forward through that history first; a continue
@@ -69,7 +70,7 @@ static bool parse_signal(const char *p, int *sig, const char **rest)
 static int handle_vcont(struct server *s, const char *p)
 {
 	struct srv_action a[MAX_ACTIONS];
-	size_t n = 0;
+	size_t n = 0, keep = 0;
 
 	while (*p == ';') {
 		struct srv_action *x = &a[n];
@@ -78,9 +79,9 @@ static int handle_vcont(struct server *s, const char *p)
 
 		if (n == MAX_ACTIONS)
 			return rsp_send_str(&s->conn, "E.Too many vCont actions.");
-		if (!kind || !strchr("cCsS", kind))
+		if (!kind || !strchr("cCsSt", kind))
 			return rsp_send_str(&s->conn, "E.Unsupported vCont action.");
-		x->kind = kind == 'C' || kind == 'c' ? 'c' : 's';
+		x->kind = kind == 'C' || kind == 'c' ? 'c' : kind == 't' ? 't' : 's';
 		x->signal = 0;
 		x->tid = -1;
 		p += 2;
@@ -104,7 +105,15 @@ static int handle_vcont(struct server *s, const char *p)
 	}
 	if (*p || n == 0)
 		return rsp_send_str(&s->conn, "E.Malformed vCont.");
-	return forward(s, a, n);
+	if (s->non_stop)
+		return nonstop_vcont(s, a, n);
+	/* All-stop: t (stop) leaves a thread stopped, as it is already. */
+	for (size_t i = 0; i < n; i++)
+		if (a[i].kind != 't')
+			a[keep++] = a[i];
+	if (keep == 0)
+		return rsp_send_str(&s->conn, "OK");
+	return forward(s, a, keep);
 }
 
 bool vcont_handle(struct server *s, const char *p, int *rc)
@@ -114,7 +123,7 @@ bool vcont_handle(struct server *s, const char *p, int *rc)
 	const char *rest;
 
 	if (strcmp(p, "vCont?") == 0) {
-		*rc = rsp_send_str(&s->conn, "vCont;c;C;s;S");
+		*rc = rsp_send_str(&s->conn, "vCont;c;C;s;S;t");
 	} else if (strncmp(p, "vCont;", 6) == 0) {
 		*rc = handle_vcont(s, p + 5);
 	} else if (strcmp(p, "bs") == 0 || strcmp(p, "bc") == 0) {

@@ -734,6 +734,129 @@ def ask(s, pkt, buf=b''):
     return p, buf
 
 
+def read_any(s, buf=b''):
+    """The next packet or notification: (b'$' or b'%', payload, rest)."""
+    while True:
+        buf = buf.lstrip(b'+')
+        h = buf.find(b'#')
+        if buf[:1] in (b'$', b'%') and h >= 0 and len(buf) >= h + 3:
+            return buf[:1], buf[1:h], buf[h + 3:]
+        chunk = s.recv(65536)
+        if not chunk:
+            raise EOFError('server closed the connection')
+        buf += chunk
+
+
+class NonStopLink:
+    """A bare non-stop client: replies, and the stops the server reports
+    (notifications and the vStopped replies that drain them)."""
+
+    def __init__(self, address):
+        self.s = connect(address)
+        self.buf = b''
+        self.stops = []
+
+    def _next(self):
+        kind, p, self.buf = read_any(self.s, self.buf)
+        return kind, p
+
+    def _drain(self, note):
+        """A notification came: take it and everything queued behind it."""
+        self.stops.append(note[len(b'Stop:'):])
+        while True:
+            self.s.sendall(frame('vStopped'))
+            kind, p = self._next()
+            while kind == b'%':    # cannot come before OK; kept if it does
+                self.stops.append(p[len(b'Stop:'):])
+                kind, p = self._next()
+            if p == b'OK':
+                return
+            self.stops.append(p)
+
+    def ask(self, pkt):
+        """The reply to pkt; a notification arriving first is drained
+        after it, as GDB does (vStopped is not sent mid-request)."""
+        self.s.sendall(frame(pkt))
+        notes = []
+        while True:
+            kind, p = self._next()
+            if kind == b'$':
+                break
+            notes.append(p)
+        for note in notes:
+            self._drain(note)
+        return p
+
+    def wait_stop(self, timeout):
+        """Wait for the next notification; False after timeout seconds."""
+        self.s.settimeout(timeout)
+        try:
+            kind, p = self._next()
+        except socket.timeout:
+            return False
+        finally:
+            self.s.settimeout(20)
+        if kind == b'%':
+            self._drain(p)
+        return True
+
+
+def stop_tid(stop):
+    m = re.search(rb'thread:(?:p[0-9a-f]+\.)?([0-9a-f]+);', stop)
+    return int(m.group(1), 16) if m else None
+
+
+def nonstop_suite(server_exe, programs, tmp):
+    """GDB's non-stop mode over the wire: a resume is answered OK, each
+    stop comes as a %Stop notification drained with vStopped, the other
+    threads run on; vCont;t stops the running ones with T00 stops."""
+    path = os.path.realpath(os.path.join(programs, 'threads4'))
+    syms = subprocess.run(['nm', path], capture_output=True, text=True).stdout
+    offset = int(re.search(r'^([0-9a-f]+) T collatz_steps$', syms, re.M).group(1), 16)
+    bp = 0x555555554000 + offset   # a PIE, address randomisation off
+    srv = Server(server_exe, ['--', path], tmp, 'nonstop', programs)
+    try:
+        c = NonStopLink(srv.address)
+        c.ask('QStartNoAckMode')
+        ok = c.ask('QNonStop:1')
+        first = c.ask('?')
+        drained = c.ask('vStopped')
+        report('non-stop: QNonStop:1, and ? reports the stopped thread then OK',
+               ok == b'OK' and first.startswith(b'T05thread:') and drained == b'OK',
+               f'{ok!r} {first!r} {drained!r}')
+        c.ask(f'Z0,{bp:x},1')
+        ok = c.ask('vCont;c')
+        got = c.wait_stop(30)
+        report('non-stop: vCont;c is answered OK, the breakpoint stop comes as '
+               'a %Stop notification', ok == b'OK' and got and
+               c.stops[0].startswith(b'T05') and b'swbreak' in c.stops[0],
+               f'{ok!r} {c.stops[:1]!r}')
+        ok = c.ask('vCont;t')
+        while c.wait_stop(1):
+            pass
+        threads = c.ask('qfThreadInfo')
+        tids = [int(t.split(b'.')[-1], 16) for t in threads[1:].split(b',')]
+        stopped = [stop_tid(x) for x in c.stops]
+        report('non-stop: vCont;t stops every running thread: each thread '
+               'reported stopped once', ok == b'OK' and len(tids) > 1 and
+               sorted(set(stopped) & set(tids)) == sorted(tids) and
+               len(stopped) == len(set(stopped)),
+               f'{ok!r}: threads {tids}, stops {c.stops}')
+        c.ask(f'z0,{bp:x},1')
+        c.stops = []
+        ok = c.ask('vCont;c')
+        got = c.wait_stop(30)
+        report('non-stop: continuing every thread runs the program to its exit',
+               ok == b'OK' and got and c.stops and c.stops[-1].startswith(b'W00'),
+               f'{ok!r} {c.stops}')
+        c.s.close()
+    except (OSError, EOFError, AttributeError) as e:
+        report('non-stop: the exchange', False, f'{e}: {srv.log()}')
+    finally:
+        srv.wait(10)
+        srv.stop()
+
+
 RECONNECT_FIRST = r'''
 import gdb, json
 gdb.execute("break main")
@@ -954,7 +1077,7 @@ def robustness(server_exe, programs, tmp):
 def main():
     args = parse_args(('--only', 'comma-separated parts: bts,pt,threads,'
                                  'events,reverse,avx,watch,save,robust,'
-                                 'monitor,reconnect,gcore'))
+                                 'monitor,reconnect,gcore,nonstop'))
     build = args.build
     server_exe = os.path.join(build, 'hwt-server')
     programs = os.path.join(build, 'programs')
@@ -995,6 +1118,8 @@ def main():
             monitor_suite(server_exe, programs, tmp)
         if part('gcore'):
             gcore_suite(server_exe, programs, tmp)
+        if part('nonstop'):
+            nonstop_suite(server_exe, programs, tmp)
         if part('reconnect'):
             reconnect_suite(server_exe, programs, tmp)
     from hwt_testlib import RESULTS

@@ -71,7 +71,8 @@ static const char *reply_of(int peer)
 static const char *send_pkt(struct server *s, int peer, const char *pkt)
 {
 	int rc = 0;
-	bool mine = vcont_handle(s, pkt, &rc) || breakpoints_handle(s, pkt, &rc) ||
+	bool mine = nonstop_handle(s, pkt, &rc) || vcont_handle(s, pkt, &rc) ||
+		    breakpoints_handle(s, pkt, &rc) ||
 		    writes_handle(s, pkt, strlen(pkt), &rc) ||
 		    monitor_handle(s, pkt, &rc) || hostio_handle(s, pkt, &rc);
 
@@ -221,7 +222,36 @@ int main(void)
 	s.conn.noack = true;
 
 	r = send_pkt(&s, sv[1], "vCont?");
-	CHECK("vCont? lists c, C, s, S", !strcmp(r, "vCont;c;C;s;S"), "%s", r);
+	CHECK("vCont? lists c, C, s, S, t", !strcmp(r, "vCont;c;C;s;S;t"), "%s", r);
+	ngot = 0;
+	r = send_pkt(&s, sv[1], "vCont;t:2a");
+	CHECK("all-stop: vCont;t alone leaves the threads stopped, resumes nothing",
+	      !strcmp(r, "OK") && ngot == 0, "%s, %zu actions", r, ngot);
+	r = send_pkt(&s, sv[1], "vCont;t:2b;c");
+	CHECK("all-stop: a t action is dropped, the others resume",
+	      ngot == 1 && got[0].kind == 'c' && got[0].tid == -1, "%zu actions",
+	      ngot);
+	r = send_pkt(&s, sv[1], "QNonStop:1");
+	CHECK("QNonStop:1 is refused by a target whose threads never run",
+	      r[0] == 'E' && !s.non_stop, "%s", r);
+	ops.non_stop = true;
+	r = send_pkt(&s, sv[1], "QNonStop:1");
+	CHECK("QNonStop:1 on a live target", !strcmp(r, "OK") && s.non_stop, "%s", r);
+	ngot = 0;
+	r = send_pkt(&s, sv[1], "vCont;c:2a");
+	CHECK("non-stop: vCont is answered OK at once, nothing resumed yet",
+	      !strcmp(r, "OK") && ngot == 0 && nonstop_running(&s), "%s", r);
+	r = send_pkt(&s, sv[1], "vCont;t:2a");
+	CHECK("non-stop: t stops the running thread (OK, then a T00 notification)",
+	      !strncmp(r, "OK", 2) && strstr(r, "%Stop:T00thread:2a;") &&
+	      !nonstop_running(&s), "%s", r);
+	r = send_pkt(&s, sv[1], "vStopped");
+	CHECK("non-stop: vStopped after the last stop is OK", !strcmp(r, "OK"),
+	      "%s", r);
+	r = send_pkt(&s, sv[1], "QNonStop:0");
+	CHECK("QNonStop:0 back to all-stop", !strcmp(r, "OK") && !s.non_stop, "%s",
+	      r);
+	ops.non_stop = false;
 	r = send_pkt(&s, sv[1], "vCont;s:2a;c");
 	CHECK("vCont;s:2a;c reaches the target as two actions",
 	      ngot == 2 && got[0].tid == 0x2a && got[0].kind == 's' &&
