@@ -13,7 +13,9 @@
 # Each set runs against hwt-server (SET) and Debian's gdbserver
 # (gdbserver-SET), where that can run it. dejagnu's results become PASS,
 # FAIL and SKIP lines (unsupported, untested and GDB's own expected
-# failures are skips with their reason) and the closing line.
+# failures are skips with their reason) and the closing line. make check
+# runs btrace and gdbserver-btrace (tests/integration/test_gdb_testsuite.py);
+# reverse and full have failures left (docs/gdb-testsuite.md).
 #
 # usage: scripts/check-gdb.sh [BUILD_DIR] [SET...]   (default build, all sets)
 # HWT_GDB_TESTS narrows a set's tests (dejagnu's TESTS, e.g.
@@ -89,7 +91,7 @@ run_set() {
 	# PASS/XPASS pass; FAIL/UNRESOLVED/ERROR fail; UNSUPPORTED,
 	# UNTESTED and GDB's own KFAIL/XFAIL marks are skips with reasons.
 	counts=$(awk -v set="$name" '
-		/^(PASS|XPASS): / { p++; next }
+		/^(PASS|XPASS): / { sub(/^[A-Z]*: /, ""); print "PASS " set ": " $0; p++; next }
 		/^(FAIL|UNRESOLVED|ERROR): / { sub(/: /, " " set ": "); print; f++; next }
 		/^(UNSUPPORTED|UNTESTED|KFAIL|XFAIL): / {
 			kind = $1; sub(/:$/, "", kind); $1 = "";
