@@ -8,6 +8,8 @@
 #ifndef HWT_BACKEND_H
 #define HWT_BACKEND_H
 
+#include <sys/user.h>
+
 #include "hwt-collect.h"
 
 enum hwt_collector_state {
@@ -87,6 +89,10 @@ struct hwt_backend {
 	int (*regset)(struct hwt_collector *c, pid_t tid, int nt_type,
 		      void *buf, size_t *len, bool write,
 		      struct hwt_err *err);
+	/* The general registers before recorded instruction insn of tid
+	 * (live control); NULL: not kept. */
+	int (*regs_at)(struct hwt_collector *c, pid_t tid, uint64_t insn,
+		       struct user_regs_struct *out, struct hwt_err *err);
 	/* HWT_COLLECT_CAP_DEFER: start recording a program launched with
 	 * defer_recording (collect.c has checked the live state), and
 	 * whether it records. */

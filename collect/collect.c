@@ -514,6 +514,24 @@ int hwt_collect_resume(struct hwt_collector *c,
 	return rc;
 }
 
+int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
+			void *gregs, size_t len, struct hwt_err *err)
+{
+	struct user_regs_struct r;
+	int rc;
+
+	if (!c->backend->regs_at)
+		return hwt_err_set(err, EOPNOTSUPP, "the %s backend keeps no "
+				   "registers of the past", c->backend->name);
+	if (len != sizeof(r))
+		return hwt_err_set(err, EINVAL, "%zu bytes for the general "
+				   "registers; they take %zu", len, sizeof(r));
+	if ((rc = c->backend->regs_at(c, tid, insn, &r, err)) < 0)
+		return rc;
+	memcpy(gregs, &r, sizeof(r));
+	return 0;
+}
+
 int hwt_collect_record_start(struct hwt_collector *c, struct hwt_err *err)
 {
 	int rc;

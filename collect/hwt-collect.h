@@ -345,6 +345,15 @@ int hwt_collect_resume(struct hwt_collector *c,
 		       const struct hwt_resume_opts *opts,
 		       struct hwt_collect_event *event, struct hwt_err *err);
 
+/* The general registers (NT_PRSTATUS layout) of thread tid before it
+ * executed instruction insn of its history (0-based, the numbering of
+ * hwt_collect_thread.insn_total), as a debugger moving back through the
+ * history needs them: the ptrace backend keeps them under live control
+ * for about the last quarter-million instructions of each thread.
+ * -ENOENT when not kept, -EOPNOTSUPP on backends that keep none. */
+int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
+			void *gregs, size_t len, struct hwt_err *err);
+
 /* Start recording a program launched with defer_recording, from where
  * each thread stands now (between resumes; new threads from their first
  * instruction): 0, also when it records already. */

@@ -51,8 +51,13 @@ int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 			hwt_sw_ring_step(&t->ring, new_pc, true);
 		else
 			hwt_sw_ring_start(&t->ring, new_pc);
+		hwt_step_log_regs(t);
 		/* A signal injected next lands on the new pc's handler. */
 		t->handler_entry_next = false;
+	} else if (write && nt_type == NT_PRSTATUS && t->log_regs &&
+		   ptrace(PTRACE_GETREGS, tid, 0, &t->now) == 0) {
+		/* The instruction here runs with the registers written. */
+		hwt_step_reglog_replace_last(&t->reglog, &t->now);
 	}
 	return 0;
 }

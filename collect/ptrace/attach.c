@@ -148,6 +148,7 @@ int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	c->base.state = HWT_COLLECTOR_ENDED;   /* nothing attached yet */
 	c->buffer_size = opts->buffer_size;
 	c->chunk_payload = hwt_sw_ring_chunk_payload_for(opts->buffer_size);
+	c->log_regs = true;
 	if ((rc = hwt_step_threads_init(c, err)) < 0)
 		goto fail;
 	if (opts->pin != HWT_PIN_NONE) {

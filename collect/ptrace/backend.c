@@ -123,6 +123,7 @@ const struct hwt_backend hwt_backend_ptrace = {
 	.resume = ptrace_resume,
 	.live_tids = ptrace_live_tids,
 	.regset = ptrace_regset,
+	.regs_at = hwt_step_regs_at,
 	.record_start = hwt_step_record_start,
 	.recording = hwt_step_recording,
 	.detach = ptrace_detach,

@@ -111,6 +111,7 @@ static int adopt(struct step_collector *c, struct hwt_seize_thread *st,
 		return hwt_err_set(err, -rc, "reading the pc of thread %d: %s",
 				   (int)st->tid, strerror(-rc));
 	hwt_sw_ring_start(&t->ring, pc);
+	hwt_step_log_regs(t);
 	return 0;
 }
 
@@ -122,6 +123,7 @@ int hwt_step_record_start(struct hwt_collector *base, struct hwt_err *err)
 
 	if (!s)
 		return 0;
+	c->log_regs = true;
 	for (size_t i = 0; i < s->nthreads && rc == 0; i++)
 		if (!s->threads[i].gone && s->threads[i].attached)
 			rc = adopt(c, &s->threads[i], err);

@@ -144,6 +144,7 @@ static int settle_at_entry(struct step_collector *c, struct step_thread *t,
 	if (pc != entry)
 		hwt_sw_ring_step(&t->ring, pc, false);
 	t->state = PT_STOPPED;
+	hwt_step_log_regs(t);
 	return hwt_step_modules_refresh(c, t->tid, err);
 }
 
@@ -164,6 +165,8 @@ int hwt_step_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	c->base.state = HWT_COLLECTOR_ENDED;   /* nothing to kill yet */
 	c->buffer_size = opts->buffer_size;
 	c->chunk_payload = hwt_sw_ring_chunk_payload_for(opts->buffer_size);
+	/* A debugger stepping back needs the registers of the past. */
+	c->log_regs = opts->live_control;
 	if ((rc = hwt_step_threads_init(c, err)) < 0)
 		goto fail;
 	if (opts->defer_recording) {

@@ -177,6 +177,7 @@ static int live_interrupt_stop(struct step_collector *c, struct step_thread *t)
 	 * thread born meanwhile whose first stop is this one. */
 	if (!t->ring.started && hwt_step_read_pc(t->tid, &pc) == 0) {
 		hwt_sw_ring_start(&t->ring, pc);
+		hwt_step_log_regs(t);
 		if (t->announce)
 			return live_born(c, t);
 	}

@@ -134,10 +134,33 @@ void hwt_step_record_pc(struct step_thread *t, uint64_t pc)
 {
 	if (!t->ring.started) {
 		hwt_sw_ring_start(&t->ring, pc);
-		return;
+	} else {
+		hwt_sw_ring_step(&t->ring, pc, t->handler_entry_next);
+		t->handler_entry_next = false;
 	}
-	hwt_sw_ring_step(&t->ring, pc, t->handler_entry_next);
-	t->handler_entry_next = false;
+	hwt_step_log_regs(t);
+}
+
+void hwt_step_log_regs(struct step_thread *t)
+{
+	if (!t->log_regs)
+		return;
+	if (t->now_valid ||
+	    ptrace(PTRACE_GETREGS, t->tid, 0, &t->now) == 0)
+		hwt_step_reglog_append(&t->reglog, t->ring.insn_total - 1,
+				       &t->now);
+	t->now_valid = false;
+}
+
+int hwt_step_read_stop(struct step_thread *t, uint64_t *pc)
+{
+	if (!t->log_regs)
+		return hwt_step_read_pc(t->tid, pc);
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->now) < 0)
+		return -errno;
+	t->now_valid = true;
+	*pc = t->now.rip;
+	return 0;
 }
 
 static void set_end_from_status(struct step_collector *c, int status)
@@ -210,7 +233,7 @@ static int on_signal(struct step_collector *c, struct step_thread *t, int sig)
 {
 	uint64_t pc;
 
-	if (hwt_step_read_pc(t->tid, &pc) < 0) {
+	if (hwt_step_read_stop(t, &pc) < 0) {
 		t->state = PT_RUNNING;   /* killed: wait reports it */
 		return PT_KEEP_GOING;
 	}
@@ -224,7 +247,7 @@ static int on_step(struct step_collector *c, struct step_thread *t,
 	bool remap = false;
 	uint64_t pc, delta;
 
-	if (hwt_step_read_pc(t->tid, &pc) < 0) {
+	if (hwt_step_read_stop(t, &pc) < 0) {
 		t->state = PT_RUNNING;
 		return PT_KEEP_GOING;
 	}
@@ -322,6 +345,7 @@ static int on_event(struct step_collector *c, struct step_thread *t, int event,
 		 * is the instruction after the clone syscall. */
 		if (!t->ring.started && hwt_step_read_pc(t->tid, &pc) == 0) {
 			hwt_sw_ring_start(&t->ring, pc);
+			hwt_step_log_regs(t);
 			if (c->hooks && t->announce)
 				return c->hooks->born(c, t);
 		}
@@ -422,9 +446,10 @@ static int quiesce(struct step_collector *c, struct hwt_err *err)
 			continue;
 		/* Event stops execute nothing; a step stop executed one
 		 * instruction; a signal stop may follow a trap's step. */
-		if (!t->ring.started)
+		if (!t->ring.started) {
 			hwt_sw_ring_start(&t->ring, pc);
-		else if (!event && (sig == SIGTRAP ||
+			hwt_step_log_regs(t);
+		} else if (!event && (sig == SIGTRAP ||
 				    pc != hwt_sw_ring_last_pc(&t->ring)))
 			hwt_step_record_pc(t, pc);
 		if (!event && sig != SIGTRAP)

@@ -69,6 +69,7 @@ static void remove_at(struct step_collector *c, size_t i)
 	if (c->last == t)
 		c->last = NULL;
 	hwt_sw_ring_free(&t->ring);
+	hwt_step_reglog_free(&t->reglog);
 	free(t);
 	memmove(&c->threads[i], &c->threads[i + 1],
 		(c->nthreads - i - 1) * sizeof(*c->threads));
@@ -112,6 +113,8 @@ int hwt_step_thread_add(struct step_collector *c, pid_t tid,
 	}
 	t->tid = tid;
 	t->state = PT_RUNNING;
+	t->log_regs = c->log_regs;
+	t->reglog.cap = 4 * c->buffer_size;
 	/* Live control: a thread born during a resume gets the action for
 	 * threads no action names. */
 	if (c->live)
@@ -235,6 +238,7 @@ void hwt_step_threads_free(struct step_collector *c)
 {
 	for (size_t i = 0; i < c->nthreads; i++) {
 		hwt_sw_ring_free(&c->threads[i]->ring);
+		hwt_step_reglog_free(&c->threads[i]->reglog);
 		free(c->threads[i]);
 	}
 	free(c->threads);

@@ -4,6 +4,7 @@
  * run.c      the single-step loop, signals, faults, finishing
  * live.c     stop-by-stop control: resume actions, events, all-stop
  * deferred.c untraced until the recording is asked for, then handed over
+ * reglog.c   each thread's registers at every recorded instruction (live)
  * interrupt.c the helper thread that makes interrupt_fd stop the program
  * attach.c   attaching to a running process, detaching
  * debugreg.c read/access watchpoints in x86 debug registers
@@ -27,6 +28,7 @@
 #include <stdint.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 #include "backend.h"
 #include "live.h"
@@ -40,6 +42,19 @@ enum step_thread_state {
 	PT_STOPPED,     /* in a ptrace-stop that we hold */
 	PT_LISTENING,   /* in group-stop, released with PTRACE_LISTEN */
 	PT_GONE,        /* exited and reaped */
+};
+
+struct reglog_block;
+
+/* Registers before each recorded instruction (reglog.c). */
+struct step_reglog {
+	uint64_t first;            /* instruction index of the oldest entry */
+	uint64_t n;                /* entries from first on */
+	struct reglog_block *blocks;
+	size_t nblocks, alloc;
+	size_t bytes, cap;
+	struct user_regs_struct last, prev;   /* the newest two entries */
+	size_t last_off;           /* the newest entry's delta; SIZE_MAX: a key */
 };
 
 struct step_thread {
@@ -63,6 +78,12 @@ struct step_thread {
 	bool announce;          /* born during a resume that reports
 				 * births: queue THREAD_CREATED at its
 				 * first stop */
+	/* Live control: registers logged with every recorded pc; now is
+	 * this stop's when now_valid (read with the pc). */
+	bool log_regs;
+	struct step_reglog reglog;
+	struct user_regs_struct now;
+	bool now_valid;
 };
 
 struct step_collector;
@@ -158,6 +179,8 @@ struct step_collector {
 	struct hwt_seize *untraced;
 	enum hwt_collect_pin pin;
 	unsigned pin_cpu;
+	/* Live control: each thread logs its registers (reglog.c). */
+	bool log_regs;
 };
 
 static inline struct step_collector *step_of(struct hwt_collector *c)
@@ -192,6 +215,12 @@ void hwt_step_go_on(struct step_collector *c, struct step_thread *t,
 		  enum __ptrace_request request, int sig);
 /* Record a stop at pc on t (first pc, or a step to it). */
 void hwt_step_record_pc(struct step_thread *t, uint64_t pc);
+/* The registers of t's newest recorded instruction, when t logs them:
+ * call after the ring got it (ring start or step). */
+void hwt_step_log_regs(struct step_thread *t);
+/* The pc of a stopped thread, with its registers kept for the log when
+ * it logs them. */
+int hwt_step_read_stop(struct step_thread *t, uint64_t *pc);
 int hwt_step_run(struct hwt_collector *base, struct hwt_err *err);
 int hwt_step_finish(struct hwt_collector *base, struct hwt_err *err);
 /* Kill whatever still runs and reap it; the state becomes ENDED. */
@@ -273,6 +302,19 @@ int hwt_step_untraced_resume(struct step_collector *c,
 int hwt_step_untraced_detach(struct step_collector *c, struct hwt_err *err);
 /* Kill and reap a program still untraced; nothing otherwise. */
 void hwt_step_untraced_close(struct step_collector *c);
+
+/* reglog.c */
+void hwt_step_reglog_append(struct step_reglog *l, uint64_t index,
+			    const struct user_regs_struct *regs);
+/* The newest entry's registers were changed (a debugger's write). */
+void hwt_step_reglog_replace_last(struct step_reglog *l,
+				  const struct user_regs_struct *regs);
+/* The registers before instruction index: 0, or -ENOENT when not kept. */
+int hwt_step_reglog_get(const struct step_reglog *l, uint64_t index,
+			struct user_regs_struct *out);
+void hwt_step_reglog_free(struct step_reglog *l);
+int hwt_step_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
+		     struct user_regs_struct *out, struct hwt_err *err);
 
 /* attach.c */
 int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,

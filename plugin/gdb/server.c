@@ -53,7 +53,7 @@ static void hex_bytes(char *out, const uint8_t *in, size_t n)
 }
 
 /* One register in hex, or 'x's when unavailable: in a replay position
- * only the pc is known. */
+ * the pc, and the general registers where the target kept them. */
 static size_t reg_hex(struct server *s, size_t ti, int regno, char *out)
 {
 	uint8_t val[TDESC_MAX_REG_SIZE];
@@ -64,6 +64,8 @@ static size_t reg_hex(struct server *s, size_t ti, int regno, char *out)
 	if (reverse_replaying(s, ti, &pc)) {
 		have = regno == TDESC_PC_REGNUM;
 		memcpy(val, &pc, sizeof(pc));
+		if (!have && s->ops->past_reg)
+			have = s->ops->past_reg(s, ti, pc, regno, val);
 	} else {
 		have = s->ops->reg_get(s, ti, regno, val);
 	}

@@ -90,6 +90,10 @@ struct target_ops {
 	const char *mode;                 /* "post-mortem", "live" */
 	/* Register regno of thread ti in GDB's layout; false: unavailable. */
 	bool (*reg_get)(struct server *s, size_t ti, int regno, uint8_t *out);
+	/* The same at thread ti's replay position, whose pc is pc; NULL or
+	 * false: only the pc is known there. */
+	bool (*past_reg)(struct server *s, size_t ti, uint64_t pc, int regno,
+			 uint8_t *out);
 	/* NULL when the target cannot be changed. */
 	int (*reg_set)(struct server *s, size_t ti, int regno,
 		       const uint8_t *val, struct hwt_err *err);

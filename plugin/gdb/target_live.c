@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/user.h>
 #include <unistd.h>
 
 #include "hwt-collect.h"
@@ -436,6 +438,32 @@ static const struct hwt_collect_thread *snapshot_of(struct server *s,
 	return NULL;
 }
 
+/* The collector's registers before the instruction at the replay
+ * position. The history ends where the thread stands, item count being
+ * the instruction it stopped at (the collector's insn_total - 1), so
+ * positions count back from there. They are believed only when their pc
+ * is the history's. */
+static bool live_past_reg(struct server *s, size_t ti, uint64_t pc, int regno,
+			  uint8_t *out)
+{
+	struct srv_thread *t = &s->threads[ti];
+	const struct hwt_collect_thread *ct = snapshot_of(s, t);
+	struct core_thread past = { .tid = t->tid };
+	uint64_t rip, back;
+
+	if (!ct || !t->cursor || !t->hist || s->live->gone || !ct->insn_total)
+		return false;
+	back = hwt_history_count(t->hist) - hwt_cursor_pos(t->cursor);
+	if (back >= ct->insn_total ||
+	    hwt_collect_regs_at(s->live->c, (pid_t)t->tid,
+				ct->insn_total - 1 - back, past.gregs,
+				sizeof(past.gregs), NULL) < 0)
+		return false;
+	memcpy(&rip, past.gregs + offsetof(struct user_regs_struct, rip),
+	       sizeof(rip));
+	return rip == pc && tdesc_reg_value(&past, regno, out);
+}
+
 /* Where a stopped thread stands; 0 when its registers cannot be read. */
 static uint64_t live_thread_pc(struct server *s, struct srv_thread *t)
 {
@@ -618,6 +646,7 @@ static void live_close(struct server *s)
 const struct target_ops target_live_ops = {
 	.mode = "live",
 	.reg_get = live_reg_get,
+	.past_reg = live_past_reg,
 	.reg_set = live_reg_set,
 	.mem_read = live_mem_read,
 	.mem_write = live_mem_write,

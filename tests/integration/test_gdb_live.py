@@ -513,16 +513,21 @@ def reverse_suite(server_exe, programs, tmp):
            'one runs the program', bool(d) and len(tail) == 2 and d[2] == d[0] and
            'exited normally' in tail[1], f'{d} {out[-600:]}')
 
-    # bs without a record target: the server's replay cursor.
+    # bs without a record target: the server's replay cursor, with the
+    # registers of the past (the stepper logs them at every instruction).
     run = oracle_of('recursion', programs)[0]
     srv = Server(server_exe, ['--record', '--', path], tmp, 'bs', programs)
     script = ('import gdb, json\ngdb.execute("break ackermann")\ngdb.execute("continue")\n'
-              'a = int(gdb.parse_and_eval("$pc"))\ngdb.execute("reverse-stepi")\n'
+              'a = int(gdb.parse_and_eval("$pc"))\n'
+              'sp0 = int(gdb.parse_and_eval("$sp"))\ngdb.execute("reverse-stepi")\n'
               'b = int(gdb.parse_and_eval("$pc"))\n'
-              'sp = gdb.execute("info registers rsp", to_string=True)\n'
+              'sp = int(gdb.parse_and_eval("$sp"))\n'
               'gdb.execute("stepi")\nc = int(gdb.parse_and_eval("$pc"))\n'
+              'gdb.execute("reverse-stepi")\n'
+              'gdb.execute("reverse-next")\ngdb.execute("reverse-next")\n'
+              'frame = gdb.execute("frame", to_string=True)\n'
               'gdb.execute("continue")\n'
-              'json.dump([a, b, c, sp], open(OUT, "w"))\n')
+              'json.dump([a, b, c, sp0, sp, frame], open(OUT, "w"))\n')
     try:
         out, d = gdb(path, srv.address, script, tmp, 'bs')
     finally:
@@ -530,11 +535,19 @@ def reverse_suite(server_exe, programs, tmp):
         srv.stop()
     ok = False
     if d:
-        a, b, c, sp = d
+        a, b, c, sp0, sp, frame = d
         i = run.addrs.index(a)
-        ok = run.addrs[i - 1] == b and c == a and 'unavailable' in sp
+        ok = run.addrs[i - 1] == b and c == a
     report('bs: reverse-stepi without record goes to the previous oracle address, then '
            'forward again', ok, f'{d} {out[-600:] if not d else ""}')
+    report('bs: the stack pointer of the past is the one before the call (entry + 8)',
+           bool(d) and d[4] == d[3] + 8, f'{d}')
+    # From the call of ackermann, reverse-next goes to the start of line 24,
+    # then back over fib's call to line 23: GDB tells the frames apart by
+    # the past registers.
+    report('bs: reverse-next steps back over a call to the line before',
+           bool(d) and 'recursion.c:23' in d[5] and 'main' in d[5],
+           f'{d[5] if d else out[-600:]}')
 
 
 SAVE_SCRIPT = r'''

@@ -833,6 +833,74 @@ out:
 	history_free(&ref);
 }
 
+/* ---- registers of the past -------------------------------------------- */
+
+/* 2100 single steps from main, crossing two of the log's blocks: the
+ * registers kept for each instruction are those read live at its stop;
+ * a register written at a stop replaces the current entry. */
+static void test_past_registers(void)
+{
+	enum { STEPS = 2100 };
+	static struct user_regs_struct live[STEPS + 1];
+	char path[PATH_MAX + 16];
+	struct hwt_collect_event ev;
+	struct hwt_err err = {0};
+	struct hwt_collector *c = NULL;
+	struct user_regs_struct r;
+	const struct hwt_collect_thread *t;
+	uint64_t main_pc, base = 0;
+	size_t len, same = 0;
+	pid_t tid = 0;
+	int rc = -1, i;
+
+	snprintf(path, sizeof(path), "%s/loops", progdir);
+	main_pc = symbol(path, "main");
+	{
+		char *argv[] = { path, NULL };
+		HWT_OPTS(hwt_collect_opts, o, .backend = "ptrace",
+			 .live_control = true);
+
+		if (main_pc && hwt_collect_launch(&o, argv, &c, &err) == 0)
+			rc = resume1(c, HWT_RESUME_CONT, 0, &main_pc, 1, &ev,
+				     &err);
+	}
+	CHECK("past registers: stop at main", rc == 0 &&
+	      ev.kind == HWT_EVENT_BREAKPOINT, "rc %d: %s", rc, err.msg);
+	if (rc)
+		goto out;
+	tid = hwt_collect_pid(c);
+	base = hwt_collect_threads(c, &t) ? t[0].insn_total - 1 : 0;
+	for (i = 0; i <= STEPS && rc == 0; i++) {
+		len = sizeof(live[i]);
+		rc = hwt_collect_regset(c, tid, NT_PRSTATUS, &live[i], &len,
+					false, &err);
+		if (rc == 0 && i < STEPS)
+			rc = resume1(c, HWT_RESUME_STEP, 0, NULL, 0, &ev, &err);
+	}
+	for (i = 0; rc == 0 && i <= STEPS; i++)
+		same += hwt_collect_regs_at(c, tid, base + (uint64_t)i, &r,
+					    sizeof(r), &err) == 0 &&
+			!memcmp(&r, &live[i], sizeof(r));
+	CHECK("past registers: each instruction's are those read at its stop",
+	      rc == 0 && same == STEPS + 1, "%zu of %d the same (rc %d: %s)",
+	      same, STEPS + 1, rc, err.msg);
+	rc = hwt_collect_regs_at(c, tid, base + STEPS + 1, &r, sizeof(r), &err);
+	CHECK("past registers: none for an instruction not executed yet",
+	      rc == -ENOENT, "rc %d", rc);
+	r = live[STEPS];
+	r.rax ^= 0x5a5a;
+	len = sizeof(r);
+	rc = hwt_collect_regset(c, tid, NT_PRSTATUS, &r, &len, true, &err);
+	if (rc == 0)
+		rc = hwt_collect_regs_at(c, tid, base + STEPS, &r, sizeof(r),
+					 &err);
+	CHECK("past registers: a register written at the stop is the "
+	      "instruction's", rc == 0 && r.rax == (live[STEPS].rax ^ 0x5a5a),
+	      "rc %d rax 0x%llx: %s", rc, (unsigned long long)r.rax, err.msg);
+out:
+	hwt_collect_close(c);
+}
+
 /* Two threads released by a barrier hit one breakpoint together: the
  * one not reported first keeps its event queued and an interrupt stop
  * owed. The stepper takes both over when recording starts, and the
@@ -915,6 +983,7 @@ int main(int argc, char **argv)
 		RUN(test_threads);
 		RUN(test_thread_created);
 		RUN(test_deferred);
+		RUN(test_past_registers);
 	} else {
 		printf("SKIP collect live programs: %s is not built (make "
 		       "programs)\n", exe);
