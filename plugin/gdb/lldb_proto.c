@@ -59,8 +59,11 @@ bool lldb_proto_handle(struct server *s, const char *pkt, int *rc)
 {
 	if (lldb_trace_handle(s, pkt, rc))
 		return true;
-	if (strcmp(pkt, "qHostInfo") == 0)
+	if (strcmp(pkt, "qHostInfo") == 0) {
+		/* GDB never asks: the client is LLDB (see 'k'). */
+		s->client_lldb = true;
 		*rc = host_info(s);
+	}
 	else if (strcmp(pkt, "qProcessInfo") == 0)
 		*rc = process_info(s);
 	else

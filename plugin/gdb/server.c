@@ -297,7 +297,9 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 	case 'k':
 		*state = SESSION_END;
 		s->ops->end(s, SRV_END_KILL);
-		return 0;
+		/* GDB reads no reply to k (gdbserver sends none); LLDB waits
+		 * for the exit, as lldb-server sends it: killed by SIGKILL. */
+		return s->client_lldb ? rsp_send_str(&s->conn, "X09") : 0;
 	default:
 		break;
 	}
@@ -435,6 +437,7 @@ int server_run(struct server *s, struct listener *l, int fd, bool keep,
 	rsp_conn_init(&s->conn, fd);
 	/* What a connection asked for ends with it. */
 	nonstop_reset(s);
+	s->client_lldb = false;
 	s->thread_events = false;
 	s->multiprocess = false;
 	s->hung_up = false;

@@ -226,6 +226,7 @@ struct server {
 	char warning[600];                /* non-fatal problem opening */
 	struct rsp_conn conn;
 	bool non_stop;                    /* QNonStop:1 */
+	bool client_lldb;                 /* asked qHostInfo, as only LLDB does */
 	struct nonstop ns;
 	/* Set by the target's resume: the event's thread, and whether the
 	 * event was the connection becoming readable (a packet). */

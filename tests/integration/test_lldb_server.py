@@ -652,6 +652,10 @@ def check_live(build, server, tmp, name):
         srv.close()
     got = dump_addrs(out)
     pcs = [int(a, 16) for a in FRAME0_RE.findall(out)]
+    # lldb-server answers k with the exit (X09); LLDB waits for it.
+    report(f'{name} live process kill: the server answers with the exit',
+           'exited with status = 9' in out,
+           out[out.rfind('process kill'):][:300])
     if got and oracle and got[0] != oracle[0]:
         report(f'{name} live start at main', False,
                f'lldb starts at {got[0]:#x}, oracle at {oracle[0]:#x}')
