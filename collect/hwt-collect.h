@@ -313,6 +313,11 @@ struct hwt_resume_opts {
 	 * at its first instruction (GDB's QThreadEvents); false: it only
 	 * shows up in hwt_collect_live_tids. */
 	bool report_thread_created;
+	/* Stop the process as it starts to end (exit_group, or the last
+	 * thread's exit) with HWT_EVENT_EXITING, memory and registers still
+	 * there, so a debugger can look back over the whole history first;
+	 * the next resume lets it end. ptrace only; others ignore it. */
+	bool stop_before_exit;
 };
 
 enum hwt_event_kind {
@@ -329,6 +334,9 @@ enum hwt_event_kind {
 				   * pc */
 	HWT_EVENT_EXITED,          /* process exited with status */
 	HWT_EVENT_KILLED,          /* process killed by signal */
+	HWT_EVENT_EXITING,         /* stop_before_exit: tid's exit system
+				   * call ends the process; it stands after
+				   * the syscall instruction */
 };
 
 struct hwt_collect_event {

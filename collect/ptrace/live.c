@@ -195,6 +195,23 @@ static int live_interrupt_stop(struct step_collector *c, struct step_thread *t)
 	return PT_KEEP_GOING;
 }
 
+static int live_exiting(struct step_collector *c, struct step_thread *t)
+{
+	/* Once per process: the threads that exit with it go on. */
+	uint64_t pc;
+
+	if (c->live->stop_before_exit && !c->exit_reported &&
+	    !c->rules.stopping && hwt_step_read_stop(t, &pc) == 0) {
+		c->exit_reported = true;
+		/* The system call ran: the thread stands after it, and its
+		 * history ends there as at any stop. */
+		hwt_step_record_pc(t, pc);
+		return queue(c, t, HWT_EVENT_EXITING, 0, 0);
+	}
+	hwt_step_go_on(c, t, PTRACE_CONT, 0);
+	return PT_KEEP_GOING;
+}
+
 const struct step_loop_hooks hwt_step_live_hooks = {
 	.may_go = live_may_go,
 	.after_step = live_after_step,
@@ -203,6 +220,7 @@ const struct step_loop_hooks hwt_step_live_hooks = {
 	.thread_died = live_thread_died,
 	.interrupt_stop = live_interrupt_stop,
 	.born = live_born,
+	.exiting = live_exiting,
 };
 
 size_t hwt_step_live_tids(struct hwt_collector *base, pid_t *tids, size_t cap)
@@ -295,7 +313,8 @@ static int step_live_prepare(void *ctx, const struct hwt_resume_opts *o,
 	int rc;
 
 	hwt_step_set_wait_flags(c);
-	*l = (struct step_live){ .memfd = -1 };
+	*l = (struct step_live){ .memfd = -1,
+				 .stop_before_exit = o->stop_before_exit };
 	c->live = l;
 	c->hooks = &hwt_step_live_hooks;
 	if ((rc = prepare_watches(c, l, o, err)) < 0)

@@ -329,15 +329,19 @@ static int on_event(struct step_collector *c, struct step_thread *t, int event,
 		    (rc = hwt_step_thread_add(c, (pid_t)msg, &child, err)) < 0)
 			return rc;
 		break;
-	case PTRACE_EVENT_EXIT:
+	case PTRACE_EVENT_EXIT: {
+		bool ends = syscall_nr(t->tid) == SYS_exit_group ||
+			    hwt_step_threads_live(c) == 1;
+
 		t->exiting = true;
 		/* Last look at the mappings, once per process exit. */
-		if ((syscall_nr(t->tid) == SYS_exit_group ||
-		     hwt_step_threads_live(c) == 1) &&
-		    (rc = hwt_step_modules_refresh(c, t->tid, err)) < 0)
+		if (ends && (rc = hwt_step_modules_refresh(c, t->tid, err)) < 0)
 			return rc;
+		if (ends && c->hooks)
+			return c->hooks->exiting(c, t);
 		hwt_step_go_on(c, t, PTRACE_CONT, 0);
 		return PT_KEEP_GOING;
+	}
 	case PTRACE_EVENT_STOP:
 		if (c->hooks && t->interrupt_pending)
 			return c->hooks->interrupt_stop(c, t);
@@ -552,10 +556,16 @@ void hwt_step_kill_and_reap(struct step_collector *c)
 		return;
 	hwt_step_set_wait_flags(c);
 	kill(c->base.pid, SIGKILL);
-	/* Tracees outside the thread group (clone without CLONE_THREAD). */
-	for (size_t i = 0; i < c->nthreads; i++)
-		if (c->threads[i]->state != PT_GONE)
-			kill(c->threads[i]->tid, SIGKILL);
+	/* Tracees outside the thread group (clone without CLONE_THREAD). A
+	 * thread held at its exit stop (stop_before_exit) is not woken by
+	 * SIGKILL: it is let go to finish. */
+	for (size_t i = 0; i < c->nthreads; i++) {
+		if (c->threads[i]->state == PT_GONE)
+			continue;
+		kill(c->threads[i]->tid, SIGKILL);
+		if (c->threads[i]->exiting)
+			ptrace(PTRACE_CONT, c->threads[i]->tid, 0, 0);
+	}
 	for (;;) {
 		int status;
 		pid_t tid = wait_any(c, &status);

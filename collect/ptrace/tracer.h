@@ -111,6 +111,9 @@ struct step_loop_hooks {
 	int (*interrupt_stop)(struct step_collector *c, struct step_thread *t);
 	/* A new thread's first stop in a resume that reports births. */
 	int (*born)(struct step_collector *c, struct step_thread *t);
+	/* t is exiting (PTRACE_EVENT_EXIT) and its exit ends the process:
+	 * a step_outcome. */
+	int (*exiting)(struct step_collector *c, struct step_thread *t);
 };
 
 /* One resume's breakpoints and watches (live.c). */
@@ -121,6 +124,7 @@ struct step_live {
 	uint64_t *watch_values;         /* last seen value of each watch */
 	size_t nwatches;
 	int memfd;                      /* /proc/PID/mem for the watches */
+	bool stop_before_exit;
 };
 
 struct step_collector {
@@ -181,6 +185,8 @@ struct step_collector {
 	unsigned pin_cpu;
 	/* Live control: each thread logs its registers (reglog.c). */
 	bool log_regs;
+	/* HWT_EVENT_EXITING was reported: the process ends at next resume. */
+	bool exit_reported;
 };
 
 static inline struct step_collector *step_of(struct hwt_collector *c)

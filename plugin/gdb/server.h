@@ -227,6 +227,8 @@ struct server {
 	struct rsp_conn conn;
 	bool non_stop;                    /* QNonStop:1 */
 	bool client_lldb;                 /* asked qHostInfo, as only LLDB does */
+	bool stop_before_exit;            /* --record: stop as the process
+					   * starts to exit */
 	struct nonstop ns;
 	/* Set by the target's resume: the event's thread, and whether the
 	 * event was the connection becoming readable (a packet). */

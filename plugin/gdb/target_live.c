@@ -207,6 +207,12 @@ static void stop_reply(struct server *s, const struct hwt_collect_event *ev,
 	case HWT_EVENT_INTERRUPTED:
 		snprintf(reply, cap, "T02thread:%s;", tid);
 		break;
+	case HWT_EVENT_EXITING:
+		/* --record: stopped as the program starts to exit, its whole
+		 * history still there (GDB's record full stops there too);
+		 * the next resume lets it end. */
+		snprintf(reply, cap, "T00thread:%s;", tid);
+		break;
 	case HWT_EVENT_EXITED:
 		snprintf(reply, cap, "W%02x%s", ev->status & 0xff, proc);
 		break;
@@ -262,6 +268,7 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 	/* GDB's ^C arrives as a byte on the connection while we wait. */
 	o.interrupt_fd = s->conn.fd;
 	o.report_thread_created = s->thread_events;
+	o.stop_before_exit = s->stop_before_exit;
 	for (;;) {
 		size_t keep = 0;
 
@@ -684,6 +691,8 @@ int live_open(struct server *s, const struct live_opts *lo,
 	s->live = l;
 	s->attached = !lo->argv;
 	s->bts_size = s->pt_size = HWT_COLLECT_DEFAULT_BUFFER;
+	/* An always-on recording keeps its history reachable at the end. */
+	s->stop_before_exit = lo->record;
 	rc = lo->argv ? hwt_collect_launch(&co, lo->argv, &l->c, err)
 		      : hwt_collect_attach(&co, lo->attach_pid, &l->c, err);
 	if (rc)

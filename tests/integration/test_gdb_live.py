@@ -501,6 +501,7 @@ def reverse_suite(server_exe, programs, tmp):
               'end = gdb.execute("continue", to_string=True)\n'
               'b = int(gdb.parse_and_eval("$pc"))\n'
               'live = gdb.execute("continue", to_string=True)\n'
+              'gdb.execute("continue")\n'
               'json.dump([a, end, b, live], open(OUT, "w"))\n')
     try:
         out, d = gdb(path, srv.address, script, tmp, 'replay-end')
@@ -512,6 +513,31 @@ def reverse_suite(server_exe, programs, tmp):
     report('replay: continue in the past stops at the end of the history, the next '
            'one runs the program', bool(d) and len(tail) == 2 and d[2] == d[0] and
            'exited normally' in tail[1], f'{d} {out[-600:]}')
+    # --record: the program stops as it starts to exit (in _exit), its
+    # whole history reachable; the continue after that lets it end.
+    report('--record: the run stops as the program exits, before it is gone',
+           len(tail) == 2 and 'Program stopped.' in tail[1] and '_exit' in tail[1] and
+           tail[1].find('Program stopped.') < tail[1].find('exited normally'),
+           tail[1][-600:] if len(tail) == 2 else out[-600:])
+
+    srv = Server(server_exe, ['--record', '--', path], tmp, 'exit-stop', programs)
+    script = ('import gdb, json\ngdb.execute("break ackermann")\n'
+              'gdb.execute("continue")\ngdb.execute("delete")\n'
+              'gdb.execute("continue")\nat_exit = gdb.selected_frame().name()\n'
+              'gdb.execute("break ackermann")\ngdb.execute("reverse-continue")\n'
+              'back = gdb.selected_frame().name()\n'
+              'args = gdb.execute("info args", to_string=True)\n'
+              'json.dump([at_exit, back, args], open(OUT, "w"))\n'
+              'gdb.execute("kill")\n')
+    try:
+        out, d = gdb(path, srv.address, script, tmp, 'exit-stop')
+    finally:
+        srv.wait(10)
+        srv.stop()
+    # ackermann's last call is A(0, 6), made at the end of the recursion.
+    report('--record: from the exit stop, reverse-continue reaches the last call '
+           'of ackermann', bool(d) and d[0] and '_exit' in d[0] and d[1] == 'ackermann',
+           f'{d} {out[-600:] if not d else ""}')
 
     # bs without a record target: the server's replay cursor, with the
     # registers of the past (the stepper logs them at every instruction).

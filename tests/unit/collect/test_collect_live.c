@@ -901,6 +901,51 @@ out:
 	hwt_collect_close(c);
 }
 
+/* stop_before_exit: the process stops as its exit_group starts, with
+ * registers and memory there; the next resume lets it end, and closing
+ * a collector held there kills it without hanging. */
+static void test_stop_before_exit(void)
+{
+	struct hwt_collect_event ev = {0};
+	struct hwt_err err = {0};
+	struct hwt_collector *c = NULL;
+	struct hwt_resume_action a = { .kind = HWT_RESUME_CONT };
+	struct hwt_resume_opts o = { .sz = sizeof(o), .actions = &a,
+				     .nactions = 1, .interrupt_fd = -1,
+				     .stop_before_exit = true };
+	struct user_regs_struct r;
+	size_t len = sizeof(r);
+	uint8_t byte;
+	int rc = -1;
+
+	for (int round = 0; round < 2; round++) {
+		c = launch("loops", &err);
+		rc = c ? hwt_collect_resume(c, &o, &ev, &err) : -1;
+		if (round == 1)
+			break;      /* closed while held at the exit */
+		CHECK("exit stop: the process stops as it starts to exit",
+		      rc == 0 && ev.kind == HWT_EVENT_EXITING &&
+		      ev.tid == hwt_collect_pid(c), "rc %d kind %d: %s", rc,
+		      ev.kind, err.msg);
+		rc = hwt_collect_regset(c, ev.tid, NT_PRSTATUS, &r, &len, false,
+					&err);
+		CHECK("exit stop: registers and memory are still there",
+		      rc == 0 && r.orig_rax == 231 /* exit_group */ &&
+		      hwt_collect_mem_read(c, r.rip - 2, &byte, 1) == 1 &&
+		      byte == 0x0f, "rc %d orig_rax %lld: %s", rc,
+		      (long long)r.orig_rax, err.msg);
+		rc = hwt_collect_resume(c, &o, &ev, &err);
+		CHECK("exit stop: the next resume lets it end",
+		      rc == 0 && ev.kind == HWT_EVENT_EXITED, "rc %d kind %d: %s",
+		      rc, ev.kind, err.msg);
+		hwt_collect_close(c);
+	}
+	CHECK("exit stop: closing while held there ends the process",
+	      rc == 0 && ev.kind == HWT_EVENT_EXITING, "rc %d kind %d", rc,
+	      ev.kind);
+	hwt_collect_close(c);
+}
+
 /* Two threads released by a barrier hit one breakpoint together: the
  * one not reported first keeps its event queued and an interrupt stop
  * owed. The stepper takes both over when recording starts, and the
@@ -984,6 +1029,7 @@ int main(int argc, char **argv)
 		RUN(test_thread_created);
 		RUN(test_deferred);
 		RUN(test_past_registers);
+		RUN(test_stop_before_exit);
 	} else {
 		printf("SKIP collect live programs: %s is not built (make "
 		       "programs)\n", exe);
