@@ -101,6 +101,27 @@ run_set() {
 	echo "$counts" | grep -v '^COUNTS' || true
 	set -- $(echo "$counts" | sed -n 's/^COUNTS //p')
 	echo "  | $name: $1 passed, $2 failed, $3 skipped ($dir/gdb.sum)"
+	# The server's reverse: failures by kind (tests/gdb/reverse-kinds.txt).
+	if [ "$name" = reverse ]; then
+		awk '
+		FNR == NR {
+			if ($1 ~ /^#/ || NF < 2) next
+			left = $0; sub(/ -- .*/, "", left)
+			split(left, w, " "); key = left
+			sub(/^[^ ]+ /, "", key)         # FILE [TEST NAME]
+			kind[key] = w[1]; next }
+		/^(FAIL|UNRESOLVED|ERROR): / {
+			line = $0; sub(/^[A-Z]+: /, "", line)
+			f = line; sub(/: .*/, "", f)
+			t = line; sub(/^[^:]*: /, "", t); sub(/ \(.*\)$/, "", t)
+			k = "control-flow"
+			if (f in kind) k = kind[f]
+			if ((f " " t) in kind) k = kind[f " " t]
+			n[k]++ }
+		END { printf "  | reverse failures by kind: control flow %d, values of the past %d, GDB record full only %d\n",
+			n["control-flow"], n["value"], n["record-full"] }' \
+		"$SRC/tests/gdb/reverse-kinds.txt" "$dir/gdb.sum"
+	fi
 	total_pass=$((total_pass + $1))
 	total_fail=$((total_fail + $2))
 	total_skip=$((total_skip + $3))
