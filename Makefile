@@ -124,9 +124,9 @@ check-unit: all
 	@python3 tests/run.py --build build --only unit
 
 # GDB 13.1's own testsuite against hwt-server and Debian's gdbserver
-# (docs/gdb-testsuite.md): every set; check runs btrace and
-# gdbserver-btrace (tests/integration/test_gdb_testsuite.py), the sets
-# with no unexpected failure. SETS="reverse" narrows it.
+# (docs/gdb-testsuite.md): every set; check runs btrace and full with
+# their gdbserver references (tests/integration/test_gdb_testsuite.py),
+# the sets with no unexpected failure. SETS="reverse" narrows it.
 check-gdb: deps
 	$(MAKE) all
 	@scripts/check-gdb.sh build $(SETS)

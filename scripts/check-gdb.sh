@@ -13,9 +13,11 @@
 # Each set runs against hwt-server (SET) and Debian's gdbserver
 # (gdbserver-SET), where that can run it. dejagnu's results become PASS,
 # FAIL and SKIP lines (unsupported, untested and GDB's own expected
-# failures are skips with their reason) and the closing line. make check
-# runs btrace and gdbserver-btrace (tests/integration/test_gdb_testsuite.py);
-# reverse and full have failures left (docs/gdb-testsuite.md).
+# failures are skips with their reason) and the closing line; so are the
+# failures tests/gdb/gdb-side-failures.txt shows to be GDB's own. make
+# check runs btrace and full, each with its gdbserver reference
+# (tests/integration/test_gdb_testsuite.py); reverse has failures left
+# (docs/gdb-testsuite.md).
 #
 # usage: scripts/check-gdb.sh [BUILD_DIR] [SET...]   (default build, all sets)
 # HWT_GDB_TESTS narrows a set's tests (dejagnu's TESTS, e.g.
@@ -90,13 +92,26 @@ run_set() {
 	fi
 	# PASS/XPASS pass; FAIL/UNRESOLVED/ERROR fail; UNSUPPORTED,
 	# UNTESTED and GDB's own KFAIL/XFAIL marks are skips with reasons.
+	# GDB's own failures (tests/gdb/gdb-side-failures.txt) are skips
+	# with their reason.
 	counts=$(awk -v set="$name" '
+		FNR == NR {
+			if ($1 ~ /^#/ || NF < 2) next
+			key = $0; sub(/ -- .*/, "", key)
+			why = $0; sub(/^.* -- /, "", why)
+			known[key] = why; next }
 		/^(PASS|XPASS): / { sub(/^[A-Z]*: /, ""); print "PASS " set ": " $0; p++; next }
-		/^(FAIL|UNRESOLVED|ERROR): / { sub(/: /, " " set ": "); print; f++; next }
+		/^(FAIL|UNRESOLVED|ERROR): / {
+			t = $0; sub(/^[A-Z]*: /, "", t); sub(/ \(.*\)$/, "", t)
+			base = set; sub(/^gdbserver-/, "", base)
+			if ((base " " t) in known) {
+				print "SKIP " set ": " t ": GDB'"'"'s own failure: " known[base " " t]; s++; next }
+			sub(/: /, " " set ": "); print; f++; next }
 		/^(UNSUPPORTED|UNTESTED|KFAIL|XFAIL): / {
 			kind = $1; sub(/:$/, "", kind); $1 = "";
 			print "SKIP " set ":" $0 ": " tolower(kind) " (the testsuite'"'"'s own verdict)"; s++; next }
-		END { printf "COUNTS %d %d %d\n", p, f, s }' "$dir/gdb.sum" |
+		END { printf "COUNTS %d %d %d\n", p, f, s }' \
+		"$SRC/tests/gdb/gdb-side-failures.txt" "$dir/gdb.sum" |
 		sed 's/^UNRESOLVED /FAIL /; s/^ERROR /FAIL /')
 	echo "$counts" | grep -v '^COUNTS' || true
 	set -- $(echo "$counts" | sed -n 's/^COUNTS //p')

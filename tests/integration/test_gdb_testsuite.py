@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """GDB 13.1's own testsuite, the sets with no unexpected failure left:
 gdb.btrace and gdb.python's record-btrace tests against hwt-server, and
-the same against Debian's gdbserver as the reference (its tests are
-unsupported where the machine has no BTS or PT). scripts/check-gdb.sh
+gdb.reverse and py-record-full.exp with GDB's record full driving it;
+each also against Debian's gdbserver as the reference (its btrace tests
+are unsupported where the machine has no BTS or PT). scripts/check-gdb.sh
 fetches the testsuite (gdb-source), runs dejagnu and turns gdb.sum into
 PASS/FAIL/SKIP lines, passed through here. HWT_TEST narrows the run to
 testsuite files (dejagnu's TESTS, e.g. gdb.btrace/step.exp)."""
@@ -14,7 +15,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hwt_testlib import parse_args  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SETS = os.environ.get('HWT_GDB_CHECK_SETS', 'btrace gdbserver-btrace').split()
+SETS = os.environ.get('HWT_GDB_CHECK_SETS',
+                      'btrace gdbserver-btrace full gdbserver-full').split()
 
 
 def main():
