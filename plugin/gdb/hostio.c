@@ -113,13 +113,24 @@ static int do_open(struct server *s, const char *arg)
 	return reply_errno(s, EMFILE);
 }
 
+/* A reply of n bytes read into buf + HOSTIO_HEAD: "Fn;" and the bytes. */
+#define HOSTIO_HEAD 32
+
+static int send_counted(struct server *s, uint8_t *buf, size_t n)
+{
+	int head = snprintf((char *)buf, HOSTIO_HEAD, "F%zx;", n);
+
+	memmove(buf + head, buf + HOSTIO_HEAD, n);
+	return rsp_send(&s->conn, buf, (size_t)head + n, true);
+}
+
 static int do_pread(struct server *s, const char *arg)
 {
-	static uint8_t reply[HOSTIO_MAX_READ + 32];
+	static uint8_t reply[HOSTIO_HEAD + HOSTIO_MAX_READ];
 	uint64_t gfd, count, off;
 	const char *p;
 	ssize_t got;
-	int fd, head;
+	int fd;
 
 	if (!srv_parse_hex(arg, ',', &gfd, &p) ||
 	    !srv_parse_hex(p, ',', &count, &p) ||
@@ -130,12 +141,10 @@ static int do_pread(struct server *s, const char *arg)
 	if (count > HOSTIO_MAX_READ)
 		count = HOSTIO_MAX_READ;
 	/* The count is known once read: the data goes after room for it. */
-	got = pread(fd, reply + 32, count, (off_t)off);
+	got = pread(fd, reply + HOSTIO_HEAD, count, (off_t)off);
 	if (got < 0)
 		return reply_errno(s, errno);
-	head = snprintf((char *)reply, 32, "F%zx;", (size_t)got);
-	memmove(reply + head, reply + 32, (size_t)got);
-	return rsp_send(&s->conn, reply, (size_t)head + (size_t)got, true);
+	return send_counted(s, reply, (size_t)got);
 }
 
 static int do_close(struct server *s, const char *arg)
@@ -195,19 +204,16 @@ static int do_fstat(struct server *s, const char *arg)
 static int do_readlink(struct server *s, const char *arg)
 {
 	char path[HOSTIO_MAX_PATH + 1];
-	uint8_t reply[HOSTIO_MAX_PATH + 32];
+	uint8_t reply[HOSTIO_HEAD + HOSTIO_MAX_PATH];
 	const char *p;
 	ssize_t n;
-	int head;
 
 	if (!parse_path(arg, '\0', path, &p))
 		return reply_errno(s, EINVAL);
-	n = readlink(path, (char *)reply + 32, HOSTIO_MAX_PATH);
+	n = readlink(path, (char *)reply + HOSTIO_HEAD, HOSTIO_MAX_PATH);
 	if (n < 0)
 		return reply_errno(s, errno);
-	head = snprintf((char *)reply, 32, "F%zx;", (size_t)n);
-	memmove(reply + head, reply + 32, (size_t)n);
-	return rsp_send(&s->conn, reply, (size_t)head + (size_t)n, true);
+	return send_counted(s, reply, (size_t)n);
 }
 
 /* The filesystem of pid 0 (the server's) or of the process served, which

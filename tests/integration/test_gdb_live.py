@@ -131,6 +131,17 @@ gdb.execute("kill")
 '''
 
 
+def served_gdb(server_exe, tail, prog, script, tmp, name, programs, timeout=240):
+    """GDB's session (gdb()) against a server started with TAIL for it,
+    which is then waited for and stopped."""
+    srv = Server(server_exe, tail, tmp, name, programs)
+    try:
+        return gdb(prog, srv.address, script, tmp, name, timeout=timeout)
+    finally:
+        srv.wait(10)
+        srv.stop()
+
+
 def oracle_of(prog, programs, env=None):
     """The oracle runs for prog (in ENV) from the cache next to the programs."""
     cache = os.path.join(os.path.dirname(os.path.realpath(programs)), 'oracle-cache')
@@ -480,21 +491,16 @@ def reverse_suite(server_exe, programs, tmp):
         report('reverse: GDB record full reference', False, p.stdout[-1500:])
         return
     for fmt in ('bts', 'pt'):
-        srv = Server(server_exe, ['--', path], tmp, f'rev-{fmt}', programs)
         script = ('import gdb\ngdb.execute("break main")\ngdb.execute("continue")\n'
                   f'gdb.execute("record btrace {fmt}")\n' + REVERSE_STEPS)
-        try:
-            out, d = gdb(path, srv.address, script, tmp, f'rev-{fmt}')
-        finally:
-            srv.wait(10)
-            srv.stop()
+        out, d = served_gdb(server_exe, ['--', path], path, script,
+                            tmp, f'rev-{fmt}', programs)
         report(f'reverse ({fmt}): step/next/finish/continue and goto begin land where '
                'record full does', d == native, f'btrace {d}, record full {native}; '
                + ('' if d else out[-800:]))
 
     # Forward from the past stops at the end of the history, as GDB's
     # record targets do; only the next continue runs the program.
-    srv = Server(server_exe, ['--record', '--', path], tmp, 'replay-end', programs)
     script = ('import gdb, json\ngdb.execute("break ackermann")\ngdb.execute("continue")\n'
               'gdb.execute("delete")\na = int(gdb.parse_and_eval("$pc"))\n'
               'gdb.execute("reverse-stepi")\ngdb.execute("reverse-stepi")\n'
@@ -503,11 +509,8 @@ def reverse_suite(server_exe, programs, tmp):
               'live = gdb.execute("continue", to_string=True)\n'
               'gdb.execute("continue")\n'
               'json.dump([a, end, b, live], open(OUT, "w"))\n')
-    try:
-        out, d = gdb(path, srv.address, script, tmp, 'replay-end')
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = served_gdb(server_exe, ['--record', '--', path], path, script,
+                        tmp, 'replay-end', programs)
     # GDB prints stops itself, not into to_string: its output has them.
     tail = out.split('No more reverse-execution history', 1)
     report('replay: continue in the past stops at the end of the history, the next '
@@ -520,7 +523,6 @@ def reverse_suite(server_exe, programs, tmp):
            tail[1].find('Program stopped.') < tail[1].find('exited normally'),
            tail[1][-600:] if len(tail) == 2 else out[-600:])
 
-    srv = Server(server_exe, ['--record', '--', path], tmp, 'exit-stop', programs)
     script = ('import gdb, json\ngdb.execute("break ackermann")\n'
               'gdb.execute("continue")\ngdb.execute("delete")\n'
               'gdb.execute("continue")\nat_exit = gdb.selected_frame().name()\n'
@@ -529,11 +531,8 @@ def reverse_suite(server_exe, programs, tmp):
               'args = gdb.execute("info args", to_string=True)\n'
               'json.dump([at_exit, back, args], open(OUT, "w"))\n'
               'gdb.execute("kill")\n')
-    try:
-        out, d = gdb(path, srv.address, script, tmp, 'exit-stop')
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = served_gdb(server_exe, ['--record', '--', path], path, script,
+                        tmp, 'exit-stop', programs)
     # ackermann's last call is A(0, 6), made at the end of the recursion.
     report('--record: from the exit stop, reverse-continue reaches the last call '
            'of ackermann', bool(d) and d[0] and '_exit' in d[0] and d[1] == 'ackermann',
@@ -542,7 +541,6 @@ def reverse_suite(server_exe, programs, tmp):
     # bs without a record target: the server's replay cursor, with the
     # registers of the past (the stepper logs them at every instruction).
     run = oracle_of('recursion', programs)[0]
-    srv = Server(server_exe, ['--record', '--', path], tmp, 'bs', programs)
     script = ('import gdb, json\ngdb.execute("break ackermann")\ngdb.execute("continue")\n'
               'a = int(gdb.parse_and_eval("$pc"))\n'
               'sp0 = int(gdb.parse_and_eval("$sp"))\ngdb.execute("reverse-stepi")\n'
@@ -554,11 +552,8 @@ def reverse_suite(server_exe, programs, tmp):
               'frame = gdb.execute("frame", to_string=True)\n'
               'gdb.execute("continue")\n'
               'json.dump([a, b, c, sp0, sp, frame], open(OUT, "w"))\n')
-    try:
-        out, d = gdb(path, srv.address, script, tmp, 'bs')
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = served_gdb(server_exe, ['--record', '--', path], path, script,
+                        tmp, 'bs', programs)
     ok = False
     if d:
         a, b, c, sp0, sp, frame = d
@@ -597,14 +592,10 @@ def save_suite(server_exe, programs, tmp, build):
     path = os.path.realpath(os.path.join(programs, 'recursion'))
     run = oracle_of('recursion', programs)[0]
     bundle = os.path.join(tmp, 'saved')
-    srv = Server(server_exe, ['--record', '--', path], tmp, 'save', programs)
     script = (f'HWTRACE_PY = {os.path.join(HERE, "..", "..", "plugin", "gdb", "hwtrace.py")!r}\n'
               f'DIR = {bundle!r}\n' + SAVE_SCRIPT)
-    try:
-        out, d = gdb(path, srv.address, script, tmp, 'save')
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = served_gdb(server_exe, ['--record', '--', path], path, script,
+                        tmp, 'save', programs)
     if not d:
         report('hwt save: a bundle of the live trace', False, out[-1000:])
         return
@@ -648,14 +639,10 @@ def deferred_save(server_exe, programs, tmp, build, path, run):
     """Without --record the program runs untraced to main: nothing to save
     there, and what record btrace starts is the history from main on."""
     bundle = os.path.join(tmp, 'saved-deferred')
-    srv = Server(server_exe, ['--', path], tmp, 'save-deferred', programs)
     script = (f'HWTRACE_PY = {os.path.join(HERE, "..", "..", "plugin", "gdb", "hwtrace.py")!r}\n'
               f'DIR = {bundle!r}\n' + DEFERRED_SCRIPT)
-    try:
-        out, d = gdb(path, srv.address, script, tmp, 'save-deferred')
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = served_gdb(server_exe, ['--', path], path, script,
+                        tmp, 'save-deferred', programs)
     if not d:
         report('deferred recording: the history starts at record btrace', False,
                out[-1000:])
@@ -729,12 +716,8 @@ def avx_suite(server_exe, programs, tmp):
             print(f'SKIP {name}: the cpu has no AVX')
             return
     path = os.path.realpath(os.path.join(programs, 'loops'))
-    srv = Server(server_exe, ['--', path], tmp, 'avx', programs)
-    try:
-        out, d = gdb(path, srv.address, AVX_SCRIPT, tmp, 'avx', timeout=60)
-    finally:
-        srv.wait(10)
-        srv.stop()
+    out, d = served_gdb(server_exe, ['--', path], path, AVX_SCRIPT,
+                        tmp, 'avx', programs, timeout=60)
     report(name, bool(d) and d['ymm0'] == [1, 2, 3, 4, 5, 6, 7, 8] and
            d['ymm15'] == [-1, -2, -3, -4, -5, -6, -7, -8] and 'v8_int32' in d['info'] and
            'v8_int32 = {0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8}' in d['info'],
