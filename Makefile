@@ -55,6 +55,7 @@ EXTRA_ALL :=
 -include plugin/lldb/build.mk
 -include kernel/build.mk
 -include collect/valgrind/tool/build.mk
+include install.mk
 
 all: binaries programs $(EXTRA_ALL)
 binaries: $(HWTRACE) $(HWT_SERVER) $(UNIT_BINS)
@@ -62,6 +63,12 @@ binaries: $(HWTRACE) $(HWT_SERVER) $(UNIT_BINS)
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Position-independent objects, for the shared libraries (install.mk)
+# and the LLDB plugin.
+$(O)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
 $(LIB_COMMON): $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^

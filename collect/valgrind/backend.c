@@ -61,7 +61,8 @@ bool vg_which(const char *prog, char *out, size_t size)
 }
 
 /* Where the tool is: HWT_VALGRIND_LIB, else valgrind/ beside the running
- * program (the build directory, or an installed tree's libexec). */
+ * program (the build directory), else an installed tree's
+ * ../libexec/hwtrace/valgrind (install.mk). */
 static int tool_dir(char *out, size_t size, struct hwt_err *err)
 {
 	const char *env = getenv("HWT_VALGRIND_LIB");
@@ -81,6 +82,11 @@ static int tool_dir(char *out, size_t size, struct hwt_err *err)
 		exe[n] = '\0';
 		*strrchr(exe, '/') = '\0';
 		if ((size_t)snprintf(out, size, "%s/valgrind", exe) >= size)
+			return hwt_err_set(err, ENAMETOOLONG, "path too long");
+		snprintf(tool, sizeof(tool), "%s/%s", out, TOOL_FILE);
+		if (access(tool, X_OK) &&
+		    (size_t)snprintf(out, size, "%s/../libexec/hwtrace/valgrind",
+				     exe) >= size)
 			return hwt_err_set(err, ENAMETOOLONG, "path too long");
 	}
 	snprintf(tool, sizeof(tool), "%s/%s", out, TOOL_FILE);

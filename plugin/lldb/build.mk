@@ -1,7 +1,7 @@
 # plugin/lldb: libhwt-lldb.so, the `hwt` command family for stock LLDB
-# (`plugin load`, docs/lldb.md). The C libraries are compiled again with
-# -fPIC into $(O)/pic/ (the static libraries are not position independent)
-# and linked into the shared object with the C++ layer, so the plugin needs
+# (`plugin load`, docs/lldb.md). The C libraries' position-independent
+# objects ($(O)/pic/, the Makefile's rule; the static libraries are not)
+# are linked into the shared object with the C++ layer, so the plugin needs
 # nothing of hwtrace at run time. Not built with SAN=1: a sanitized shared
 # object cannot be dlopen'ed into an unsanitized lldb.
 
@@ -20,10 +20,6 @@ else ifeq ($(MAKELEVEL),0)
 $(info LLDB plugin not built: no $(LLDB_PREFIX)/include/lldb/API/LLDB.h (Debian package liblldb-22-dev))
 endif
 endif
-
-$(O)/pic/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
 $(O)/pic/%.o: %.cpp
 	@mkdir -p $(dir $@)
