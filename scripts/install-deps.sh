@@ -8,7 +8,7 @@ PACKAGES="build-essential pkg-config python3 gdb gdbserver dejagnu procps util-l
 libzydis-dev libcapstone-dev libelf-dev libdw-dev libjson-c-dev libzstd-dev
 libopencsd-dev libopencsd-bin
 libipt-dev
-valgrind
+valgrind librsvg2-bin
 lldb-22 liblldb-22-dev python3-lldb-22
 clang libclang-rt-14-dev
 qemu-system-x86 busybox-static cpio linux-headers-amd64"

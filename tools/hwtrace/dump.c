@@ -32,27 +32,11 @@ enum dump_what { DUMP_NONE, DUMP_INSN, DUMP_CALLS, DUMP_RANGES };
 
 struct dump_args {
 	enum dump_what what;
-	bool tsv, has_tid, has_range;
+	bool tsv, has_tid;
 	int64_t tid;
-	uint64_t first, last, newest;
-	const char *since;
+	struct cli_window win;
 	const char *path;
 };
-
-static int parse_range(const char *s, uint64_t *a, uint64_t *b)
-{
-	const char *comma = strchr(s, ',');
-	char first[32];
-
-	if (!comma || (size_t)(comma - s) >= sizeof(first))
-		return -EINVAL;
-	memcpy(first, s, (size_t)(comma - s));
-	first[comma - s] = '\0';
-	if (hwt_parse_u64(first, a) || hwt_parse_u64(comma + 1, b) || *a == 0 ||
-	    *b < *a)
-		return -EINVAL;
-	return 0;
-}
 
 static int parse_args(int argc, char **argv, struct dump_args *a)
 {
@@ -69,7 +53,7 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
-	int c;
+	int c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:r:l:s:h", longopts, NULL)) != -1) {
@@ -91,19 +75,10 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 			a->has_tid = true;
 			break;
 		case 'r':
-			if (parse_range(optarg, &a->first, &a->last))
-				return cli_usage_error("dump",
-					"--range '%s' must be A,B with 1 <= A <= B",
-					optarg);
-			a->has_range = true;
-			break;
 		case 'l':
-			if (hwt_parse_u64(optarg, &a->newest) || a->newest == 0)
-				return cli_usage_error("dump",
-					"--last '%s' must be a positive count", optarg);
-			break;
 		case 's':
-			a->since = optarg;
+			if ((rc = cli_window_option(&a->win, "dump", c, optarg)))
+				return rc;
 			break;
 		case 'T':
 			a->tsv = true;
@@ -117,51 +92,10 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 	}
 	if (a->what == DUMP_NONE)
 		return cli_usage_error("dump", "give --insn or --calls (or --ranges)");
-	if (!!a->has_range + !!a->newest + !!a->since > 1)
-		return cli_usage_error("dump",
-			"--range, --last and --since exclude each other");
 	if (optind != argc - 1)
 		return cli_usage_error("dump", optind >= argc ?
 				       "no bundle given" : "more than one bundle given");
 	a->path = argv[optind];
-	return 0;
-}
-
-/* The items to show: all, --range, --last, or --since FUNC (found by
- * searching backward from the newest item, so only what is shown and what
- * lies between is decoded). */
-static int dump_window(const struct dump_args *a, struct hwt_history *h,
-		       struct hwt_image *img, uint64_t *first, uint64_t *last,
-		       struct hwt_err *err)
-{
-	uint64_t count = hwt_history_count(h), entry;
-	struct hwt_cursor *cur;
-	int rc;
-
-	*first = 1;
-	*last = count;
-	if (a->has_range) {
-		*first = a->first;
-		*last = a->last < count ? a->last : count;
-	} else if (a->newest && a->newest < count) {
-		*first = count - a->newest + 1;
-	} else if (a->since) {
-		entry = hwt_image_lookup_function(img, a->since);
-		if (!entry)
-			return hwt_err_set(err, ENOENT, "no function '%s' in the "
-					   "bundle's modules", a->since);
-		if ((rc = hwt_cursor_new(h, img, &cur, err)))
-			return rc;
-		rc = hwt_cursor_continue(cur, HWT_BACKWARD, &entry, 1, err);
-		if (rc == HWT_HIT)
-			*first = hwt_cursor_pos(cur);
-		hwt_cursor_free(cur);
-		if (rc < 0)
-			return rc;
-		if (rc != HWT_HIT)
-			return hwt_err_set(err, ENOENT, "'%s' was not entered in "
-					   "the recorded history", a->since);
-	}
 	return 0;
 }
 
@@ -173,7 +107,7 @@ static int dump_insns(const struct dump_args *a, const char *tid,
 		      struct hwt_err *err)
 {
 	uint64_t count = hwt_history_count(h), first, last;
-	int rc = dump_window(a, h, img, &first, &last, err);
+	int rc = cli_window_apply(&a->win, h, img, &first, &last, err);
 
 	if (rc)
 		return rc;
@@ -198,7 +132,7 @@ static int dump_calls(const struct dump_args *a, const char *tid,
 {
 	struct hwt_calls *calls;
 	uint64_t first, last;
-	int rc = dump_window(a, h, img, &first, &last, err);
+	int rc = cli_window_apply(&a->win, h, img, &first, &last, err);
 
 	if (rc)
 		return rc;
@@ -251,7 +185,7 @@ static int dump_ranges(const struct dump_args *a, const char *tid,
 {
 	struct hwt_item it, first = { 0 }, last = { 0 };
 	uint64_t from, to, n = 0;
-	int rc = dump_window(a, h, img, &from, &to, err);
+	int rc = cli_window_apply(&a->win, h, img, &from, &to, err);
 
 	if (rc)
 		return rc;

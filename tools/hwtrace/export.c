@@ -1,5 +1,7 @@
-/* export.c - `hwtrace export --lldb`: any x86-64 history as an LLDB
- * intel-pt bundle, so that stock LLDB's `trace load` opens it.
+/* export.c - `hwtrace export`: --lldb writes any x86-64 history as an
+ * LLDB intel-pt bundle, so that stock LLDB's `trace load` opens it;
+ * --chrome and --svg write the call history as pictures' sources
+ * (export_chrome.c, export_svg.c).
  *
  * Each thread's history is written as Intel PT with hwt_pt_encode, one
  * trace per thread, or with --per-cpu as per-cpu traces and context-switch
@@ -18,18 +20,34 @@
 
 static const char export_usage[] =
 	"usage: hwtrace export --lldb [--per-cpu [--cpus N] [--slice N]] -o OUTDIR PATH\n"
+	"       hwtrace export --chrome -o FILE PATH\n"
+	"       hwtrace export --svg -o FILE PATH\n"
 	"\n"
-	"  --lldb               write an LLDB intel-pt bundle (the only format)\n"
+	"  --lldb               write an LLDB intel-pt bundle\n"
+	"  --chrome             write the call history as Trace Event JSON, for\n"
+	"                       Perfetto (ui.perfetto.dev) and chrome://tracing\n"
+	"  --svg                write the call history as an SVG flame chart\n"
 	"  --per-cpu            per-cpu traces with perf context-switch records,\n"
 	"                       as LLDB's per-cpu tracing saves them, instead of\n"
 	"                       one trace per thread\n"
 	"  --cpus N             cpus the threads take turns on (default 2)\n"
 	"  --slice N            instructions a thread runs per turn (default 4096)\n"
 	"  -o, --output OUTDIR  the new bundle directory; must not exist\n"
+	"                       (--chrome, --svg: the file, replaced whole)\n"
+	"  -r, --range A,B      --chrome, --svg: items A to B of each thread\n"
+	"  -l, --last N         ... its newest N items\n"
+	"  -s, --since FUNC     ... from its most recent entry into FUNC\n"
 	"\n"
-	"PATH is an x86-64 bundle (hwtrace-sw, hwtrace-bts or intel-pt). Each\n"
-	"thread's history becomes Intel PT; modules are copied into OUTDIR.\n"
-	"Then: lldb -o 'trace load OUTDIR/trace.json'. See docs/lldb.md.\n";
+	"--lldb: PATH is an x86-64 bundle (hwtrace-sw, hwtrace-bts or intel-pt).\n"
+	"Each thread's history becomes Intel PT; modules are copied into OUTDIR.\n"
+	"Then: lldb -o 'trace load OUTDIR/trace.json'. See docs/lldb.md.\n"
+	"--chrome, --svg: PATH is any bundle or snapshot hwtrace dump reads.\n"
+	"\n"
+	"Examples:\n"
+	"  hwtrace export --lldb -o crash.lldb crash.bundle\n"
+	"  hwtrace export --chrome -o crash.json crash.bundle   # open in ui.perfetto.dev\n"
+	"  hwtrace export --svg -o crash.svg crash.bundle       # open in a browser\n"
+	"  hwtrace export --svg --since main -o main.svg crash.bundle\n";
 
 #define EXPORT_CPUS 2
 #define EXPORT_SLICE 4096
@@ -41,8 +59,12 @@ static const struct hwt_cpu_info export_cpu = {
 	.vendor = "GenuineIntel", .family = 6, .model = 0x55, .stepping = 4,
 };
 
+enum export_format { EXPORT_NONE, EXPORT_LLDB, EXPORT_CHROME, EXPORT_SVG };
+
 struct export_args {
 	const char *out, *path;
+	enum export_format format;
+	struct cli_window win;       /* --chrome, --svg */
 	bool per_cpu;
 	uint64_t cpus, slice;
 };
@@ -51,21 +73,38 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option longopts[] = {
 		{ "lldb", no_argument, NULL, 'L' },
+		{ "chrome", no_argument, NULL, 'J' },
+		{ "svg", no_argument, NULL, 'G' },
 		{ "per-cpu", no_argument, NULL, 'P' },
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "slice", required_argument, NULL, 'S' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "range", required_argument, NULL, 'r' },
+		{ "last", required_argument, NULL, 'l' },
+		{ "since", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool lldb = false;
-	int c;
+	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:r:l:s:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'r':
+		case 'l':
+		case 's':
+			if ((rc = cli_window_option(&a->win, "export", c, optarg)))
+				return rc;
+			break;
 		case 'L':
-			lldb = true;
+		case 'J':
+		case 'G':
+			if (a->format != EXPORT_NONE)
+				return cli_usage_error("export", "give one "
+						       "format: --lldb, --chrome "
+						       "or --svg");
+			a->format = c == 'L' ? EXPORT_LLDB :
+				    c == 'J' ? EXPORT_CHROME : EXPORT_SVG;
 			break;
 		case 'P':
 			a->per_cpu = true;
@@ -96,13 +135,22 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 			return cli_usage_error("export", "bad option");
 		}
 	}
-	if (!lldb)
-		return cli_usage_error("export", "give the format: --lldb");
+	if (a->format == EXPORT_NONE)
+		return cli_usage_error("export", "give the format: --lldb, "
+				       "--chrome or --svg");
+	if (a->per_cpu && a->format != EXPORT_LLDB)
+		return cli_usage_error("export", "--per-cpu is for --lldb");
+	if (a->format == EXPORT_LLDB &&
+	    (a->win.has_range || a->win.newest || a->win.since))
+		return cli_usage_error("export", "--range, --last and --since "
+				       "are for --chrome and --svg");
 	if ((a->cpus || a->slice) && !a->per_cpu)
 		return cli_usage_error("export", "--cpus and --slice are for "
 				       "--per-cpu");
 	if (!a->out)
-		return cli_usage_error("export", "give the output directory: -o OUTDIR");
+		return cli_usage_error("export", a->format == EXPORT_LLDB ?
+				       "give the output directory: -o OUTDIR" :
+				       "give the output file: -o FILE");
 	if (optind != argc - 1)
 		return cli_usage_error("export", optind >= argc ?
 				       "no bundle given" : "more than one bundle given");
@@ -250,7 +298,10 @@ int cmd_export(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc;
 	if (!(rc = hwt_bundle_read(a.path, &b, &err)))
-		rc = export_lldb(b, &a, &err);
+		rc = a.format == EXPORT_LLDB ? export_lldb(b, &a, &err) :
+		     a.format == EXPORT_CHROME ?
+		     export_chrome(b, a.path, &a.win, a.out, &err) :
+		     export_svg(b, a.path, &a.win, a.out, &err);
 	hwt_bundle_free(b);
 	return rc ? cli_fail(&err) : 0;
 }
