@@ -2,10 +2,13 @@
 # /usr/local, and DESTDIR as usual): the tools, the libraries as shared
 # objects with sonames beside the static ones, their public headers under
 # include/hwtrace/ and a pkg-config file each, the LLDB plugin, the GDB
-# Python extras and the Valgrind tool. The shared libraries are built from
+# Python extras, the Valgrind tool, the man pages and bash completion. The shared libraries are built from
 # the position-independent objects of $(O)/pic/ (`make shared`).
 
 VERSION     := $(shell cat VERSION)
+# The tools say it (--version).
+$(O)/tools/hwtrace/main.o $(O)/plugin/gdb/main.o: ALL_CFLAGS += -DHWT_VERSION='"$(VERSION)"'
+$(O)/tools/hwtrace/main.o $(O)/plugin/gdb/main.o: VERSION
 SOMAJOR     := $(firstword $(subst ., ,$(VERSION)))
 PREFIX      ?= /usr/local
 BINDIR      ?= $(PREFIX)/bin
@@ -13,6 +16,9 @@ LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
 DATADIR     ?= $(PREFIX)/share
 LIBEXECDIR  ?= $(PREFIX)/libexec
+MANDIR      ?= $(DATADIR)/man
+COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
+MAN_PAGES   := $(wildcard man/*.[1-9])
 
 SO_COMMON   := $(O)/libhwt-common.so.$(VERSION)
 SO_COLLECT  := $(O)/libhwt-collect.so.$(VERSION)
@@ -55,6 +61,13 @@ install: all shared
 		    $$pc >$(DESTDIR)$(LIBDIR)/pkgconfig/$$(basename $$pc .in) || exit 1; \
 	done
 	install -m 644 plugin/gdb/hwtrace.py $(DESTDIR)$(DATADIR)/hwtrace/gdb
+	for page in $(MAN_PAGES); do \
+		install -d $(DESTDIR)$(MANDIR)/man$${page##*.} && \
+		install -m 644 $$page $(DESTDIR)$(MANDIR)/man$${page##*.} || exit 1; \
+	done
+	install -d $(DESTDIR)$(COMPLETIONDIR)
+	install -m 644 completion/hwtrace.bash $(DESTDIR)$(COMPLETIONDIR)/hwtrace
+	install -m 644 completion/hwtrace.bash $(DESTDIR)$(COMPLETIONDIR)/hwt-server
 	@# Optional parts: installed when they were built.
 	if [ -f $(O)/libhwt-lldb.so ]; then \
 		install -d $(DESTDIR)$(LIBDIR)/hwtrace && \
@@ -73,6 +86,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/hwtrace/,$(notdir $(PUBLIC_HEADERS)))
 	rm -f $(DESTDIR)$(DATADIR)/hwtrace/gdb/hwtrace.py $(DESTDIR)$(LIBDIR)/hwtrace/libhwt-lldb.so
 	rm -rf $(DESTDIR)$(LIBEXECDIR)/hwtrace/valgrind
+	rm -f $(foreach p,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
+	rm -f $(DESTDIR)$(COMPLETIONDIR)/hwtrace $(DESTDIR)$(COMPLETIONDIR)/hwt-server
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/hwtrace $(DESTDIR)$(DATADIR)/hwtrace/gdb \
 		$(DESTDIR)$(DATADIR)/hwtrace $(DESTDIR)$(LIBDIR)/hwtrace \
 		$(DESTDIR)$(LIBEXECDIR)/hwtrace 2>/dev/null

@@ -32,7 +32,13 @@ static const char USAGE[] =
 	"When GDB disconnects the program stays stopped, with its trace, for the\n"
 	"next connection; with --once, or when GDB detaches, kills it or says\n"
 	"monitor exit, the server exits, killing a process it started and\n"
-	"letting an attached one go.\n";
+	"letting an attached one go.\n"
+	"\n"
+	"Examples:\n"
+	"  hwt-server --listen 127.0.0.1:1234 -- ./myprog args\n"
+	"  hwt-server --listen 127.0.0.1:1234 --record -- ./myprog   # reverse from launch\n"
+	"  hwt-server --listen unix:/tmp/hwt.sock --core crash.bundle/core --bundle crash.bundle\n"
+	"  gdb ./myprog -ex 'target remote 127.0.0.1:1234'\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -54,6 +60,7 @@ int main(int argc, char **argv)
 		{ "once", no_argument, NULL, 'o' },
 		{ "record", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	const char *listen_spec = NULL, *bundle = NULL, *core = NULL;
@@ -82,6 +89,7 @@ int main(int argc, char **argv)
 						   "not %s", optarg);
 			break;
 		case 'h': fputs(USAGE, stdout); return 0;
+		case 'V': puts("hwt-server " HWT_VERSION); return 0;
 		default:
 			return usage_error("unknown option or missing argument: %s",
 					   argv[optind - 1]);

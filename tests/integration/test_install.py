@@ -64,13 +64,23 @@ def main():
         root = dest + PREFIX
         want = ['bin/hwtrace', 'bin/hwt-server', 'include/hwtrace/hwt-common.h',
                 'include/hwtrace/hwt-collect.h', 'include/hwtrace/hwt-replay.h',
-                'share/hwtrace/gdb/hwtrace.py']
+                'share/hwtrace/gdb/hwtrace.py', 'share/man/man1/hwtrace.1',
+                'share/man/man1/hwt-server.1', 'share/man/man5/hwtrace-bundle.5',
+                'share/man/man4/hwtrace.4',
+                'share/bash-completion/completions/hwtrace',
+                'share/bash-completion/completions/hwt-server']
         for lib in ('common', 'collect', 'replay'):
             want += [f'lib/libhwt-{lib}.a', f'lib/libhwt-{lib}.so',
                      f'lib/libhwt-{lib}.so.0', f'lib/pkgconfig/hwt-{lib}.pc']
         missing = [w for w in want if not os.path.exists(os.path.join(root, w))]
-        report('the tools, libraries, headers, pkg-config files and GDB extras are '
-               'installed under PREFIX', not missing, f'missing {missing}')
+        report('the tools, libraries, headers, pkg-config files, GDB extras, man '
+               'pages and bash completion are installed under PREFIX', not missing,
+               f'missing {missing}')
+        man = subprocess.run(['man', '-w', 'hwtrace-bundle'], capture_output=True,
+                             text=True, env=dict(os.environ, MANPATH=os.path.join(
+                                 root, 'share', 'man')))
+        report('man finds the installed pages through MANPATH',
+               man.returncode == 0 and man.stdout.startswith(root), man.stdout + man.stderr)
         names = {lib: soname(os.path.realpath(os.path.join(root, f'lib/libhwt-{lib}.so')))
                  for lib in ('common', 'collect', 'replay')}
         report('each shared library carries its soname',

@@ -26,7 +26,12 @@ static const char dump_usage[] =
 	"      --tsv            tab-separated output (docs/cli.md)\n"
 	"\n"
 	"PATH is a bundle directory, its trace.json, or a CoreSight snapshot\n"
-	"directory (TID is then the trace ID, e.g. 0x10).\n";
+	"directory (TID is then the trace ID, e.g. 0x10).\n"
+	"\n"
+	"Examples:\n"
+	"  hwtrace dump --insn --last 30 crash.bundle\n"
+	"  hwtrace dump --calls --since main crash.bundle\n"
+	"  hwtrace dump --insn --thread 4242 --tsv crash.bundle\n";
 
 enum dump_what { DUMP_NONE, DUMP_INSN, DUMP_CALLS, DUMP_RANGES };
 

@@ -10,7 +10,10 @@ static const char info_usage[] =
 	"usage: hwtrace info PATH\n"
 	"\n"
 	"Show a bundle's format, cpu, how the program ended, each thread's\n"
-	"recorded and lost instructions, its modules and its core.\n";
+	"recorded and lost instructions, its modules and its core.\n"
+	"\n"
+	"Example:\n"
+	"  hwtrace info crash.bundle\n";
 
 int cmd_info(int argc, char **argv)
 {

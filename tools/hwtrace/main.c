@@ -24,8 +24,17 @@ static const char usage[] =
 	"  backends\n"
 	"         each recording backend and whether it works on this machine\n"
 	"\n"
+	"  --version\n"
+	"         print hwtrace's version\n"
+	"\n"
 	"PATH is a bundle directory or its trace.json. `hwtrace COMMAND --help`\n"
-	"describes each command; docs/ has the details.\n";
+	"describes each command, with examples; hwtrace(1) and docs/ have the\n"
+	"details.\n"
+	"\n"
+	"Examples:\n"
+	"  hwtrace record -o crash.bundle -- ./myprog args\n"
+	"  hwtrace dump --calls --since main crash.bundle\n"
+	"  hwt-server --listen 127.0.0.1:1234 --bundle crash.bundle\n";
 
 int cli_fail(const struct hwt_err *err)
 {
@@ -93,6 +102,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts("hwtrace " HWT_VERSION);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

@@ -42,7 +42,12 @@ static const char record_usage[] =
 	"      --block-step     module backend: one record per taken branch\n"
 	"                       where the cpu honours block-step (expanded with\n"
 	"                       the program's code on replay)\n"
-	"  -q, --quiet          no summary on stderr\n";
+	"  -q, --quiet          no summary on stderr\n"
+	"\n"
+	"Examples:\n"
+	"  hwtrace record -o crash.bundle -- ./myprog --flag input\n"
+	"  hwtrace record --backend valgrind -- python3 -c pass\n"
+	"  hwtrace record --size 64M --backend ptrace -- ./myprog\n";
 
 /* The usage text, then the registered backends: the list comes from the
  * collector library so it never goes stale. */
