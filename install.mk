@@ -2,7 +2,10 @@
 # /usr/local, and DESTDIR as usual): the tools, the libraries as shared
 # objects with sonames beside the static ones, their public headers under
 # include/hwtrace/ and a pkg-config file each, the LLDB plugin, the GDB
-# Python extras, the Valgrind tool, the man pages and bash completion. The shared libraries are built from
+# Python extras, the Valgrind tool, the man pages and bash completion;
+# and the kernel module's source with its dkms.conf in
+# /usr/src/hwtrace-VERSION (DKMS_SRC), where `dkms install` finds it
+# (`make install-dkms` alone installs only that). The shared libraries are built from
 # the position-independent objects of $(O)/pic/ (`make shared`).
 
 VERSION     := $(shell cat VERSION)
@@ -19,6 +22,8 @@ LIBEXECDIR  ?= $(PREFIX)/libexec
 MANDIR      ?= $(DATADIR)/man
 COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 MAN_PAGES   := $(wildcard man/*.[1-9])
+DKMS_SRC    ?= /usr/src/hwtrace-$(VERSION)
+MODULE_SRC  := $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild kernel/Makefile
 
 SO_COMMON   := $(O)/libhwt-common.so.$(VERSION)
 SO_COLLECT  := $(O)/libhwt-collect.so.$(VERSION)
@@ -28,7 +33,7 @@ PC_IN       := $(wildcard pkgconfig/*.pc.in)
 PUBLIC_HEADERS := common/hwt-common.h collect/hwt-collect.h replay/hwt-replay.h
 pic = $(patsubst %.c,$(O)/pic/%.o,$(1))
 
-.PHONY: shared install uninstall
+.PHONY: shared install install-dkms uninstall
 
 shared: $(SHARED_LIBS)
 
@@ -43,7 +48,13 @@ $(SO_COLLECT): $(call pic,$(COLLECT_SRC)) $(SO_COMMON)
 $(SO_REPLAY): $(call pic,$(REPLAY_SRC)) $(SO_COMMON)
 	$(so_link) $^ $(EXT_REPLAY)
 
-install: all shared
+install-dkms:
+	install -d $(DESTDIR)$(DKMS_SRC)/uapi
+	install -m 644 $(MODULE_SRC) $(DESTDIR)$(DKMS_SRC)
+	install -m 644 kernel/uapi/hwtrace.h $(DESTDIR)$(DKMS_SRC)/uapi
+	sed 's|@VERSION@|$(VERSION)|g' kernel/dkms.conf.in >$(DESTDIR)$(DKMS_SRC)/dkms.conf
+
+install: all shared install-dkms
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR)/hwtrace $(DESTDIR)$(DATADIR)/hwtrace/gdb
 	install -m 755 $(HWTRACE) $(HWT_SERVER) $(DESTDIR)$(BINDIR)
@@ -88,6 +99,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(LIBEXECDIR)/hwtrace/valgrind
 	rm -f $(foreach p,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 	rm -f $(DESTDIR)$(COMPLETIONDIR)/hwtrace $(DESTDIR)$(COMPLETIONDIR)/hwt-server
+	rm -rf $(DESTDIR)$(DKMS_SRC)
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/hwtrace $(DESTDIR)$(DATADIR)/hwtrace/gdb \
 		$(DESTDIR)$(DATADIR)/hwtrace $(DESTDIR)$(LIBDIR)/hwtrace \
 		$(DESTDIR)$(LIBEXECDIR)/hwtrace 2>/dev/null

@@ -31,12 +31,16 @@ HDR=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1)
 [ -n "$HDR" ] || skip "linux-headers-amd64 not installed"
 KVER=${HDR#/usr/src/linux-headers-}
 
-# The module, built outside the source tree.
-rm -rf "$B/mod"
-mkdir -p "$B/mod"
-cp -r "$SRC/kernel/." "$B/mod/"
-rm -f "$B/mod/build.mk"
-make -s -C "$HDR" M="$B/mod" modules >"$B/mod.log" 2>&1 ||
+# The module, built once from the source tree `make install` gives DKMS
+# (/usr/src/hwtrace-VERSION, here under a DESTDIR), with its dkms.conf's
+# command: what `dkms install` runs for every installed kernel.
+rm -rf "$B/mod" "$B/dkms"
+make -s -C "$SRC" install-dkms DESTDIR="$B/dkms" >"$B/mod.log" 2>&1 ||
+	{ cat "$B/mod.log"; die "installing the module's source for DKMS failed"; }
+mv "$B/dkms/usr/src/hwtrace-$(cat "$SRC/VERSION")" "$B/mod"
+grep -q '^MAKE\[0\]="make KDIR=${kernel_source_dir} modules"$' "$B/mod/dkms.conf" ||
+	die "dkms.conf does not build with make KDIR=... modules"
+make -s -C "$B/mod" KDIR="$HDR" modules >"$B/mod.log" 2>&1 ||
 	{ cat "$B/mod.log"; die "module build failed"; }
 grep -q "warning:" "$B/mod.log" && { cat "$B/mod.log"; die "module build warnings"; }
 

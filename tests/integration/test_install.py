@@ -81,6 +81,16 @@ def main():
                                  root, 'share', 'man')))
         report('man finds the installed pages through MANPATH',
                man.returncode == 0 and man.stdout.startswith(root), man.stdout + man.stderr)
+        version = open(os.path.join(TOP, 'VERSION')).read().strip()
+        dkms = os.path.join(dest, 'usr', 'src', f'hwtrace-{version}')
+        conf = open(os.path.join(dkms, 'dkms.conf')).read() \
+            if os.path.exists(os.path.join(dkms, 'dkms.conf')) else ''
+        report('the module\'s source and its dkms.conf are in /usr/src/hwtrace-VERSION '
+               '(the qemu suite builds the module from that tree)',
+               f'PACKAGE_VERSION="{version}"' in conf and
+               os.path.exists(os.path.join(dkms, 'Kbuild')) and
+               os.path.exists(os.path.join(dkms, 'uapi', 'hwtrace.h')) and
+               os.path.exists(os.path.join(dkms, 'hwt_dev.c')), conf[:300])
         names = {lib: soname(os.path.realpath(os.path.join(root, f'lib/libhwt-{lib}.so')))
                  for lib in ('common', 'collect', 'replay')}
         report('each shared library carries its soname',
