@@ -9,6 +9,7 @@ libzydis-dev libcapstone-dev libelf-dev libdw-dev libjson-c-dev libzstd-dev
 libopencsd-dev libopencsd-bin
 libipt-dev
 valgrind librsvg2-bin
+debhelper dh-dkms dpkg-dev
 lldb-22 liblldb-22-dev python3-lldb-22
 clang libclang-rt-14-dev
 qemu-system-x86 busybox-static cpio linux-headers-amd64"
