@@ -42,6 +42,19 @@ int export_per_cpu(const struct hwt_bundle *b, struct hwt_image *img,
 		   uint64_t slice, const char *staging, struct hwt_bundle *o,
 		   struct hwt_err *err);
 
+/* progress.c: a progress line on stderr while a long step runs, when
+ * allowed and stderr is a terminal. */
+struct cli_progress {
+	const char *what;
+	uint64_t total;              /* 0: unknown, a count is shown */
+	bool on, shown;
+	double last;
+};
+void cli_progress_begin(struct cli_progress *p, const char *what,
+			uint64_t total, bool allowed);
+void cli_progress_step(struct cli_progress *p, uint64_t done);
+void cli_progress_end(struct cli_progress *p);
+
 /* output.c: write path whole (a temporary file renamed over it). */
 int cli_write_file(const char *path, const void *data, size_t len,
 		   struct hwt_err *err);

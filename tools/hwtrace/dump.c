@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "hwt-replay.h"
@@ -113,21 +114,29 @@ static int dump_insns(const struct dump_args *a, const char *tid,
 {
 	uint64_t count = hwt_history_count(h), first, last;
 	int rc = cli_window_apply(&a->win, h, img, &first, &last, err);
+	struct cli_progress pr;
 
 	if (rc)
 		return rc;
 	if (!a->tsv)
 		printf("Thread %s (%" PRIu64 " items):\n", tid, count);
+	/* Only when the history goes elsewhere than the terminal. */
+	cli_progress_begin(&pr, "hwtrace dump: decoding", last - first + 1,
+			   !isatty(STDOUT_FILENO));
 	for (uint64_t i = first; i <= last; i++) {
 		struct hwt_item it;
 
-		if ((rc = hwt_history_get(h, i, &it, err)))
+		cli_progress_step(&pr, i - first);
+		if ((rc = hwt_history_get(h, i, &it, err))) {
+			cli_progress_end(&pr);
 			return rc;
+		}
 		/* A line longer than the buffer (a huge symbol name) is
 		 * printed cut short rather than not at all. */
 		hwt_format_item(img, tid, &it, a->tsv, line, sizeof(line));
 		puts(line);
 	}
+	cli_progress_end(&pr);
 	return 0;
 }
 

@@ -158,6 +158,7 @@ int flame_set_build(const struct hwt_bundle *b, struct hwt_image *img,
 		    struct hwt_err *err)
 {
 	struct hwt_err skipped = { 0 };
+	struct cli_progress pr;
 	char name[64];
 	int rc = 0;
 
@@ -166,10 +167,13 @@ int flame_set_build(const struct hwt_bundle *b, struct hwt_image *img,
 	th->thread = calloc(b->nthreads + 1, sizeof(*th->thread));
 	if (!th->h || !th->f || !th->thread)
 		return hwt_err_set(err, ENOMEM, "out of memory");
+	cli_progress_begin(&pr, "hwtrace export: threads decoded", b->nthreads,
+			   true);
 	for (size_t t = 0; t < b->nthreads && !rc; t++) {
 		struct hwt_history *h;
 		uint64_t first, last;
 
+		cli_progress_step(&pr, t);
 		hwt_bundle_thread_name(b, t, name, sizeof(name));
 		if ((rc = hwt_history_open(b, t, img, &h, err))) {
 			hwt_err_prefix(err, "thread %s: ", name);
@@ -199,6 +203,7 @@ int flame_set_build(const struct hwt_bundle *b, struct hwt_image *img,
 				m->what = it.gap_reason;
 		}
 	}
+	cli_progress_end(&pr);
 	if (!rc && !th->n && b->nthreads) {
 		*err = skipped;     /* why the last thread was left out */
 		rc = -ENOENT;

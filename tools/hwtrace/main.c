@@ -65,7 +65,7 @@ static int cmd_backends(int argc, char **argv)
 			puts("usage: hwtrace backends\n\nList the recording "
 			     "backends in order of preference, each with\n"
 			     "\"available\" or why it cannot record on this "
-			     "machine.");
+			     "machine.\n\nExample:\n  hwtrace backends");
 			return 0;
 		}
 		return cli_usage_error("backends", "unexpected argument '%s'",

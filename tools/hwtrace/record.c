@@ -149,6 +149,44 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
+/* Interruption (^C, SIGTERM, SIGHUP). While the program runs, the signal
+ * is the program's: a terminal sends it to the program too, and one sent
+ * to hwtrace alone is passed on to it, so the program ends as it would
+ * and its recording, that end included, is written. Once it has ended, a
+ * signal stops the writing: the staged bundle is removed, leaving no
+ * bundle rather than a partial one. */
+static volatile sig_atomic_t writing, stop_writing;
+static volatile pid_t program;
+
+static void on_interrupt(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (writing)
+		stop_writing = sig;
+	else if (si->si_code == SI_USER && si->si_pid != program && program > 0)
+		kill(program, sig);
+}
+
+static void catch_interrupts(pid_t pid)
+{
+	struct sigaction sa = { .sa_sigaction = on_interrupt,
+				.sa_flags = SA_SIGINFO };
+
+	program = pid;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int interrupted(struct hwt_err *err)
+{
+	return stop_writing ? hwt_err_set(err, EINTR, "interrupted by %s "
+					  "while writing the bundle: none was "
+					  "written", strsignal(stop_writing))
+			    : 0;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -249,7 +287,10 @@ int cmd_record(int argc, char **argv)
 	/* Fail before running the program if the bundle cannot be written. */
 	if ((rc = hwt_bundle_stage_begin(outdir, &staging, &err)))
 		goto out;
-	if ((rc = hwt_collect_run(col, &end, &err)))
+	catch_interrupts(hwt_collect_pid(col));
+	rc = hwt_collect_run(col, &end, &err);
+	writing = 1;
+	if (rc)
 		goto out;
 	if (hwt_collect_warning(col))
 		fprintf(stderr, "hwtrace: warning: %s\n", hwt_collect_warning(col));
@@ -264,7 +305,7 @@ int cmd_record(int argc, char **argv)
 		}
 		rc = hwt_collect_write_core(col, core_path, &err);
 		free(core_path);
-		if (rc)
+		if (rc || (rc = interrupted(&err)))
 			goto out;
 		b.core = "core";
 	}
@@ -273,20 +314,21 @@ int cmd_record(int argc, char **argv)
 	b.stop_signal = end.signal;
 	b.stop_note = (char *)hwt_collect_warning(col);
 	if ((rc = hwt_collect_stage(staging, col, NULL, 0, a.copy_modules,
-				    &b, &err)))
+				    &b, &err)) || (rc = interrupted(&err)))
 		goto out;
 	if (end.reason == HWT_STOP_FAULT &&
 	    (rc = hwt_collect_finish(col, &end, &err)))
 		goto out;
 	status = exit_code(&end);
-	if ((rc = hwt_bundle_stage_commit(staging, outdir, &b, &err)))
+	if ((rc = interrupted(&err)) ||
+	    (rc = hwt_bundle_stage_commit(staging, outdir, &b, &err)))
 		goto out;
 	if (!a.quiet)
 		summary(outdir, &b, &end, a.opts.block_step);
 out:
 	if (rc) {
 		cli_fail(&err);
-		status = HWT_EXIT_ERROR;
+		status = stop_writing ? 128 + stop_writing : HWT_EXIT_ERROR;
 		if (staging)
 			hwt_bundle_stage_abort(staging);
 	}
