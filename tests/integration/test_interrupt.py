@@ -3,8 +3,9 @@
 group) ends the program as it would end it, and the recording of that
 end is written; SIGTERM to hwtrace alone is passed on to the program, with
 the same result; a signal while the bundle is being written leaves either
-the whole bundle or none. Never a partial bundle, never a staging
-directory left behind."""
+the whole bundle or none. Interrupting hwtrace export of a large history
+(seconds of work) ends it at once with nothing written. Never a partial
+bundle or file, never a staging directory or temporary file left."""
 import glob
 import os
 import signal
@@ -85,7 +86,34 @@ def main():
                'directory', ok and not left and rc == 130 and
                (exists or 'none was written' in err),
                f'exit {rc}, exists {exists}, left {left}: {err[-300:]} {info[-300:]}')
+        export_interrupts(hwtrace, tmp)
     return exit_status()
+
+
+def export_interrupts(hwtrace, tmp):
+    """python3 -c pass on Valgrind's cpu: tens of millions of instructions,
+    seconds to export; ^C a second in."""
+    bundle = os.path.join(tmp, 'python.bundle')
+    p = subprocess.run([hwtrace, 'record', '-q', '--backend', 'valgrind', '-o', bundle,
+                        '--', 'python3', '-c', 'pass'], capture_output=True, text=True,
+                       timeout=600)
+    if not os.path.exists(bundle):
+        print(f'SKIP export interrupts: no large recording here (valgrind backend: '
+              f'{p.stderr.strip()[-200:]})')
+        return
+    for fmt, out in (('--svg', os.path.join(tmp, 'py.svg')),
+                     ('--lldb', os.path.join(tmp, 'py.lldb'))):
+        proc = subprocess.Popen([hwtrace, 'export', fmt, '-o', out, bundle],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=120)
+        waited = time.monotonic() - t0
+        left = glob.glob(out + '*')
+        report(f'^C during export {fmt}: it ends at once (exit 130) and leaves '
+               'nothing, temporary files included', rc == 130 and not left and
+               waited < 2, f'exit {rc} after {waited:.1f} s, left {left}')
 
 
 if __name__ == '__main__':

@@ -55,6 +55,11 @@ void cli_progress_begin(struct cli_progress *p, const char *what,
 void cli_progress_step(struct cli_progress *p, uint64_t done);
 void cli_progress_end(struct cli_progress *p);
 
+/* output.c: from here on ^C, SIGTERM and SIGHUP remove what is being
+ * written (cli_write_file's temporary file, the staging directory named
+ * by cli_pending_dir; NULL: none) and end the command with 128+N. */
+void cli_catch_interrupts(void);
+void cli_pending_dir(const char *dir);
 /* output.c: write path whole (a temporary file renamed over it). */
 int cli_write_file(const char *path, const void *data, size_t len,
 		   struct hwt_err *err);

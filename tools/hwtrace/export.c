@@ -266,6 +266,7 @@ static int export_lldb(const struct hwt_bundle *b,
 	    (rc = hwt_image_add_bundle(img, b, err)) ||
 	    (rc = hwt_bundle_stage_begin(a->out, &staging, err)))
 		goto out;
+	cli_pending_dir(staging);
 	if (a->per_cpu)
 		rc = export_per_cpu(b, img, &export_cpu,
 				    a->cpus ? a->cpus : EXPORT_CPUS,
@@ -279,6 +280,7 @@ static int export_lldb(const struct hwt_bundle *b,
 				   err);
 	if (!rc)
 		rc = hwt_bundle_stage_commit(staging, a->out, o, err);
+	cli_pending_dir(NULL);
 	if (rc)
 		hwt_bundle_stage_abort(staging);
 out:
@@ -297,6 +299,8 @@ int cmd_export(int argc, char **argv)
 
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc;
+	/* An interruption removes what is half written (output.c). */
+	cli_catch_interrupts();
 	if (!(rc = hwt_bundle_read(a.path, &b, &err)))
 		rc = a.format == EXPORT_LLDB ? export_lldb(b, &a, &err) :
 		     a.format == EXPORT_CHROME ?
