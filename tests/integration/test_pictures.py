@@ -159,6 +159,21 @@ def main():
             report('demo_crash: the fault is an instant event at the end',
                    len(faults) == 1 and 'Segmentation' in faults[0]['args']['reason'],
                    f'{faults}')
+        if 'demo_crash' in bundles and selected('chrome'):
+            # A per-cpu LLDB export carries TSC in every PSB and perf's
+            # conversion: its activations are timed by the trace.
+            pc = os.path.join(tmp, 'per-cpu')
+            p = run([hwtrace, 'export', '--lldb', '--per-cpu', '-o', pc,
+                     bundles['demo_crash']])
+            out = os.path.join(tmp, 'per-cpu.json')
+            q = run([hwtrace, 'export', '--chrome', '-o', out, pc])
+            doc = json.load(open(out)) if q.returncode == 0 else {}
+            xs = [e for e in doc.get('traceEvents', []) if e.get('ph') == 'X']
+            report('a trace with TSC: --chrome times the events by it, converted to '
+                   'ns, and says so', p.returncode == 0 and xs and
+                   'TSC' in doc['otherData']['clock'] and
+                   min(e['ts'] for e in xs) > 1e6 and nested(xs),
+                   f'{p.stderr}{q.stderr} {doc.get("otherData")}')
         if 'threads4' in bundles and selected('chrome'):
             doc = chrome_checks(hwtrace, bundles['threads4'], tmp, 'threads4')
             tids = {e['tid'] for e in (doc or {}).get('traceEvents', []) if e['ph'] == 'X'}
