@@ -23,7 +23,8 @@ COMMON_SRC  := $(wildcard common/*.c)
 COLLECT_SRC := $(wildcard collect/*.c collect/*/*.c)
 REPLAY_SRC  := $(wildcard replay/*.c)
 HWTRACE_SRC := $(wildcard tools/hwtrace/*.c)
-HWT_SERVER_SRC := $(wildcard plugin/gdb/*.c)
+# The server shows progress as hwtrace does (tools/hwtrace/progress.c).
+HWT_SERVER_SRC := $(wildcard plugin/gdb/*.c) tools/hwtrace/progress.c
 UNIT_SRC    := $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c)
 PROG_SRC    := $(wildcard tests/programs/*.c)
 
@@ -80,6 +81,7 @@ $(LIB_REPLAY): $(call obj,$(REPLAY_SRC))
 $(HWTRACE): $(call obj,$(HWTRACE_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 
+$(O)/plugin/gdb/%.o: ALL_CFLAGS += -Itools/hwtrace
 $(HWT_SERVER): $(call obj,$(HWT_SERVER_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 

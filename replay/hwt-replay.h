@@ -208,6 +208,10 @@ struct hwt_pt_encode_opts {
 	uint64_t tsc;             /* not 0: the TSC every PSB+ carries, below
 				   * 2^56 (a per-cpu trace's stretch of one
 				   * thread, hwt_pt_switch_record) */
+	/* Called every 65536 items and at the end with the items encoded
+	 * and their count, for a caller that shows progress; NULL: none. */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 /* Items first..last (0, 0: all) of an x86-64 history as an Intel PT

@@ -265,7 +265,8 @@ static int transfer(struct enc *x, const struct hwt_item *insn,
 }
 
 static int encode(struct enc *x, struct hwt_history *h, uint64_t first,
-		  uint64_t last, struct hwt_err *err)
+		  uint64_t last, const struct hwt_pt_encode_opts *o,
+		  struct hwt_err *err)
 {
 	struct hwt_item prev = { 0 }, it;
 	bool on = false, gap = false;
@@ -274,6 +275,8 @@ static int encode(struct enc *x, struct hwt_history *h, uint64_t first,
 
 	rc = put_psb(x, false, 0);
 	for (uint64_t i = first; i <= last && !rc; i++) {
+		if (o->progress && !((i - first) & 0xffff))
+			o->progress(o->progress_ctx, i - first, last - first + 1);
 		rc = hwt_history_get(h, i, &it, err);
 		if (rc)
 			return rc;
@@ -373,7 +376,9 @@ int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
 				 "family %d model %d)", x->cfg.cpu.family,
 				 x->cfg.cpu.model);
 	else
-		rc = encode(x, h, first, last, err);
+		rc = encode(x, h, first, last, &o, err);
+	if (!rc && o.progress)
+		o.progress(o.progress_ctx, last - first + 1, last - first + 1);
 	if (!rc) {
 		*out = x->out;
 		*size = x->n;

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "server.h"
 #include "array.h"
 
@@ -214,15 +215,22 @@ static int build_pt_doc(struct server *s, struct srv_thread *t,
 			size_t *outlen, struct hwt_err *err)
 {
 	static const char hex[] = "0123456789abcdef";
-	HWT_OPTS(hwt_pt_encode_opts, opts, .cpu = pt_cpu(s));
+	struct cli_progress pr;
+	HWT_OPTS(hwt_pt_encode_opts, opts, .cpu = pt_cpu(s),
+		 .progress = cli_progress_report, .progress_ctx = &pr);
 	uint8_t *pt = NULL;
 	size_t ptsize = 0, cap, len;
 	char *doc;
 	int rc;
 
+	/* Millions of instructions take seconds: a line on the server's
+	 * terminal says how far it is. */
+	cli_progress_begin(&pr, "hwt-server: encoding the history for GDB", 0,
+			   true);
 	/* The configured buffer bounds a trace GDB started, as for BTS. */
 	rc = encode_pt(s, h, first, t->whole_life ? 0 : s->pt_size, &opts,
 		       &pt, &ptsize, err);
+	cli_progress_end(&pr);
 	if (rc)
 		return rc;
 	/* Markup under 256 bytes, two hex digits per byte. */

@@ -3,6 +3,7 @@
 #define HWT_CLI_H
 
 #include "hwt-common.h"
+#include "progress.h"
 
 /* Exit codes besides the traced program's own status (record). */
 #define HWT_EXIT_USAGE 2
@@ -42,18 +43,6 @@ int export_per_cpu(const struct hwt_bundle *b, struct hwt_image *img,
 		   uint64_t slice, const char *staging, struct hwt_bundle *o,
 		   struct hwt_err *err);
 
-/* progress.c: a progress line on stderr while a long step runs, when
- * allowed and stderr is a terminal. */
-struct cli_progress {
-	const char *what;
-	uint64_t total;              /* 0: unknown, a count is shown */
-	bool on, shown;
-	double last;
-};
-void cli_progress_begin(struct cli_progress *p, const char *what,
-			uint64_t total, bool allowed);
-void cli_progress_step(struct cli_progress *p, uint64_t done);
-void cli_progress_end(struct cli_progress *p);
 
 /* output.c: from here on ^C, SIGTERM and SIGHUP remove what is being
  * written (cli_write_file's temporary file, the staging directory named

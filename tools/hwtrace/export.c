@@ -177,7 +177,9 @@ static int export_thread(const struct hwt_bundle *b, size_t t,
 			 struct hwt_image *img, const char *staging,
 			 struct hwt_bundle_thread *ot, struct hwt_err *err)
 {
-	const HWT_OPTS(hwt_pt_encode_opts, opts, .cpu = export_cpu);
+	struct cli_progress pr;
+	const HWT_OPTS(hwt_pt_encode_opts, opts, .cpu = export_cpu,
+		       .progress = cli_progress_report, .progress_ctx = &pr);
 	struct hwt_history *h;
 	uint8_t *pt = NULL;
 	size_t size = 0;
@@ -195,8 +197,10 @@ static int export_thread(const struct hwt_bundle *b, size_t t,
 	}
 	/* An empty history has nothing to encode; LLDB reads an empty trace
 	 * file as a thread without instructions. */
+	cli_progress_begin(&pr, "hwtrace export: encoding", 0, true);
 	if (hwt_history_count(h))
 		rc = hwt_pt_encode(h, img, 0, 0, &opts, &pt, &size, err);
+	cli_progress_end(&pr);
 	hwt_history_free(h);
 	if (!rc)
 		rc = hwt_bundle_stage_write(staging, ot->trace_file, pt, size, err);

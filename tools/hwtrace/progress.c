@@ -1,12 +1,12 @@
-/* progress.c - how far a long command is, on a terminal: a line on
- * stderr rewritten in place (at most ten times a second), only when
- * stderr is a terminal, erased when the work is done. Output that goes to
- * files or pipes never sees it. */
+/* progress.c - how far a long step is, on a terminal: a line on stderr
+ * rewritten in place (at most ten times a second), only when stderr is a
+ * terminal, erased when the work is done. Output that goes to files or
+ * pipes never sees it. */
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "progress.h"
 
 static double now(void)
 {
@@ -43,9 +43,26 @@ void cli_progress_step(struct cli_progress *p, uint64_t done)
 	fflush(stderr);
 }
 
+void cli_progress_show(struct cli_progress *p)
+{
+	if (!p->on)
+		return;
+	fprintf(stderr, "\r%s...", p->what);
+	fflush(stderr);
+	p->shown = true;
+}
+
 void cli_progress_end(struct cli_progress *p)
 {
 	if (p->shown)
 		fputs("\r\033[K", stderr);
 	p->shown = false;
+}
+
+void cli_progress_report(void *ctx, uint64_t done, uint64_t total)
+{
+	struct cli_progress *p = ctx;
+
+	p->total = total;
+	cli_progress_step(p, done);
 }

@@ -257,6 +257,7 @@ int cmd_record(int argc, char **argv)
 	struct hwt_collect_end end = { 0 };
 	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_SW };
 	struct hwt_err err = { 0 };
+	struct cli_progress pr = { 0 };
 	char *staging = NULL, *outdir = NULL;
 	int rc, status = HWT_EXIT_ERROR;
 
@@ -292,6 +293,11 @@ int cmd_record(int argc, char **argv)
 	writing = 1;
 	if (rc)
 		goto out;
+	/* The program is done with the terminal: compressing the traces and
+	 * copying the modules can take a while. */
+	cli_progress_begin(&pr, "hwtrace record: writing the bundle", 0,
+			   !a.quiet);
+	cli_progress_show(&pr);
 	if (hwt_collect_warning(col))
 		fprintf(stderr, "hwtrace: warning: %s\n", hwt_collect_warning(col));
 	if (end.reason == HWT_STOP_FAULT) {
@@ -323,9 +329,11 @@ int cmd_record(int argc, char **argv)
 	if ((rc = interrupted(&err)) ||
 	    (rc = hwt_bundle_stage_commit(staging, outdir, &b, &err)))
 		goto out;
+	cli_progress_end(&pr);
 	if (!a.quiet)
 		summary(outdir, &b, &end, a.opts.block_step);
 out:
+	cli_progress_end(&pr);
 	if (rc) {
 		cli_fail(&err);
 		status = stop_writing ? 128 + stop_writing : HWT_EXIT_ERROR;

@@ -347,6 +347,42 @@ static void tsc(struct hwt_history *sw, struct hwt_image *img)
 }
 
 /* The hwt-sw history of prog against its PT round trip. */
+/* The progress callback: from 0 every 65536 items, monotonic, ending
+ * with every item encoded. */
+struct seen {
+	uint64_t calls, last, total;
+	bool monotonic;
+};
+
+static void note(void *ctx, uint64_t done, uint64_t total)
+{
+	struct seen *s = ctx;
+
+	s->monotonic &= s->calls == 0 ? done == 0 : done > s->last;
+	s->calls++;
+	s->last = done;
+	s->total = total;
+}
+
+static void progress(struct hwt_history *h, struct hwt_image *img)
+{
+	struct seen s = { .monotonic = true };
+	HWT_OPTS(hwt_pt_encode_opts, opts, .progress = note, .progress_ctx = &s);
+	struct hwt_err err = { 0 };
+	uint64_t n = hwt_history_count(h);
+	uint8_t *pt = NULL;
+	size_t size = 0;
+	int rc = hwt_pt_encode(h, img, 0, 0, &opts, &pt, &size, &err);
+
+	CHECK("pt progress: reported from 0 every 65536 items to the end",
+	      rc == 0 && s.monotonic && s.calls == (n + 65535) / 65536 + 1 &&
+	      s.last == n && s.total == n, "rc %d: %llu calls for %llu items, "
+	      "last %llu of %llu (%s)", rc, (unsigned long long)s.calls,
+	      (unsigned long long)n, (unsigned long long)s.last,
+	      (unsigned long long)s.total, err.msg);
+	free(pt);
+}
+
 static void round_trip(const char *prog, const char *tmp)
 {
 	char dir[PATH_MAX + 64], name[128];
@@ -473,6 +509,7 @@ static void round_trip(const char *prog, const char *tmp)
 	if (!strcmp(prog, "signal")) {
 		gaps(h, img);
 		tsc(h, img);
+		progress(h, img);
 	}
 out:
 	free(d.addr);
