@@ -9,7 +9,10 @@
  * converted to nanoseconds with perf's conversion when the bundle has
  * it), else the instruction index: one instruction, one microsecond.
  * otherData.clock says which. The fault that ended a crashed process is
- * an instant event at the end of its thread. */
+ * an instant event at the end of its thread; asynchronous transfers are
+ * "signal" events in software recordings (only signal deliveries are
+ * asynchronous there) and "async" ones in hardware traces (interrupts
+ * and context switches are too). */
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -20,10 +23,14 @@
 #include "cli.h"
 #include "flame.h"
 
-/* Time base of one thread's events. */
+/* Time base of one thread's events, and what its asynchronous
+ * transfers are. */
 struct clock {
 	bool tsc;                 /* trace time, else instruction indices */
 	const struct hwt_bundle *b;
+	/* The software recorders flag only signal deliveries as async;
+	 * hardware traces flag interrupts and context switches too. */
+	bool async_is_signal;
 };
 
 /* perf's TSC to nanoseconds (perf_event_mmap_page's time_* fields). */
@@ -122,20 +129,23 @@ static int frame_event(json_object *arr, const struct clock *k, int64_t pid,
 static int mark_event(json_object *arr, const struct clock *k, int64_t pid,
 		      int64_t tid, const struct flame_mark *m)
 {
-	json_object *ev = base_event(m->kind == FLAME_GAP ? "gap" :
-				     m->what ? "fault" : "signal",
-				     "i", pid, tid), *args;
+	const char *name = m->kind == FLAME_GAP ? "gap" : m->what ? "fault" :
+			   k->async_is_signal ? "signal" : "async";
+	json_object *ev = base_event(name, "i", pid, tid), *args;
 
 	if (!ev)
 		return -ENOMEM;
-	json_object_object_add(ev, "cat", json_object_new_string(
-				       m->kind == FLAME_GAP ? "gap" : "signal"));
+	json_object_object_add(ev, "cat", json_object_new_string(name));
 	json_object_object_add(ev, "s", json_object_new_string("t"));
 	json_object_object_add(ev, "ts", json_object_new_double(at(k, m->item, m->time)));
 	args = json_object_new_object();
 	json_object_object_add(args, "insn", json_object_new_int64((int64_t)m->item));
 	if (m->what)
 		json_object_object_add(args, "reason", json_object_new_string(m->what));
+	else if (!strcmp(name, "async"))
+		json_object_object_add(args, "what", json_object_new_string(
+			"an asynchronous transfer: an interrupt, a context "
+			"switch or a signal"));
 	json_object_object_add(ev, "args", args);
 	return add(arr, ev);
 }
@@ -179,7 +189,9 @@ int export_chrome(const struct hwt_bundle *b, const char *path,
 	json_object *other = json_object_new_object();
 	struct hwt_image *img = NULL;
 	struct flame_set th = { 0 };
-	struct clock k = { .b = b, .tsc = b->nthreads > 0 };
+	struct clock k = { .b = b, .async_is_signal =
+			   !strcmp(b->type, HWT_BUNDLE_TYPE_SW) };
+	bool framed = false;
 	char pname[64];
 	const char *doc;
 	size_t len;
@@ -198,9 +210,14 @@ int export_chrome(const struct hwt_bundle *b, const char *path,
 	    (rc = hwt_image_add_bundle(img, b, err)) ||
 	    (rc = flame_set_build(b, img, win, &th, err)))
 		goto out;
-	/* One clock for every track: trace time only if all have it. */
-	for (size_t t = 0; t < th.n; t++)
+	/* One clock for every track: trace time only if all that have
+	 * activations have it. */
+	k.tsc = true;
+	for (size_t t = 0; t < th.n; t++) {
+		framed |= th.f[t].nframes > 0;
 		k.tsc &= th.f[t].timed || !th.f[t].nframes;
+	}
+	k.tsc &= framed;
 	rc = name_event(arr, "process_name", b->pid, b->pid, pname);
 	for (size_t t = 0; t < th.n && !rc; t++)
 		rc = thread_events(b, th.thread[t], &th.f[t], &k, arr);

@@ -153,7 +153,10 @@ static void band(struct out *o, const struct hwt_bundle *bu, size_t t,
 		double x = SVG_MARGIN + (double)(m->item - f->base) * scale;
 
 		put(o, "<g><title>%s at instruction %" PRIu64,
-		    m->kind == FLAME_GAP ? "gap" : "signal", m->item);
+		    m->kind == FLAME_GAP ? "gap" :
+		    !strcmp(bu->type, HWT_BUNDLE_TYPE_SW) ? "signal" :
+		    "asynchronous transfer (interrupt, context switch or signal)",
+		    m->item);
 		if (m->what) {
 			put(o, ": ");
 			put_text(o, m->what, 256);
