@@ -263,10 +263,16 @@ int nonstop_run(struct server *s, bool *packet)
 	s->resume_interrupted = false;
 	rc = s->ops->resume(s, acts, n, reply, sizeof(reply));
 	if (rc < 0) {
-		/* The resume failed: every thread stands where it is. */
+		/* The resume failed: every thread stands where it is, as a
+		 * stop of the thread GDB works with. */
+		char tid[48], stop[96];
+
+		fprintf(stderr, "hwt-server: non-stop resume failed: %s\n", reply);
 		for (size_t i = 0; i < s->ns.n; i++)
 			s->ns.th[i].running = false;
-		return queue_stop(s, reply[0] == 'E' ? "T00" : reply);
+		snprintf(stop, sizeof(stop), "T00thread:%s;",
+			 srv_tid_str(s, g ? g : s->pid, tid, sizeof(tid)));
+		return queue_stop(s, stop);
 	}
 	/* GDB chose these threads with Hg/Hc: the pause changes nothing. */
 	for (size_t i = 0; i < s->nthreads; i++) {
@@ -285,11 +291,20 @@ int nonstop_run(struct server *s, bool *packet)
 		update_threads(s);
 		return 0;
 	}
+	/* The threads that ran have exited: nothing runs, nothing to
+	 * report (GDB learns of exits from the thread list). */
+	if (s->resume_nothing_left) {
+		update_threads(s);
+		for (size_t i = 0; i < s->ns.n; i++)
+			s->ns.th[i].running = false;
+		return 0;
+	}
 	stopped = s->resume_tid;
 	update_threads(s);
-	/* Only the event's thread stops for GDB. */
+	/* Only the event's thread stops for GDB; a thread that exited
+	 * (QThreadEvents' w stop) is gone from the list and stays so. */
 	{
-		struct ns_thread *t = state_of(s, stopped, true);
+		struct ns_thread *t = state_of(s, stopped, false);
 
 		if (t)
 			t->running = false;

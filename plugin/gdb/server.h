@@ -234,6 +234,8 @@ struct server {
 	 * event was the connection becoming readable (a packet). */
 	int64_t resume_tid;
 	bool resume_interrupted;
+	/* Every thread the resume moved has exited; the others stay. */
+	bool resume_nothing_left;
 	/* vFile descriptors by GDB's number, plus one (0: free). */
 	int hostio_fd[SRV_HOSTIO_FILES];
 };

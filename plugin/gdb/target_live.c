@@ -233,6 +233,34 @@ static void stop_reply(struct server *s, const struct hwt_collect_event *ev,
 	}
 }
 
+/* Whether one of the actions still moves a live thread: one named, or
+ * the default (tid 0) for a live thread no action names. With no live
+ * thread left the process is ending: the next resume reports its end. */
+static bool moves_left(struct live *l, const struct hwt_resume_action *ra,
+		       size_t n)
+{
+	static pid_t tids[MAX_LIVE_THREADS];
+	size_t nt = hwt_collect_live_tids(l->c, tids, MAX_LIVE_THREADS);
+
+	if (nt == 0)
+		return true;
+	if (nt > MAX_LIVE_THREADS)
+		nt = MAX_LIVE_THREADS;
+	for (size_t t = 0; t < nt; t++) {
+		const struct hwt_resume_action *a = NULL;
+
+		for (size_t i = 0; i < n && !a; i++)
+			if (ra[i].tid == tids[t])
+				a = &ra[i];
+		for (size_t i = 0; i < n && !a; i++)
+			if (ra[i].tid == 0)
+				a = &ra[i];
+		if (a && a->kind != HWT_RESUME_STOP)
+			return true;
+	}
+	return false;
+}
+
 static int live_resume(struct server *s, const struct srv_action *acts,
 		       size_t nacts, char *reply, size_t cap)
 {
@@ -269,6 +297,7 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 	o.interrupt_fd = s->conn.fd;
 	o.report_thread_created = s->thread_events;
 	o.stop_before_exit = s->stop_before_exit;
+	s->resume_nothing_left = false;
 	for (;;) {
 		size_t keep = 0;
 
@@ -288,6 +317,13 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 		n = keep;
 		if (n == 0)
 			break;
+		/* The threads asked to move have all exited (GDB named them
+		 * one by one: non-stop, or scheduler-locking): nothing is
+		 * resumed any more, which is GDB's N stop reply. */
+		if (!moves_left(l, ra, n)) {
+			s->resume_nothing_left = true;
+			break;
+		}
 	}
 	s->resume_tid = ev.tid;
 	s->resume_interrupted = ev.kind == HWT_EVENT_INTERRUPTED;
@@ -301,6 +337,8 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 		return -err.code;
 	}
 	stop_reply(s, &ev, reply, cap);
+	if (s->resume_nothing_left)
+		snprintf(reply, cap, "N");
 	/* '?' asks why the process is stopped: not a gone thread's exit. */
 	if (ev.kind == HWT_EVENT_THREAD_EXITED && s->nthreads)
 		l->last_ev = (struct hwt_collect_event){

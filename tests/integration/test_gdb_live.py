@@ -865,6 +865,19 @@ def nonstop_suite(server_exe, programs, tmp):
                len(stopped) == len(set(stopped)),
                f'{ok!r}: threads {tids}, stops {c.stops}')
         c.ask(f'z0,{bp:x},1')
+        # A worker resumed alone runs to its exit while the others stay
+        # stopped: it leaves the thread list, no stop is reported for it,
+        # and nothing else moves (the resume must not fail).
+        worker = max(tids)
+        c.stops = []
+        ok = c.ask(f'vCont;c:{worker:x}')
+        quiet = not c.wait_stop(3)
+        threads = c.ask('qfThreadInfo')
+        left = [int(t.split(b'.')[-1], 16) for t in threads[1:].split(b',')]
+        report('non-stop: a thread resumed alone exits quietly, the others stay',
+               ok == b'OK' and quiet and worker not in left and
+               set(left) <= set(tids) and len(left) == len(tids) - 1,
+               f'{ok!r} stops {c.stops}, threads {tids} then {left}')
         c.stops = []
         ok = c.ask('vCont;c')
         got = c.wait_stop(30)
