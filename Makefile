@@ -105,9 +105,10 @@ $(UNIT_O)/replay/test_expand_sw: $(UNIT_O)/replay/test_expand_sw.o $(LIB_COLLECT
 $(UNIT_O)/replay/%: $(UNIT_O)/replay/%.o $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 
-# The protocol parser is tested on its own, without the server.
-$(UNIT_O)/plugin/gdb/test_rsp: $(UNIT_O)/plugin/gdb/test_rsp.o $(O)/plugin/gdb/rsp.o
-	$(CC) $(LDFLAGS_ALL) -o $@ $^
+# The protocol parser is tested on its own, without the server (common
+# gives it its hex digits).
+$(UNIT_O)/plugin/gdb/test_rsp: $(UNIT_O)/plugin/gdb/test_rsp.o $(O)/plugin/gdb/rsp.o $(LIB_COMMON)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_COMMON)
 
 # hwt-server's packet handlers, over a fake target.
 $(UNIT_O)/plugin/gdb/test_gdb_server: $(UNIT_O)/plugin/gdb/test_gdb_server.o $(filter-out $(O)/plugin/gdb/main.o,$(call obj,$(HWT_SERVER_SRC))) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)

@@ -7,18 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hwt-common.h"
 #include "rsp.h"
-
-static int hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Drop the rest of an oversized packet: its body up to '#', then the two
  * checksum characters. One RSP_OVERSIZED event per packet. */
@@ -135,8 +125,8 @@ enum rsp_event rsp_parse(struct rsp_parser *st, const uint8_t *buf,
 	if (len < hash + 3)
 		return RSP_NEED_MORE;
 	*consumed = hash + 3;
-	hi = hexval(buf[hash + 1]);
-	lo = hexval(buf[hash + 2]);
+	hi = hwt_hex_digit(buf[hash + 1]);
+	lo = hwt_hex_digit(buf[hash + 2]);
 	if (hi < 0 || lo < 0)
 		return RSP_MALFORMED;
 	for (size_t i = 1; i < hash; i++)
