@@ -15,14 +15,12 @@ import tempfile
 from hwt_testlib import exit_status, parse_args, report
 
 
-def run_with_tty_stderr(cmd, stdout):
-    """Run cmd with stderr on a pseudo-terminal; (exit status, stderr)."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen(cmd, stdout=stdout, stderr=slave)
-    os.close(slave)
+def read_terminal(master, timeout):
+    """What a pseudo-terminal's programs wrote until it closed or stayed
+    quiet for timeout seconds."""
     data = b''
     while True:
-        ready, _, _ = select.select([master], [], [], 60)
+        ready, _, _ = select.select([master], [], [], timeout)
         if not ready:
             break
         try:
@@ -32,6 +30,15 @@ def run_with_tty_stderr(cmd, stdout):
         if not chunk:
             break
         data += chunk
+    return data
+
+
+def run_with_tty_stderr(cmd, stdout):
+    """Run cmd with stderr on a pseudo-terminal; (exit status, stderr)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdout=stdout, stderr=slave)
+    os.close(slave)
+    data = read_terminal(master, 60)
     os.close(master)
     return p.wait(timeout=120), data
 
@@ -116,17 +123,7 @@ def server_progress(server, bundle):
                 c.sendall(b'+')
                 replies.append(data.lstrip(b'+')[1:data.lstrip(b'+').index(b'#')])
         p.wait(timeout=30)
-        while True:
-            ready, _, _ = select.select([master], [], [], 1)
-            if not ready:
-                break
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            err += chunk
+        err += read_terminal(master, 1)
     except (OSError, TimeoutError) as e:
         err += str(e).encode()
     finally:
