@@ -92,7 +92,8 @@ def main():
 
 def export_interrupts(hwtrace, tmp):
     """python3 -c pass on Valgrind's cpu: tens of millions of instructions,
-    seconds to export; ^C a second in."""
+    seconds to export (about ten here); ^C half a second in, so a machine
+    many times faster still interrupts it."""
     bundle = os.path.join(tmp, 'python.bundle')
     p = subprocess.run([hwtrace, 'record', '-q', '--backend', 'valgrind', '-o', bundle,
                         '--', 'python3', '-c', 'pass'], capture_output=True, text=True,
@@ -105,7 +106,7 @@ def export_interrupts(hwtrace, tmp):
                      ('--lldb', os.path.join(tmp, 'py.lldb'))):
         proc = subprocess.Popen([hwtrace, 'export', fmt, '-o', out, bundle],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(1.0)
+        time.sleep(0.5)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
         rc = proc.wait(timeout=120)
