@@ -50,6 +50,13 @@ int hwt_image_add_raw(struct hwt_image *img, const char *path,
 /* Copy up to len bytes at addr; returns the bytes available (0: unmapped).*/
 size_t hwt_image_read(struct hwt_image *img, uint64_t addr, void *buf,
 		      size_t len);
+/* The same from the read-only segments of module files alone (code,
+ * constants, unwind tables): bytes that held the same value at every
+ * point of the program's past, as GDB's btrace replay reads with
+ * `replay-memory-access read-only`. Core memory, raw dumps and writable
+ * segments stop the read. */
+size_t hwt_image_read_constant(struct hwt_image *img, uint64_t addr,
+			       void *buf, size_t len);
 
 /* ---- instructions ------------------------------------------------------ */
 
@@ -197,6 +204,13 @@ int hwt_history_open_pt(const uint8_t *trace, size_t size,
  * hwt_history_open_bts gives the same items back. Caller frees *out. */
 int hwt_history_to_bts(struct hwt_history *h, uint64_t first, uint64_t last,
 		       uint8_t **out, size_t *size, struct hwt_err *err);
+
+/* The cpu an encoded Intel PT stream should claim for a recording made
+ * on cpu recorded (NULL: unknown): that one when it is an Intel cpu
+ * libipt knows, else a Skylake server (family 6 model 0x55), because
+ * GDB's and LLDB's decoders take only GenuineIntel cpus libipt can
+ * name. Encoder and the stream's description must give the same. */
+struct hwt_cpu_info hwt_pt_stream_cpu(const struct hwt_cpu_info *recorded);
 
 /* Options; may grow. Declare with HWT_OPTS(hwt_pt_encode_opts, o, ...);
  * NULL or a zeroed struct: the defaults. */

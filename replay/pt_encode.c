@@ -328,6 +328,32 @@ static int encode(struct enc *x, struct hwt_history *h, uint64_t first,
 	return 0;
 }
 
+struct hwt_cpu_info hwt_pt_stream_cpu(const struct hwt_cpu_info *recorded)
+{
+	static const struct hwt_cpu_info skylake_sp = {
+		.vendor = "GenuineIntel", .family = 6, .model = 0x55,
+		.stepping = 4,
+	};
+	struct pt_cpu cpu = { .vendor = pcv_intel };
+	struct pt_errata errata;
+
+	if (!recorded || strcmp(recorded->vendor, "GenuineIntel") ||
+	    recorded->family <= 0 || recorded->family >= 256 ||
+	    recorded->model < 0 || recorded->model >= 256 ||
+	    recorded->stepping < 0 || recorded->stepping >= 16)
+		return skylake_sp;
+	cpu.family = (uint16_t)recorded->family;
+	cpu.model = (uint8_t)recorded->model;
+	cpu.stepping = (uint8_t)recorded->stepping;
+	/* GDB 13 refuses a stream whose cpu its libipt cannot name
+	 * ("Failed to configure the Intel Processor Trace decoder"), and
+	 * so does the encoder: newer cpus than libipt's list get the
+	 * fallback. */
+	if (pt_cpu_errata(&errata, &cpu) < 0)
+		return skylake_sp;
+	return *recorded;
+}
+
 int hwt_pt_encode(struct hwt_history *h, struct hwt_image *img,
 		  uint64_t first, uint64_t last,
 		  const struct hwt_pt_encode_opts *opts, uint8_t **out,

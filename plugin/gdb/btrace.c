@@ -155,23 +155,12 @@ static int build_bts_doc(struct server *s, struct srv_thread *t,
 	return 0;
 }
 
-/* The cpu the PT stream claims: the recording machine's when it is an
- * Intel one, else a fixed Intel cpu, because GDB's and libipt's decoders
- * only take GenuineIntel streams (docs/bts.md). Encoder and <pt-config>
- * get the same one, so GDB applies the errata the stream was written
- * for. */
+/* The cpu the PT stream claims (hwt_pt_stream_cpu). Encoder and
+ * <pt-config> get the same one, so GDB applies the errata the stream was
+ * written for. */
 static struct hwt_cpu_info pt_cpu(const struct server *s)
 {
-	struct hwt_cpu_info cpu = { "GenuineIntel", 6, 0x55, 4 };
-
-	if (!s->bundle)
-		return cpu;
-	if (strcmp(s->bundle->cpu.vendor, "GenuineIntel") == 0 &&
-	    s->bundle->cpu.family > 0 && s->bundle->cpu.family < 256 &&
-	    s->bundle->cpu.model >= 0 && s->bundle->cpu.model < 256 &&
-	    s->bundle->cpu.stepping >= 0 && s->bundle->cpu.stepping < 16)
-		cpu = s->bundle->cpu;
-	return cpu;
+	return hwt_pt_stream_cpu(s->bundle ? &s->bundle->cpu : NULL);
 }
 
 /* The PT stream of items first..last; with limit (bytes, 0: none) a longer

@@ -57,19 +57,10 @@ struct lldb_trace {
 	size_t cpuinfo_len;
 };
 
-/* The cpu the streams claim: the recording machine's when it is an Intel
- * one libipt can name, else a Skylake server (family 6 model 0x55), as
- * btrace.c does for GDB, because LLDB only decodes GenuineIntel streams. */
+/* The cpu the streams claim, as btrace.c's for GDB (hwt_pt_stream_cpu). */
 static struct hwt_cpu_info stream_cpu(const struct server *s)
 {
-	struct hwt_cpu_info cpu = { "GenuineIntel", 6, 0x55, 4 };
-	const struct hwt_cpu_info *b = s->bundle ? &s->bundle->cpu : NULL;
-
-	if (b && strcmp(b->vendor, "GenuineIntel") == 0 &&
-	    b->family > 0 && b->family < 256 && b->model >= 0 &&
-	    b->model < 256 && b->stepping >= 0 && b->stepping < 16)
-		cpu = *b;
-	return cpu;
+	return hwt_pt_stream_cpu(s->bundle ? &s->bundle->cpu : NULL);
 }
 
 static struct lt_thread *find(struct lldb_trace *lt, int64_t tid)
