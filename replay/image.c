@@ -137,7 +137,7 @@ static int add_module(struct hwt_image *img, struct hwt_module *m,
 
 static int add_raw(struct hwt_image *img, uint64_t start, uint64_t size,
 		   const uint8_t *data, struct hwt_module *m, int prio,
-		   struct hwt_err *err)
+		   bool constant, struct hwt_err *err)
 {
 	if (size == 0)
 		return 0;
@@ -149,7 +149,7 @@ static int add_raw(struct hwt_image *img, uint64_t start, uint64_t size,
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	img->raw[img->nraw++] = (struct hwt_span){
 		.start = start, .end = start + size, .data = data, .mod = m,
-		.prio = prio, .seq = img->seq++,
+		.prio = prio, .seq = img->seq++, .constant = constant,
 	};
 	img->dirty = true;
 	return 0;
@@ -247,7 +247,9 @@ static int map_load_segments(struct hwt_image *img, struct hwt_module *m,
 		rc = phdr_bytes(m, &ph, &filesz, err);
 		if (!rc)
 			rc = add_raw(img, ph.p_vaddr + bias, filesz,
-				     m->map + ph.p_offset, m, prio, err);
+				     m->map + ph.p_offset, m, prio,
+				     prio == PRIO_FILE && !(ph.p_flags & PF_W),
+				     err);
 		if (rc)
 			return rc;
 	}
@@ -388,7 +390,8 @@ int hwt_image_add_raw(struct hwt_image *img, const char *path,
 		module_free(m);
 		return rc;
 	}
-	rc = add_raw(img, address, size, m->map + file_offset, m, PRIO_CORE, err);
+	rc = add_raw(img, address, size, m->map + file_offset, m, PRIO_CORE,
+		     false, err);
 	if (!rc)
 		img->raw[img->nraw - 1].isa = isa;
 	return rc;
@@ -576,8 +579,8 @@ struct hwt_module *hwt_image_module(struct hwt_image *img, uint64_t addr)
 	return s && !s->mod->is_core ? s->mod : NULL;
 }
 
-size_t hwt_image_read(struct hwt_image *img, uint64_t addr, void *buf,
-		      size_t len)
+static size_t read_spans(struct hwt_image *img, uint64_t addr, void *buf,
+			 size_t len, bool constant_only)
 {
 	size_t done = 0;
 
@@ -587,7 +590,7 @@ size_t hwt_image_read(struct hwt_image *img, uint64_t addr, void *buf,
 		const struct hwt_span *s = hwt_image_span(img, addr + done);
 		size_t n;
 
-		if (!s)
+		if (!s || (constant_only && !s->constant))
 			break;
 		n = s->end - (addr + done) < len - done ?
 			(size_t)(s->end - (addr + done)) : len - done;
@@ -596,4 +599,16 @@ size_t hwt_image_read(struct hwt_image *img, uint64_t addr, void *buf,
 		done += n;
 	}
 	return done;
+}
+
+size_t hwt_image_read(struct hwt_image *img, uint64_t addr, void *buf,
+		      size_t len)
+{
+	return read_spans(img, addr, buf, len, false);
+}
+
+size_t hwt_image_read_constant(struct hwt_image *img, uint64_t addr,
+			       void *buf, size_t len)
+{
+	return read_spans(img, addr, buf, len, true);
 }

@@ -79,6 +79,8 @@ struct hwt_span {
 	int prio;                /* file-backed modules beat core memory */
 	unsigned seq;            /* later additions beat earlier ones */
 	enum hwt_isa isa;        /* what its code is when nobody says */
+	bool constant;           /* a read-only segment of a module's file:
+				  * the same at every point of the past */
 };
 
 /* What the bytes at an address say, beyond struct hwt_insn. */

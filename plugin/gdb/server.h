@@ -255,6 +255,11 @@ struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
 /* A debugger asked for history (record btrace, thread trace start):
  * the process is recorded from here on if it was not already. */
 int srv_record_start(struct server *s, struct hwt_err *err);
+/* Whether any thread stands inside its recorded past (reverse.c). */
+bool srv_in_past(struct server *s);
+/* Memory as it is at the session's point in time: today's, or in the
+ * past what is known of that moment. Returns the bytes read from addr
+ * on (0: none). */
 size_t srv_read_memory(struct server *s, uint64_t addr, void *buf,
 		       size_t len);
 /* Forget what a resume changes: histories, cursors, served traces,

@@ -10,8 +10,26 @@ struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
 	return s->ops->history(s, t, err);
 }
 
+bool srv_in_past(struct server *s)
+{
+	uint64_t pc;
+
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (reverse_replaying(s, i, &pc))
+			return true;
+	return false;
+}
+
+/* The threads share one memory: once any of them stands in its past,
+ * the memory of that moment is asked for. No history holds memory yet,
+ * so only bytes that never change (the read-only segments of the
+ * program's files, as GDB's own btrace replay reads) are served; the
+ * rest is unavailable, never today's bytes shown as the past's. */
 size_t srv_read_memory(struct server *s, uint64_t addr, void *buf, size_t len)
 {
+	if (srv_in_past(s))
+		return s->img ? hwt_image_read_constant(s->img, addr, buf, len)
+			      : 0;
 	return s->ops->mem_read(s, addr, buf, len);
 }
 

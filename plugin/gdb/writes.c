@@ -9,6 +9,9 @@
 static const char READ_ONLY[] =
 	"E.The target is a crashed process recorded in a core: it cannot be "
 	"changed.";
+static const char PAST[] =
+	"E.The past cannot be changed: return to the present first "
+	"(record goto end, or continue to the end of the history).";
 
 /* n bytes from 2n hex digits; false on anything else. */
 static bool unhex(const char *in, uint8_t *out, size_t n)
@@ -110,6 +113,8 @@ bool writes_handle(struct server *s, const char *pkt, size_t len, int *rc)
 	/* "X" with no payload is GDB probing binary-download support. */
 	if (!s->ops->reg_set || !s->ops->mem_write)
 		*rc = rsp_send_str(&s->conn, READ_ONLY);
+	else if (srv_in_past(s))
+		*rc = rsp_send_str(&s->conn, PAST);
 	else if (pkt[0] == 'G')
 		*rc = write_all_regs(s, pkt + 1);
 	else if (pkt[0] == 'P')
