@@ -226,12 +226,57 @@ static void vg_close(struct hwt_collector *base)
 	free(c);
 }
 
+/* Give back the disk blocks of what has been read, every FREE_STEP
+ * bytes: the stream of a long run then takes only what waits to be read,
+ * and the tool's bound (--hwt-max-bytes, on the file's blocks) is a bound
+ * on that, not on the program's length. Where the file system cannot
+ * punch holes the stream keeps its blocks and the bound is on all of it. */
+#define FREE_STEP (256u << 10)
+/* A recording (not live) program waits while more of its stream than its
+ * window (--size), within these bounds, waits to be read: the disk a run
+ * of any length takes in the stream directory. */
+#define PACE_MIN (4u << 20)
+#define PACE_MAX (64u << 20)
+
+/* Whether the file system of dir gives back the blocks free_read_part
+ * punches out: only then may the tool wait for the reader to catch up. */
+static bool can_free_read_part(const char *dir)
+{
+	char path[PATH_MAX];
+	static const char block[8192];
+	struct stat st;
+	bool ok = false;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/punch-probe", dir) >=
+	    sizeof(path))
+		return false;
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return false;
+	ok = write(fd, block, sizeof(block)) == (ssize_t)sizeof(block) &&
+	     fsync(fd) == 0 &&
+	     fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+		       sizeof(block)) == 0 &&
+	     fstat(fd, &st) == 0 && st.st_blocks * 512 < (off_t)sizeof(block);
+	close(fd);
+	unlink(path);
+	return ok;
+}
+
+static void free_read_part(int fd, uint64_t before, uint64_t after)
+{
+	if (before / FREE_STEP != after / FREE_STEP)
+		(void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				0, (off_t)(after / FREE_STEP * FREE_STEP));
+}
+
 static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		     struct hwt_collector **out, struct hwt_err *err)
 {
 	char valgrind[PATH_MAX], dir[PATH_MAX], prog[PATH_MAX];
 	char *out_opt = NULL, *log_opt = NULL, *parent_opt = NULL, **env = NULL;
-	char *prefix_opt = NULL;
+	char *prefix_opt = NULL, pace_opt[48];
 	const char *tmp = getenv("TMPDIR");
 	struct vg_collector *c;
 	struct rlimit core;
@@ -288,7 +333,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		vg_close(&c->base);
 		return rc;
 	}
-	vargv = calloc(argc + 13, sizeof(*vargv));
+	vargv = calloc(argc + 14, sizeof(*vargv));
 	if (!vargv) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	} else {
@@ -312,6 +357,15 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 			vargv[k++] = "--trace-children=yes";
 			if (opts->follow_fork)
 				vargv[k++] = "--hwt-follow-fork=yes";
+			/* The stream is read all along while recording
+			 * (vg_run); live, only at stops. */
+			snprintf(pace_opt, sizeof(pace_opt),
+				 "--hwt-pace-bytes=%llu", (unsigned long long)
+				 (opts->buffer_size < PACE_MIN ? PACE_MIN :
+				  opts->buffer_size > PACE_MAX ? PACE_MAX :
+				  opts->buffer_size));
+			if (can_free_read_part(c->dir))
+				vargv[k++] = pace_opt;
 		}
 		vargv[k++] = parent_opt;
 		vargv[k++] = out_opt;
@@ -361,6 +415,8 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
 	       bool *got, struct hwt_err *err)
 {
+	off_t start = lseek(fd, 0, SEEK_CUR);
+	uint64_t done = 0;
 	ssize_t n;
 
 	if (!c->piece && !(c->piece = malloc(READ_PIECE)))
@@ -371,7 +427,10 @@ int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
 		if (rc < 0)
 			return rc;
 		*got = true;
+		done += (uint64_t)n;
 	}
+	if (start >= 0 && done)
+		free_read_part(fd, (uint64_t)start, (uint64_t)start + done);
 	if (n < 0 && errno != EINTR)
 		return hwt_err_set(err, errno, "reading the trace stream: %s",
 				   strerror(errno));
@@ -389,7 +448,8 @@ int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err)
 	if ((rc = vg_children_find(c, err)) < 0)
 		return rc;
 	if (c->stream_fd < 0)
-		c->stream_fd = open(c->stream_path, O_RDONLY | O_CLOEXEC);
+		/* Written to only to punch out what was read. */
+		c->stream_fd = open(c->stream_path, O_RDWR | O_CLOEXEC);
 	/* Not there yet: the tool has not opened it. */
 	if (c->stream_fd >= 0 &&
 	    (rc = vg_feed_fd(c, c->stream_fd, &c->rd, got, err)) < 0)
@@ -524,8 +584,9 @@ int vg_wind_up(struct vg_collector *c, int status, struct hwt_err *err)
 	if (c->rd.full) {
 		/* The tool stops writing at its bound, END included. */
 		snprintf(c->base.warning, sizeof(c->base.warning),
-			 "recording stopped at the tool's bound of %llu "
-			 "bytes; later instructions are not recorded",
+			 "recording stopped: the trace stream waiting to be "
+			 "read reached the tool's bound of %llu bytes; later "
+			 "instructions are not recorded",
 			 (unsigned long long)c->rd.bound);
 		rc = 0;
 	} else if (c->rd.magic_seen && (rc < 0 || !c->rd.ended)) {
@@ -658,8 +719,9 @@ const struct hwt_backend hwt_backend_valgrind = {
 		HWT_COLLECT_CAP_BUNDLE | HWT_COLLECT_CAP_FOLLOW_FORK,
 	.no_attach = "Valgrind must start the program to run it on its "
 		     "synthetic cpu",
-	/* Everything, up to the tool's stream bound, unless --size. */
-	.default_buffer = HWT_COLLECT_MAX_BUFFER,
+	/* A flight recorder: each thread's newest 64 MiB of history (about
+	 * 55 M instructions), whatever the program's length (--size). */
+	.default_buffer = 64ull << 20,
 	.available = vg_available,
 	.launch = vg_launch,
 	.run = vg_run,

@@ -34,7 +34,7 @@ static int add_child(struct vg_collector *c, pid_t pid, const char *path,
 		     struct hwt_err *err)
 {
 	struct vg_child *ch;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDWR | O_CLOEXEC);   /* RDWR: vg_feed_fd frees */
 
 	if (fd < 0)
 		return 0;   /* gone again: a child that died at once */

@@ -610,6 +610,75 @@ def check_bound(hwtrace, programs, tmp):
            f'stderr {p.stderr.strip()[-300:]}')
 
 
+def record_spin(hwtrace, programs, tmp, name, calls, extra=(), env=None):
+    """`spin CALLS` recorded by the valgrind backend: (returncode, stderr,
+    the bundle's trace.json, its thread) or raises with what went wrong."""
+    bundle = os.path.join(tmp, name)
+    p = subprocess.run([hwtrace, 'record', '--backend', 'valgrind', *extra,
+                        '-o', bundle, '--', os.path.join(programs, 'spin'),
+                        str(calls)],
+                       capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, **(env or {})))
+    with open(os.path.join(bundle, 'trace.json')) as f:
+        doc = json.load(f)
+    return p.returncode, p.stderr, doc, doc['processes'][0]['threads'][0]
+
+
+def last_function(hwtrace, bundle):
+    rc, out, err = run_tool(hwtrace, 'dump', '--insn', '--tsv', '--last', '1',
+                            bundle)
+    f = out.strip().split('\t')
+    return f[4].split('+')[0] if rc == 0 and len(f) > 4 else err.strip()
+
+
+def check_window(hwtrace, programs, tmp):
+    """Without --size the recorder is a flight recorder: a run of about
+    120 M instructions (more than the default 64 MiB window holds) keeps
+    the newest history, ends with the faulting instruction beside its
+    core, and counts what it dropped: kept + lost is everything."""
+    try:
+        rc, err, doc, t = record_spin(hwtrace, programs, tmp, 'window',
+                                      10_000_000)
+        got = (rc, t['instructions'], t.get('lostInstructions', 0),
+               last_function(hwtrace, os.path.join(tmp, 'window')))
+        kept = t['instructions'] - t.get('lostInstructions', 0)
+        core = os.path.exists(os.path.join(tmp, 'window', 'core'))
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        report('default window: the newest history and the crash', False,
+               str(e))
+        return
+    report('default window: the newest history and the crash are kept, '
+           'the oldest counted as lost',
+           rc == 139 and core and got[1] > 100_000_000 and
+           got[2] > 0 and 40_000_000 < kept < 70_000_000 and
+           got[3] == 'crash_here',
+           f'exit {rc}, core {core}, instructions/lost/last function {got}, '
+           f'stderr {err.strip()[-300:]}')
+
+
+def check_long_stream(hwtrace, programs, tmp):
+    """A run whose stream is many times the tool's bound (set low here,
+    16 MiB, through VALGRIND_OPTS): the recorder frees what it has read
+    and the program waits for it, so nothing reaches the bound and the
+    end, fault and core included, is kept."""
+    try:
+        rc, err, doc, t = record_spin(
+            hwtrace, programs, tmp, 'long', 10_000_000, ('--size', '1M'),
+            {'VALGRIND_OPTS': '--hwt-max-bytes=16777216'})
+        note = doc.get('stop', {}).get('note', '')
+        last = last_function(hwtrace, os.path.join(tmp, 'long'))
+        core = os.path.exists(os.path.join(tmp, 'long', 'core'))
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        report('a stream past the tool\'s bound', False, str(e))
+        return
+    report('a stream many times the tool\'s bound is read whole: the end '
+           'and the core are kept',
+           rc == 139 and core and 'bound' not in note and
+           t['instructions'] > 100_000_000 and last == 'crash_here',
+           f'exit {rc}, core {core}, {t["instructions"]} instructions, last '
+           f'function {last}, note {note!r}, stderr {err.strip()[-300:]}')
+
+
 def on_small_disk(tmp, size, cmd):
     """Run cmd with a size-byte tmpfs mounted at tmp/small in a mount
     namespace of its own (as root, or through a user namespace): the
@@ -734,6 +803,10 @@ def main():
             check_follow_fork(hwtrace, tmp)
         if selected('bound'):
             check_bound(hwtrace, programs, tmp)
+        if selected('window'):
+            check_window(hwtrace, programs, tmp)
+        if selected('long-stream'):
+            check_long_stream(hwtrace, programs, tmp)
         if selected('tool-killed'):
             check_tool_killed(hwtrace, tmp)
         if selected('full-disk'):

@@ -45,11 +45,15 @@ static const HChar *clo_out;              /* --hwt-out=FILE */
 static Long clo_max = 4LL << 30;           /* --hwt-max-bytes=N */
 static Long clo_parent;                    /* --hwt-parent=PID */
 static Bool clo_follow_fork;               /* --hwt-follow-fork=yes */
+static Long clo_pace;                      /* --hwt-pace-bytes=N, 0: off */
 
 static Int out_fd = -1;
 static UChar buf[1 << 20];
 static UInt used;
 static ULong written;                      /* bytes flushed so far */
+static ULong held;                         /* of those, what the file still
+					    * holds: the reader frees what
+					    * it has read */
 static Bool recording = True;
 static ULong next_sb;                      /* translation numbers */
 static Int cur_lwp;                        /* thread of the items now */
@@ -57,6 +61,45 @@ static Int *lwp_of;                        /* ThreadId -> os tid */
 static Bool auxv_written;
 
 /* ---- the writer -------------------------------------------------------- */
+
+/* The reader punches out what it has read (hwtrace's valgrind backend),
+ * so the file's blocks are what waits to be read; where it cannot, they
+ * are everything written. */
+static ULong held_now(void)
+{
+	struct vg_stat st;
+
+	if (out_fd < 0)
+		return 0;
+	return VG_(fstat)(out_fd, &st) == 0 ? st.blocks * 512 : written;
+}
+
+/* The program waits while more than clo_pace bytes wait to be read, until
+ * half of them are: a recording as long as the program's life, in the
+ * disk space of a window, and nothing lost at the end (the recorder reads
+ * as fast as it can while the program runs; backend.c says when to pace).
+ * A reader that frees nothing for PACE_GIVE_UP_MS is not waited for: the
+ * bound (clo_max) then decides. */
+#define PACE_GIVE_UP_MS 10000u
+
+static void pace(void)
+{
+	UInt start = VG_(read_millisecond_timer)();
+	ULong last = held;
+
+	while (held > (ULong)clo_pace / 2) {
+		UInt now = VG_(read_millisecond_timer)();
+
+		VG_(poll)(NULL, 0, 1);
+		held = held_now();
+		if (held < last) {
+			last = held;
+			start = now;
+		} else if (now - start > PACE_GIVE_UP_MS) {
+			break;
+		}
+	}
+}
 
 static void flush(void)
 {
@@ -79,6 +122,12 @@ static void flush(void)
 	}
 	written += used;
 	used = 0;
+	/* The reader punches out what it has read (hwtrace's valgrind
+	 * backend), so the file's blocks are what waits to be read; where
+	 * it cannot, they are everything written. */
+	held = held_now();
+	if (clo_pace && held > (ULong)clo_pace)
+		pace();
 }
 
 static void stop_full(void);
@@ -90,7 +139,7 @@ static Bool room(UInt n)
 		return False;
 	if (used + n > sizeof(buf))
 		flush();
-	if (written + used + n > (ULong)clo_max) {
+	if (held + used + n > (ULong)clo_max) {
 		stop_full();
 		return False;
 	}
@@ -480,18 +529,23 @@ static Bool process_cmd_line_option(const HChar *arg)
 		return True;
 	if (VG_BOOL_CLO(arg, "--hwt-follow-fork", clo_follow_fork))
 		return True;
+	if (VG_BINT_CLO(arg, "--hwt-pace-bytes", clo_pace, 0,
+			(Long)(1ULL << 62)))
+		return True;
 	return False;
 }
 
 static void print_usage(void)
 {
 	VG_(printf)("    --hwt-out=FILE         write the trace stream to FILE\n"
-		    "    --hwt-max-bytes=N      stop recording after N bytes "
-		    "[4 GiB]\n"
+		    "    --hwt-max-bytes=N      stop recording when N bytes "
+		    "wait to be read [4 GiB]\n"
 		    "    --hwt-parent=PID       record only a process whose "
 		    "parent is PID\n"
 		    "    --hwt-follow-fork=no|yes  record forked children too, "
-		    "each into FILE.PID [no]\n");
+		    "each into FILE.PID [no]\n"
+		    "    --hwt-pace-bytes=N     wait while more than N bytes "
+		    "wait to be read [0: never]\n");
 }
 
 static void print_debug_usage(void)
@@ -539,6 +593,7 @@ static void on_fork_child(ThreadId tid)
 
 	used = 0;
 	written = 0;
+	held = 0;
 	recording = False;
 	if (out_fd >= 0)
 		VG_(close)(out_fd);
