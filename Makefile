@@ -40,10 +40,11 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 # What each library needs from Debian's, so every binary links what it
 # uses: common reads JSON and ELF notes, replay decodes (Zydis for x86,
 # Capstone for Arm, libipt, OpenCSD, libdw's line tables); the collector
-# needs nothing more than common.
+# decodes x86 with Zydis to keep the old bytes of what the ptrace
+# recorder's instructions store.
 EXT_COMMON  := -ljson-c -lelf -lzstd
 EXT_REPLAY  := -lZydis -lcapstone -ldw -lipt -lopencsd_c_api -lopencsd $(EXT_COMMON)
-EXT_COLLECT := $(EXT_COMMON)
+EXT_COLLECT := -lZydis $(EXT_COMMON)
 
 .PHONY: all binaries deps check check-unit check-gdb demo bench clean programs fuzz print-collect-src
 

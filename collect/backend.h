@@ -93,6 +93,14 @@ struct hwt_backend {
 	 * (live control); NULL: not kept. */
 	int (*regs_at)(struct hwt_collector *c, pid_t tid, uint64_t insn,
 		       struct user_regs_struct *out, struct hwt_err *err);
+	/* Memory before recorded instruction insn of tid (live control):
+	 * the bytes from addr known there; NULL: not kept. */
+	int (*mem_at)(struct hwt_collector *c, pid_t tid, uint64_t insn,
+		      uint64_t addr, void *buf, size_t len,
+		      struct hwt_err *err);
+	/* Someone other than the program is about to write its memory
+	 * (a debugger): what the backend keeps of the past must say so. */
+	void (*memory_written)(struct hwt_collector *c);
 	/* HWT_COLLECT_CAP_DEFER: start recording a program launched with
 	 * defer_recording (collect.c has checked the live state), and
 	 * whether it records. */

@@ -532,6 +532,21 @@ int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
 	return 0;
 }
 
+int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
+		       uint64_t addr, void *buf, size_t len,
+		       struct hwt_err *err)
+{
+	if (!c->backend->mem_at)
+		return hwt_err_set(err, EOPNOTSUPP, "the %s backend keeps no "
+				   "memory of the past", c->backend->name);
+	if (len > HWT_COLLECT_MAX_MEM_XFER)
+		len = HWT_COLLECT_MAX_MEM_XFER;
+	if (gettid() != c->tracer_tid)
+		return hwt_err_set(err, EPERM, "memory of the past is read "
+				   "from the thread that traces");
+	return c->backend->mem_at(c, tid, insn, addr, buf, len, err);
+}
+
 int hwt_collect_record_start(struct hwt_collector *c, struct hwt_err *err)
 {
 	int rc;
@@ -615,6 +630,8 @@ static ssize_t mem_xfer(struct hwt_collector *c, uint64_t addr, void *buf,
 		return rc;
 	if (len > HWT_COLLECT_MAX_MEM_XFER)
 		len = HWT_COLLECT_MAX_MEM_XFER;
+	if (write && c->backend->memory_written)
+		c->backend->memory_written(c);
 	return hwt_proc_mem_xfer(c->pid, addr, buf, len, write);
 }
 

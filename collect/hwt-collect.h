@@ -361,6 +361,15 @@ int hwt_collect_resume(struct hwt_collector *c,
  * -ENOENT when not kept, -EOPNOTSUPP on backends that keep none. */
 int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
 			void *gregs, size_t len, struct hwt_err *err);
+/* Memory as it was before thread tid executed instruction insn (the
+ * numbering of hwt_collect_regs_at): the ptrace backend under live
+ * control keeps the old bytes of every store and of what known system
+ * calls write. Returns how many bytes from addr are known there (0:
+ * none: never today's bytes shown as the past's), or a negative errno:
+ * -EOPNOTSUPP on backends that keep none. */
+int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
+		       uint64_t addr, void *buf, size_t len,
+		       struct hwt_err *err);
 
 /* Start recording a program launched with defer_recording, from where
  * each thread stands now (between resumes; new threads from their first

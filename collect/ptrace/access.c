@@ -59,5 +59,9 @@ int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 		/* The instruction here runs with the registers written. */
 		hwt_step_reglog_replace_last(&t->reglog, &t->now);
 	}
+	/* What the instruction here will store was read for the old
+	 * registers: memory before now can no longer be told. */
+	if (write)
+		hwt_step_memlog_forget(t->memlog);
 	return 0;
 }

@@ -144,8 +144,10 @@ static int live_signal(struct step_collector *c, struct step_thread *t, int sig)
 
 		t->forward_signal = 0;
 		if (hwt_proc_sig_action(t->tid, sig, &act, NULL) == 0 &&
-		    act == HWT_SIG_CAUGHT)
+		    act == HWT_SIG_CAUGHT) {
 			t->handler_entry_next = true;
+			hwt_step_memlog_signal(t);
+		}
 		hwt_step_go_on(c, t, PTRACE_SINGLESTEP, sig);
 		return PT_KEEP_GOING;
 	}
@@ -400,8 +402,10 @@ static int step_live_run(void *ctx, const struct hwt_resume_opts *o,
 			/* A caught signal's handler entry is recorded as
 			 * an asynchronous transfer, as in a run. */
 			if (hwt_proc_sig_action(t->tid, sig, &act, NULL) == 0 &&
-			    act == HWT_SIG_CAUGHT)
+			    act == HWT_SIG_CAUGHT) {
 				t->handler_entry_next = true;
+				hwt_step_memlog_signal(t);
+			}
 		}
 		hwt_step_dr_apply(c, t, NULL);
 		ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig);

@@ -146,9 +146,13 @@ void hwt_step_log_regs(struct step_thread *t)
 	if (!t->log_regs)
 		return;
 	if (t->now_valid ||
-	    ptrace(PTRACE_GETREGS, t->tid, 0, &t->now) == 0)
+	    ptrace(PTRACE_GETREGS, t->tid, 0, &t->now) == 0) {
 		hwt_step_reglog_append(&t->reglog, t->ring.insn_total - 1,
 				       &t->now);
+		hwt_step_memlog_step(t, t->ring.insn_total - 1, &t->now);
+	} else {
+		hwt_step_memlog_forget(t->memlog);
+	}
 	t->now_valid = false;
 }
 
@@ -223,8 +227,10 @@ static int on_signal_at(struct step_collector *c, struct step_thread *t, int sig
 		c->base.end.pc = pc;
 		return PT_PROCESS_FAULTED;
 	}
-	if (action == HWT_SIG_CAUGHT)
+	if (action == HWT_SIG_CAUGHT) {
 		t->handler_entry_next = true;
+		hwt_step_memlog_signal(t);
+	}
 	resume(t, PTRACE_SINGLESTEP, sig);
 	return PT_KEEP_GOING;
 }

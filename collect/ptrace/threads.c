@@ -115,6 +115,11 @@ int hwt_step_thread_add(struct step_collector *c, pid_t tid,
 	t->state = PT_RUNNING;
 	t->log_regs = c->log_regs;
 	t->reglog.cap = 4 * c->buffer_size;
+	if (c->log_regs) {
+		t->memlog = &c->memlog;
+		if (!c->memlog.cap)
+			c->memlog.cap = 4 * c->buffer_size;
+	}
 	/* Live control: a thread born during a resume gets the action for
 	 * threads no action names. */
 	if (c->live)
@@ -134,6 +139,7 @@ void hwt_step_thread_gone(struct step_collector *c, struct step_thread *t)
 	if (t->state == PT_GONE)
 		return;
 	t->state = PT_GONE;
+	hwt_step_memlog_thread_died(t->memlog, t->tid);
 	index_rebuild(c);
 }
 
@@ -239,11 +245,13 @@ void hwt_step_threads_free(struct step_collector *c)
 	for (size_t i = 0; i < c->nthreads; i++) {
 		hwt_sw_ring_free(&c->threads[i]->ring);
 		hwt_step_reglog_free(&c->threads[i]->reglog);
+		free(c->threads[i]->runs);
 		free(c->threads[i]);
 	}
 	free(c->threads);
 	free(c->tid_index);
 	free(c->out_threads);
+	hwt_step_memlog_free(&c->memlog);
 	c->threads = NULL;
 	c->tid_index = NULL;
 	c->out_threads = NULL;

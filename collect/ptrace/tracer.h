@@ -57,6 +57,38 @@ struct step_reglog {
 	size_t last_off;           /* the newest entry's delta; SIZE_MAX: a key */
 };
 
+/* memlog.c: a range of memory an instruction or a system call writes. */
+struct hwt_store {
+	uint64_t addr, len;
+};
+
+/* Old bytes at addr before step seq (off into the log's bytes), or,
+ * with off SIZE_MAX, bytes unknown before that step. */
+struct memlog_entry {
+	uint64_t seq;
+	uint64_t addr, len;
+	size_t off;
+};
+
+/* A thread's instruction index where it was stepped after another
+ * thread, and that step's number: its later instructions follow on. */
+struct memlog_run {
+	uint64_t index, seq;
+};
+
+struct step_memlog {
+	struct memlog_entry *e;           /* by step */
+	size_t n, alloc;
+	uint8_t *bytes;
+	size_t nbytes, bytes_alloc;
+	uint64_t next_seq;                /* the next step's number */
+	uint64_t horizon;                 /* nothing known before this step */
+	size_t cap;                       /* bytes kept */
+	uint64_t brk;                     /* the program break, once seen */
+	struct { pid_t tid; uint64_t addr; } *clear;   /* tid words */
+	size_t nclear, clear_alloc;
+};
+
 struct step_thread {
 	pid_t tid;
 	enum step_thread_state state;
@@ -84,6 +116,17 @@ struct step_thread {
 	struct step_reglog reglog;
 	struct user_regs_struct now;
 	bool now_valid;
+	/* Live control: memory of the past (memlog.c), the collector's. */
+	struct step_memlog *memlog;
+	struct memlog_run *runs;
+	size_t nruns, runs_alloc;
+	uint64_t mem_seq;          /* step number of its newest entry */
+	bool sc_pending;           /* stepped over a syscall: the result
+				    * comes with its next step */
+	uint64_t sc_nr, sc_seq, sc_args[6];
+	uint64_t sc_clone_flags, sc_clone_ctid;
+	bool frame_pending;        /* a signal frame was expected between */
+	uint64_t frame_lo, frame_hi, frame_seq;
 };
 
 struct step_collector;
@@ -183,8 +226,10 @@ struct step_collector {
 	struct hwt_seize *untraced;
 	enum hwt_collect_pin pin;
 	unsigned pin_cpu;
-	/* Live control: each thread logs its registers (reglog.c). */
+	/* Live control: each thread logs its registers (reglog.c) and
+	 * the old bytes of its stores (memlog.c). */
 	bool log_regs;
+	struct step_memlog memlog;
 	/* HWT_EVENT_EXITING was reported: the process ends at next resume. */
 	bool exit_reported;
 };
@@ -321,6 +366,38 @@ int hwt_step_reglog_get(const struct step_reglog *l, uint64_t index,
 void hwt_step_reglog_free(struct step_reglog *l);
 int hwt_step_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
 		     struct user_regs_struct *out, struct hwt_err *err);
+
+/* stores.c: the memory x86-64 code at r->rip is about to write (up to
+ * max ranges), and whether it is a syscall; -1 when it cannot be told. */
+int hwt_x86_stores(const uint8_t *code, size_t n,
+		   const struct user_regs_struct *r,
+		   struct hwt_store *out, size_t max, bool *is_syscall);
+
+/* sysmem.c: what the system call at a syscall instruction with registers
+ * regs writes into the caller's memory; -1 when not known. */
+int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
+		   struct hwt_store *out, size_t max);
+/* Memory a finished call made, moved or dropped (mmap, mremap, munmap,
+ * madvise, brk: *brk follows the break), unknown before it. */
+int hwt_sys_after(uint64_t nr, const uint64_t args[6], uint64_t result,
+		  uint64_t *brk, struct hwt_store *out, size_t max);
+
+/* memlog.c */
+/* Thread t stands before its instruction index with registers r. */
+void hwt_step_memlog_step(struct step_thread *t, uint64_t index,
+			  const struct user_regs_struct *r);
+/* A caught signal is about to be delivered to t: its frame. */
+void hwt_step_memlog_signal(struct step_thread *t);
+/* Memory or registers changed by other means (a debugger): nothing
+ * before now can be told. */
+void hwt_step_memlog_forget(struct step_memlog *m);
+void hwt_step_memlog_thread_died(struct step_memlog *m, pid_t tid);
+void hwt_step_memory_written(struct hwt_collector *base);
+void hwt_step_memlog_free(struct step_memlog *m);
+/* Bytes from addr known before thread tid's instruction index: how many
+ * (0: none), or a negative errno. */
+int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
+		    uint64_t addr, void *buf, size_t len, struct hwt_err *err);
 
 /* attach.c */
 int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,

@@ -99,6 +99,10 @@ struct target_ops {
 		       const uint8_t *val, struct hwt_err *err);
 	size_t (*mem_read)(struct server *s, uint64_t addr, void *buf,
 			   size_t len);
+	/* Memory before thread ti's replay position: the bytes from addr
+	 * the target's history knows there; NULL: it keeps none. */
+	size_t (*past_mem)(struct server *s, size_t ti, uint64_t addr,
+			   void *buf, size_t len);
 	/* NULL when the target cannot be changed; bytes written or -errno */
 	long (*mem_write)(struct server *s, uint64_t addr, const void *buf,
 			  size_t len);

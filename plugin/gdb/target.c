@@ -10,27 +10,47 @@ struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
 	return s->ops->history(s, t, err);
 }
 
-bool srv_in_past(struct server *s)
+/* The thread that stands in its past: the general one if it does. */
+static bool past_thread(struct server *s, size_t *ti)
 {
 	uint64_t pc;
 
+	if (s->gthread < s->nthreads && reverse_replaying(s, s->gthread, &pc)) {
+		*ti = s->gthread;
+		return true;
+	}
 	for (size_t i = 0; i < s->nthreads; i++)
-		if (reverse_replaying(s, i, &pc))
+		if (reverse_replaying(s, i, &pc)) {
+			*ti = i;
 			return true;
+		}
 	return false;
 }
 
+bool srv_in_past(struct server *s)
+{
+	size_t ti;
+
+	return past_thread(s, &ti);
+}
+
 /* The threads share one memory: once any of them stands in its past,
- * the memory of that moment is asked for. No history holds memory yet,
- * so only bytes that never change (the read-only segments of the
- * program's files, as GDB's own btrace replay reads) are served; the
- * rest is unavailable, never today's bytes shown as the past's. */
+ * the memory of that moment is asked for: what the target's history
+ * knows there (the ptrace recorder keeps the old bytes of every store),
+ * and bytes that never change (the read-only segments of the program's
+ * files, as GDB's own btrace replay reads). The rest is unavailable,
+ * never today's bytes shown as the past's. */
 size_t srv_read_memory(struct server *s, uint64_t addr, void *buf, size_t len)
 {
-	if (srv_in_past(s))
-		return s->img ? hwt_image_read_constant(s->img, addr, buf, len)
-			      : 0;
-	return s->ops->mem_read(s, addr, buf, len);
+	size_t ti, n = 0;
+
+	if (!past_thread(s, &ti))
+		return s->ops->mem_read(s, addr, buf, len);
+	if (s->ops->past_mem)
+		n = s->ops->past_mem(s, ti, addr, buf, len);
+	if (n == 0 && s->img)
+		n = hwt_image_read_constant(s->img, addr, buf, len);
+	return n;
 }
 
 int srv_record_start(struct server *s, struct hwt_err *err)

@@ -509,6 +509,26 @@ static bool live_past_reg(struct server *s, size_t ti, uint64_t pc, int regno,
 	return rip == pc && tdesc_reg_value(&past, regno, out);
 }
 
+/* The collector's memory before the instruction at the replay position,
+ * numbered as live_past_reg's. */
+static size_t live_past_mem(struct server *s, size_t ti, uint64_t addr,
+			    void *buf, size_t len)
+{
+	struct srv_thread *t = &s->threads[ti];
+	const struct hwt_collect_thread *ct = snapshot_of(s, t);
+	uint64_t back;
+	int n;
+
+	if (!ct || !t->cursor || !t->hist || s->live->gone || !ct->insn_total)
+		return 0;
+	back = hwt_history_count(t->hist) - hwt_cursor_pos(t->cursor);
+	if (back >= ct->insn_total)
+		return 0;
+	n = hwt_collect_mem_at(s->live->c, (pid_t)t->tid,
+			       ct->insn_total - 1 - back, addr, buf, len, NULL);
+	return n > 0 ? (size_t)n : 0;
+}
+
 /* Where a stopped thread stands; 0 when its registers cannot be read. */
 static uint64_t live_thread_pc(struct server *s, struct srv_thread *t)
 {
@@ -694,6 +714,7 @@ const struct target_ops target_live_ops = {
 	.past_reg = live_past_reg,
 	.reg_set = live_reg_set,
 	.mem_read = live_mem_read,
+	.past_mem = live_past_mem,
 	.mem_write = live_mem_write,
 	.resume = live_resume,
 	.stop_reply = live_stop_reply,

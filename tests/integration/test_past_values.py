@@ -5,8 +5,11 @@ BUILD/programs/values stores x = 1, 2, 3 (a local) and g = 10, 20, 30 (a
 global), prints them and, given an argument, stores through NULL. Standing
 at the line `x = 2` in the past (a breakpoint there, then reverse-continue),
 a debugger over hwt-server must not print x = 3 or g = 30, the values of
-the present: no recording here holds memory yet, so GDB must say `Cannot
-access memory` or `<unavailable>`, and LLDB must fail to read them. What
+the present. The ptrace recorder under live control keeps the old bytes
+of every store, so there GDB and LLDB must print x = 1 and g = 10, their
+values then; every other recording holds no memory yet, so GDB must say
+`Cannot access memory` or `<unavailable>`, and LLDB must fail to read
+them. What
 never changes stays readable there: the code at the pc (the read-only
 segments of the program's files, as GDB's own btrace replay reads) and the
 pc itself. Writing in the past is refused with its reason. Continuing
@@ -94,26 +97,33 @@ def past_cmds(line_x2):
             mark('now'), 'print x', mark('now-g'), 'print g', mark('end')]
 
 
-def check_past(what, out, present_check=True):
-    """The checks every GDB session at `x = 2` shares."""
+def check_past(what, out, known=False):
+    """The checks every GDB session at `x = 2` shares. Where the history
+    holds memory (known), x and g are what they were there, 1 and 10;
+    elsewhere they are unavailable."""
     past = section(out, 'past')
-    report(f'{what}: x at `x = 2` is unavailable, not today\'s 3',
-           UNKNOWN_RE.search(past) and '= 3' not in past, past.strip())
     past_g = section(out, 'past-g')
-    report(f'{what}: g at `x = 2` is unavailable, not today\'s 30',
-           UNKNOWN_RE.search(past_g) and '= 30' not in past_g,
-           past_g.strip())
+    if known:
+        report(f'{what}: x at `x = 2` is its value then, 1',
+               re.search(r'= 1$', past, re.M), past.strip())
+        report(f'{what}: g at `x = 2` is its value then, 10',
+               re.search(r'= 10$', past_g, re.M), past_g.strip())
+    else:
+        report(f'{what}: x at `x = 2` is unavailable, not today\'s 3',
+               UNKNOWN_RE.search(past) and '= 3' not in past, past.strip())
+        report(f'{what}: g at `x = 2` is unavailable, not today\'s 30',
+               UNKNOWN_RE.search(past_g) and '= 30' not in past_g,
+               past_g.strip())
     pc = section(out, 'past-pc')
     report(f'{what}: the code at the past pc still reads', '<main+' in pc,
            pc.strip())
     wr = section(out, 'past-write')
     report(f'{what}: a write in the past is refused with its reason',
            'cannot be changed' in wr, wr.strip())
-    if present_check:
-        now = section(out, 'now') + section(out, 'now-g')
-        report(f'{what}: forward to the end of the history, x and g are '
-               'today\'s 3 and 30 again', '= 3\n' in now and '= 30' in now,
-               now.strip())
+    now = section(out, 'now') + section(out, 'now-g')
+    report(f'{what}: forward to the end of the history, x and g are '
+           'today\'s 3 and 30 again', '= 3\n' in now and '= 30' in now,
+           now.strip())
 
 
 def live_gdb(build, tmp, backend, line_x2, line_print):
@@ -135,7 +145,9 @@ def live_gdb(build, tmp, backend, line_x2, line_print):
     start = section(out, 'start') + section(out, 'start-g')
     report(f'live {backend}: at the printf, x and g are 3 and 30',
            '= 3\n' in start and '= 30' in start, out[-1500:])
-    check_past(f'live {backend}', out)
+    # The ptrace recorder keeps the old bytes of every store under live
+    # control; Valgrind's keeps no memory yet.
+    check_past(f'live {backend}', out, known=backend == 'ptrace')
 
 
 def live_lldb(build, tmp, line_x2, line_print):
@@ -159,16 +171,22 @@ def live_lldb(build, tmp, line_x2, line_print):
                     'script print("<<end>>")', 'process kill'])
     finally:
         srv.stop()
-    check_lldb('lldb live', out, line_x2)
+    check_lldb('lldb live', out, line_x2, known=True)
 
 
-def check_lldb(what, out, line_x2):
+def check_lldb(what, out, line_x2, known=False):
     past = section(out, 'past')
     past_g = section(out, 'past-g')
     back = section(out, 'back')
     report(f'{what}: reverse-continue stops at `x = 2`',
            'stop reason = breakpoint' in back and
            f'values.c:{line_x2}' in back, out[-1500:])
+    if known:
+        report(f'{what}: x at `x = 2` is its value then, 1',
+               re.search(r'x = 1$', past, re.M), past.strip())
+        report(f'{what}: g at `x = 2` is its value then, 10',
+               re.search(r'\) 10$', past_g, re.M), past_g.strip())
+        return
     report(f'{what}: x at `x = 2` is not today\'s 3',
            'x = 3' not in past and re.search('error|failed|unavailable',
                                              past),
@@ -287,6 +305,117 @@ def postmortem_lldb(build, tmp, bundle, line_x2):
     check_lldb('lldb post-mortem', out, line_x2)
 
 
+WALK_VALUES = ['local', 'g_count', 'g_ratio', 'g_text', 'heap', 'got']
+WALK_STEP_RE = re.compile(r'^(\d+)\t', re.M)
+
+
+def walk_states(out, prefix, n):
+    """(line, values) after each of n steps marked PREFIX0 .. PREFIXn-1:
+    the source line GDB printed for the step and what each print gave
+    (GDB's value history numbers dropped)."""
+    states = []
+    for i in range(n):
+        text = section(out, f'{prefix}{i}')
+        step = section(out, f'{prefix}{i}s')
+        m = WALK_STEP_RE.search(step)
+        vals = [re.sub(r'^\$\d+ = ', '', v.strip())
+                for v in text.strip().splitlines()]
+        states.append((int(m.group(1)) if m else None, vals))
+    return states
+
+
+def served_gdb(server, prog, backend, tmp, name, cmds):
+    """GDB's output for cmds against `hwt-server --record --backend
+    BACKEND PROG`, kept in TMP/NAME.gdb.out; None (reported) when the
+    server does not listen."""
+    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--once',
+                         '--record', '--backend', backend, '--', prog],
+                        tmp, f'{name}-{backend}')
+    try:
+        if not srv.address:
+            report(f'{name} {backend}: hwt-server listens', False, srv.log())
+            return None
+        out = gdb(prog, srv.address, cmds + ['kill'], timeout=600)
+    finally:
+        srv.stop()
+    with open(os.path.join(tmp, f'{name}-{backend}.gdb.out'), 'w') as f:
+        f.write(out)
+    return out
+
+
+def walk(build, tmp, backend):
+    """Forward with `next` from LINE_FIRST to LINE_LAST, printing every
+    value at each line; then back with `reverse-next` to LINE_FIRST:
+    the same lines in reverse, the same values at each, and main never
+    left."""
+    server = os.path.join(build, 'hwt-server')
+    prog = os.path.join(build, 'programs', 'walk')
+    src = os.path.join(HERE, '..', 'programs', 'walk.c')
+    with open(src) as f:
+        lines = f.read().splitlines()
+    first = next(i for i, s in enumerate(lines, 1) if 'LINE_FIRST' in s)
+    last = next(i for i, s in enumerate(lines, 1) if 'LINE_LAST' in s)
+    prints = [f'print {v}' for v in WALK_VALUES]
+    start = ['handle SIGUSR1 nostop noprint pass', f'break walk.c:{first}',
+             'continue']
+    # The first run walks forward, printing; more steps than the lines
+    # between, and the walk is cut at LINE_LAST.
+    steps = last - first
+    cmds = [*start, mark('f0s'), mark('f0'), *prints]
+    for i in range(1, steps + 1):
+        cmds += [mark(f'f{i}s'), 'next', mark(f'f{i}'), *prints]
+    out = served_gdb(server, prog, backend, tmp, 'walk-fwd', cmds)
+    if out is None:
+        return
+    fwd = walk_states(out, 'f', steps + 1)
+    fwd[0] = (first, fwd[0][1])
+    # Steps past LINE_LAST leave main: the walk ends at LINE_LAST.
+    end = next((i for i, (ln, _) in enumerate(fwd) if ln == last), None)
+    if end is None:
+        report(f'walk {backend}: next reaches LINE_LAST', False,
+               out[-2000:])
+        return
+    # The second run (the same program, the same values) steps to
+    # LINE_LAST and walks back from there.
+    cmds = [*start, *['next'] * end]
+    nback = 2 * end        # room for the second stops on a line
+    for i in range(1, nback + 1):
+        cmds += [mark(f'b{i}s'), 'reverse-next', mark(f'b{i}'), *prints]
+    out = served_gdb(server, prog, backend, tmp, 'walk-back',
+                     cmds + [mark('end')])
+    if out is None:
+        return
+    back = walk_states(out, 'b', nback + 1)[1:]
+    # GDB 13 stops a second time on a line with two line-table entries
+    # (after a call's return, then at the line's start), over its own
+    # record full too: of each run of stops on one line, the last is the
+    # line's start, where the forward walk stood.
+    starts = [st for i, st in enumerate(back)
+              if i + 1 == len(back) or back[i + 1][0] != st[0]]
+    if any(ln == first for ln, _ in starts):
+        starts = starts[:[ln for ln, _ in starts].index(first) + 1]
+    want = list(reversed(fwd[:end]))
+    got_lines = [ln for ln, _ in starts]
+    report(f'walk {backend}: reverse-next goes back through the lines '
+           'next came through, never leaving main',
+           got_lines == [ln for ln, _ in want],
+           f'forward {[ln for ln, _ in fwd[:end + 1]]}, backward '
+           f'{[ln for ln, _ in back]}')
+    # The two runs place the heap apart (no ASLR switch for hwt-server).
+    norm = [(ln, [re.sub(r'0x[0-9a-f]+', '0x_', v) for v in vals])
+            for ln, vals in want]
+    back = [(ln, [re.sub(r'0x[0-9a-f]+', '0x_', v) for v in vals])
+            for ln, vals in starts]
+    want = norm
+    bad = [(ln, w, g) for (ln, w), (_, g) in zip(want, back) if w != g]
+    report(f'walk {backend}: every value at every line is the one the '
+           'forward walk printed there (locals, globals, heap, libc\'s '
+           'copies, a pipe read, a signal handler\'s store)',
+           not bad and len(back) == len(want),
+           '; '.join(f'line {ln}: forward {w} backward {g}'
+                     for ln, w, g in bad[:3]) or f'{len(back)} steps')
+
+
 def main():
     args = parse_args()
     build = args.build
@@ -297,6 +426,8 @@ def main():
         for backend in ('ptrace', 'valgrind'):
             if selected(f'live-{backend}'):
                 live_gdb(build, tmp, backend, line_x2, line_print)
+        if selected('walk-ptrace'):
+            walk(build, tmp, 'ptrace')
         if selected('live-lldb'):
             live_lldb(build, tmp, line_x2, line_print)
         if selected('bundles'):
