@@ -166,6 +166,23 @@ void hwt_sw_ring_start(struct hwt_sw_ring *r, uint64_t pc)
 	open_chunk(r, pc);
 }
 
+bool hwt_sw_ring_steps(struct hwt_sw_ring *r, const uint8_t *rec, size_t len,
+		       uint32_t n, uint64_t last_pc)
+{
+	/* Leave the room hwt_sw_ring_step keeps for signal deliveries. */
+	if (!r->started || len + 3u * HWT_RING_RECORD_ROOM >
+	    r->chunk_payload - r->open_size)
+		return false;
+	memcpy(r->open + r->open_size, rec, len);
+	r->open_size += (uint32_t)len;
+	r->open_hdr.last_pc = last_pc;
+	r->open_hdr.insn_count += n;
+	r->insn_total += n;
+	if (r->queue_used + HWT_SW_CHUNK_HDR_SIZE + r->open_size > r->capacity)
+		enforce_capacity(r);
+	return true;
+}
+
 void hwt_sw_ring_step(struct hwt_sw_ring *r, uint64_t next_pc, bool async)
 {
 	uint32_t room = r->chunk_payload - r->open_size;

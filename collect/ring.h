@@ -62,6 +62,14 @@ void hwt_sw_ring_start(struct hwt_sw_ring *r, uint64_t pc);
  * kept history (counted as lost). */
 void hwt_sw_ring_step(struct hwt_sw_ring *r, uint64_t next_pc, bool async);
 
+/* n more instructions, ordinary (not asynchronous) steps already encoded
+ * as hwt-sw records (len bytes, hwt_sw_encode_step's), the last at
+ * last_pc: copied as they are when the open chunk has room for them;
+ * false (nothing recorded) when it does not, or before the start: then
+ * step them one by one. */
+bool hwt_sw_ring_steps(struct hwt_sw_ring *r, const uint8_t *rec, size_t len,
+		       uint32_t n, uint64_t last_pc);
+
 /* Address of the last recorded instruction (valid once started). */
 static inline uint64_t hwt_sw_ring_last_pc(const struct hwt_sw_ring *r)
 {

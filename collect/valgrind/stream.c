@@ -14,6 +14,12 @@ struct hwt_vg_sb {
 	uint64_t *pc;             /* each instruction's address */
 	uint32_t *exit_after;     /* instructions run when exit k is taken,
 				   * REP_CHECK: see after_exit */
+	/* The hwt-sw step records from pc[i - 1] to pc[i] for i = 1 ..
+	 * ninsns - 1, one after the other: record i at enc[enc_off[i]],
+	 * enc_off[ninsns] their end. Made on a run's first use, so a run
+	 * is copied into the ring, not encoded instruction by instruction. */
+	uint8_t *enc;
+	uint32_t *enc_off;
 };
 
 #define REP_CHECK 0x80000000u
@@ -170,12 +176,53 @@ static void write_insn(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 	r->insns++;
 }
 
-/* Write t's current run up to its instruction upto (exclusive). */
+/* sb's step records (enc, enc_off); false when memory ran out. */
+static bool encode_sb(struct hwt_vg_sb *sb)
+{
+	uint8_t *enc = malloc((size_t)sb->ninsns * HWT_SW_MAX_RECORD + 1);
+	uint32_t *off = malloc(((size_t)sb->ninsns + 1) * sizeof(*off));
+	uint32_t at = 0;
+
+	if (!enc || !off) {
+		free(enc);
+		free(off);
+		return false;
+	}
+	off[0] = 0;
+	for (uint32_t i = 1; i < sb->ninsns; i++) {
+		off[i] = at;
+		at += (uint32_t)hwt_sw_encode_step(sb->pc[i - 1], sb->pc[i],
+						   false, enc + at);
+	}
+	off[sb->ninsns] = at;
+	sb->enc = enc;
+	sb->enc_off = off;
+	return true;
+}
+
+/* Write t's current run up to its instruction upto (exclusive). Its
+ * first instruction goes through write_insn (the move into it may be a
+ * signal's, or the instruction a stop wrote already); the rest, steps
+ * inside the superblock, are copied as encoded records when the ring's
+ * open chunk has room, one by one otherwise. */
 static void write_upto(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		       uint32_t upto)
 {
-	for (uint32_t i = t->run_done; i < upto; i++)
-		write_insn(r, t, t->run->pc[i]);
+	struct hwt_vg_sb *sb = t->run;
+	uint32_t i = t->run_done;
+
+	if (i < upto)
+		write_insn(r, t, sb->pc[i++]);
+	if (i < upto && (sb->enc || encode_sb(sb)) &&
+	    hwt_sw_ring_steps(&t->ring, sb->enc + sb->enc_off[i],
+			      sb->enc_off[upto] - sb->enc_off[i], upto - i,
+			      sb->pc[upto - 1])) {
+		t->last_pc = sb->pc[upto - 1];
+		r->insns += upto - i;
+		i = upto;
+	}
+	for (; i < upto; i++)
+		write_insn(r, t, sb->pc[i]);
 	if (upto > t->run_done)
 		t->run_done = upto;
 }
@@ -194,6 +241,8 @@ static void sb_free(struct hwt_vg_sb *sb)
 {
 	free(sb->pc);
 	free(sb->exit_after);
+	free(sb->enc);
+	free(sb->enc_off);
 }
 
 static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
@@ -350,8 +399,9 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 			return hwt_err_set(err, ENOMEM, "out of memory for "
 					   "superblocks");
 		}
-		*sb = (struct hwt_vg_sb){ p->ninsns, p->nexits, sb->pc,
-					  sb->exit_after };
+		*sb = (struct hwt_vg_sb){ .ninsns = p->ninsns,
+					  .nexits = p->nexits, .pc = sb->pc,
+					  .exit_after = sb->exit_after };
 		memcpy(sb->pc, p->pc, p->ninsns * sizeof(*sb->pc));
 		if (p->nexits)
 			memcpy(sb->exit_after, p->exit_after,

@@ -32,7 +32,7 @@ struct hwt_vg_thread {
 	struct hwt_sw_ring ring;
 	bool exited;
 	bool async_next;          /* its next instruction enters a handler */
-	const struct hwt_vg_sb *run;  /* the superblock run last, not yet */
+	struct hwt_vg_sb *run;        /* the superblock run last, not yet */
 	uint32_t run_insns;       /* written: its first run_insns ran, */
 	uint32_t run_done;        /* of which run_done are written */
 	uint64_t last_pc;         /* last instruction written */

@@ -50,6 +50,11 @@ static Long clo_pace;                      /* --hwt-pace-bytes=N, 0: off */
 static Int out_fd = -1;
 static UChar buf[1 << 20];
 static UInt used;
+/* Translated code writes a superblock's run and its exits into buf
+ * itself (emit_record), one word at a time, and calls drain() once used
+ * passes limit: so limit leaves room for a word, and for the bound. */
+#define INLINE_SLACK 64u
+static UInt limit = sizeof(buf) - INLINE_SLACK;
 static ULong written;                      /* bytes flushed so far */
 static ULong held;                         /* of those, what the file still
 					    * holds: the reader frees what
@@ -101,10 +106,26 @@ static void pace(void)
 	}
 }
 
+static void set_limit(void)
+{
+	ULong room_left = sizeof(buf);
+
+	if (recording && (ULong)clo_max - held < room_left)
+		room_left = held < (ULong)clo_max ? (ULong)clo_max - held : 0;
+	limit = room_left > INLINE_SLACK ? (UInt)(room_left - INLINE_SLACK)
+					 : 0;
+}
+
 static void flush(void)
 {
 	UInt at = 0;
 
+	/* What translated code wrote after recording stopped is dropped. */
+	if (!recording) {
+		used = 0;
+		set_limit();
+		return;
+	}
 	while (out_fd >= 0 && at < used) {
 		Int n = VG_(write)(out_fd, buf + at, (Int)(used - at));
 
@@ -128,6 +149,7 @@ static void flush(void)
 	held = held_now();
 	if (clo_pace && held > (ULong)clo_pace)
 		pace();
+	set_limit();
 }
 
 static void stop_full(void);
@@ -168,12 +190,13 @@ static void put_rec(UInt kind)
 static void stop_full(void)
 {
 	/* The bound leaves room for this last word. */
-	recording = False;
 	if (used + 32 > sizeof(buf))
 		flush();
 	put_rec(HWT_VG_REC_FULL);
 	put_u((ULong)clo_max);
 	flush();
+	recording = False;
+	set_limit();
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -334,26 +357,71 @@ static void on_munmap(Addr a, SizeT len)
 
 /* ---- instrumentation ------------------------------------------------------ */
 
-static VG_REGPARM(1) void run_sb(HWord id)
+/* Called by translated code once buf is filled past limit. */
+static VG_REGPARM(0) void drain(void)
 {
-	if (room(12))
-		put_u((ULong)id << 2 | HWT_VG_EXEC);
+	if (!room(INLINE_SLACK))
+		used = 0;
+	set_limit();
 }
 
-static VG_REGPARM(1) void take_exit(HWord k)
+static IRTemp assign(IRSB *sb, IRType ty, IRExpr *e)
 {
-	if (room(12))
-		put_u((ULong)k << 2 | HWT_VG_EXIT);
+	IRTemp t = newIRTemp(sb->tyenv, ty);
+
+	addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
+	return t;
 }
 
-static IRStmt *call(const HChar *name, void *fn, ULong arg, IRExpr *guard)
+/* Code that appends the LEB128 number v to buf, when guard holds (NULL:
+ * always): the bytes are known when translating, so they are stored as
+ * one little-endian word at buf + used and used moves by their count;
+ * past limit, drain() flushes. A helper call per superblock and per exit
+ * taken cost about as much as Valgrind's own translation; this costs a
+ * few instructions. */
+static void emit_record(IRSB *sb, ULong v, IRExpr *guard)
 {
-	IRDirty *d = unsafeIRDirty_0_N(1, name, VG_(fnptr_to_fnentry)(fn),
-				       mkIRExprVec_1(mkIRExpr_HWord(arg)));
+	ULong word = 0;
+	UInt n = 0;
+	IRTemp u, u64, at, nu, lim, over;
+	IRDirty *d;
 
-	if (guard)
-		d->guard = guard;
-	return IRStmt_Dirty(d);
+	do {
+		ULong b = v & 0x7f;
+
+		v >>= 7;
+		word |= (b | (v ? 0x80 : 0)) << (8 * n++);
+	} while (v && n < 8);
+	if (v)          /* more than 8 bytes: no translation numbers this big */
+		return;
+	u = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
+					    mkIRExpr_HWord((HWord)&used)));
+	/* Flat IR: every operand an atom. */
+	u64 = assign(sb, Ity_I64, IRExpr_Unop(Iop_32Uto64, IRExpr_RdTmp(u)));
+	at = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(u64),
+					      mkIRExpr_HWord((HWord)buf)));
+	nu = assign(sb, Ity_I32, IRExpr_Binop(Iop_Add32, IRExpr_RdTmp(u),
+					      IRExpr_Const(IRConst_U32(n))));
+	if (guard) {
+		addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(at),
+						IRExpr_Const(IRConst_U64(word)),
+						guard));
+		nu = assign(sb, Ity_I32, IRExpr_ITE(guard, IRExpr_RdTmp(nu),
+						    IRExpr_RdTmp(u)));
+	} else {
+		addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(at),
+					       IRExpr_Const(IRConst_U64(word))));
+	}
+	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&used),
+				       IRExpr_RdTmp(nu)));
+	lim = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
+					      mkIRExpr_HWord((HWord)&limit)));
+	over = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT32U, IRExpr_RdTmp(lim),
+					       IRExpr_RdTmp(nu)));
+	d = unsafeIRDirty_0_N(0, "hwt_drain", VG_(fnptr_to_fnentry)(drain),
+			      mkIRExprVec_0());
+	d->guard = IRExpr_RdTmp(over);
+	addStmtToIRSB(sb, IRStmt_Dirty(d));
 }
 
 /* Whether the guest instruction at a is a rep-prefixed string operation:
@@ -440,13 +508,13 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 
 	describe(id, in);
 	/* The run is written first, so every exit has one to belong to. */
-	addStmtToIRSB(out, call("hwt_run_sb", run_sb, id, NULL));
+	emit_record(out, id << 2 | HWT_VG_EXEC, NULL);
 	for (Int i = 0; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
 
 		if (st->tag == Ist_Exit)
-			addStmtToIRSB(out, call("hwt_take_exit", take_exit,
-						nexit++, st->Ist.Exit.guard));
+			emit_record(out, (ULong)nexit++ << 2 | HWT_VG_EXIT,
+				    st->Ist.Exit.guard);
 		addStmtToIRSB(out, st);
 	}
 	return out;
@@ -510,6 +578,7 @@ static Bool on_client_request(ThreadId tid, UWord *arg, UWord *ret)
 	} else if (VG_(strcmp)(cmd, "hwt.off") == 0) {
 		flush();
 		recording = False;
+		set_limit();
 	} else {
 		*ret = 0;
 	}

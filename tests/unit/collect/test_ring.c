@@ -196,6 +196,54 @@ static void test_no_wrap(void)
 	free(s);
 }
 
+/* Runs of ordinary steps handed over encoded (hwt_sw_ring_steps, as the
+ * valgrind reader does for a superblock's instructions), the rest one by
+ * one: the same history, wrapping included. */
+static void test_bulk(void)
+{
+	const size_t n = 20000;
+	struct step *s = make_steps(n, 3);
+	struct hwt_sw_ring r;
+	struct decoded d;
+	uint8_t enc[8 * HWT_SW_MAX_RECORD];
+	size_t bulk = 0, async_seen = 0, i = 1;
+	char why[700] = "";
+	bool ok;
+
+	ok = hwt_sw_ring_init(&r, 8u << 10, 512, NULL) == 0;
+	hwt_sw_ring_start(&r, s[0].pc);
+	while (i < n) {
+		size_t k = 0, len = 0;
+
+		while (i + k < n && k < 8 && !s[i + k].async) {
+			len += hwt_sw_encode_step(s[i + k - 1].pc, s[i + k].pc,
+						  false, enc + len);
+			k++;
+		}
+		if (k && hwt_sw_ring_steps(&r, enc, len, (uint32_t)k,
+					   s[i + k - 1].pc)) {
+			bulk++;
+			i += k;
+			continue;
+		}
+		hwt_sw_ring_step(&r, s[i].pc, s[i].async);
+		i++;
+	}
+	ok = ok && hwt_sw_ring_seal(&r, NULL) == 0;
+	ok = ok && decode(r.sealed, r.sealed_size, &d);
+	if (!ok)
+		snprintf(why, sizeof(why), "%s", d.why);
+	ok = ok && matches(&d, s, n, r.lost_insns, &async_seen, why,
+			   sizeof(why));
+	CHECK("ring: runs copied as encoded records decode as steps do, "
+	      "wrapped", ok && bulk > 100 && r.lost_insns > 0 &&
+	      r.insn_total == n, "%s (%zu runs copied, %llu lost)", why, bulk,
+	      (unsigned long long)r.lost_insns);
+	hwt_sw_ring_free(&r);
+	free(d.steps);
+	free(s);
+}
+
 static void test_wrap(void)
 {
 	const size_t n = 50000;
@@ -282,6 +330,7 @@ int main(void)
 {
 	RUN(test_no_wrap);
 	RUN(test_wrap);
+	RUN(test_bulk);
 	RUN(test_edges);
 	return check_exit();
 }
