@@ -49,3 +49,6 @@ n_big=${BENCH_REPLAY_ITERS:-400000}
 
 # --- GDB to main through hwt-server (untraced until asked) vs gdbserver ---
 "$here/run_to_main.sh" "$build"
+
+# --- the valgrind recorder on workloads of seconds vs valgrind --tool=none -
+"$here/scale.sh" "$build"
