@@ -279,11 +279,12 @@ int hwt_collect_write_core(struct hwt_collector *c, const char *path,
 {
 	int rc;
 
-	if (c->state != HWT_COLLECTOR_FAULTED)
+	if (c->state != HWT_COLLECTOR_FAULTED && !c->end.exit_core)
 		return hwt_err_set(err, EINVAL,
 				   "a core can only be written while the "
 				   "program is stopped on a fatal signal "
-				   "(after hwt_collect_run ended with a fault)");
+				   "(after hwt_collect_run ended with a fault), "
+				   "or when the backend kept one at its exit");
 	if ((rc = check_tracer(c, "hwt_collect_write_core", err)) < 0)
 		return rc;
 	return c->backend->write_core(c, path, err);

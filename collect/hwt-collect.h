@@ -130,6 +130,9 @@ struct hwt_collect_end {
 	int signal;               /* SIGNALED / FAULT */
 	pid_t tid;                /* FAULT: the faulting thread */
 	uint64_t pc;              /* FAULT: the faulting instruction */
+	/* EXITED: the backend kept the program's state as it began to
+	 * exit; hwt_collect_write_core writes it (the valgrind backend). */
+	bool exit_core;
 };
 
 /* Names of registered backends, for --help and errors. */

@@ -333,7 +333,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		vg_close(&c->base);
 		return rc;
 	}
-	vargv = calloc(argc + 14, sizeof(*vargv));
+	vargv = calloc(argc + 15, sizeof(*vargv));
 	if (!vargv) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	} else {
@@ -357,6 +357,9 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 			vargv[k++] = "--trace-children=yes";
 			if (opts->follow_fork)
 				vargv[k++] = "--hwt-follow-fork=yes";
+			/* A recording of a program that exits opens in a
+			 * debugger at its exit. */
+			vargv[k++] = "--hwt-exit-core=yes";
 			/* The stream is read all along while recording
 			 * (vg_run); live, only at stops. */
 			snprintf(pace_opt, sizeof(pace_opt),
@@ -533,19 +536,23 @@ static int set_end(struct vg_collector *c, int status, struct hwt_err *err)
 				   c->prog, msg[0] ? ": " : "", msg);
 	}
 	c->base.state = HWT_COLLECTOR_ENDED;
-	if (WIFEXITED(status)) {
-		*end = (struct hwt_collect_end){ .reason = HWT_STOP_EXITED,
-						 .status = WEXITSTATUS(status) };
-		return 0;
-	}
-	*end = (struct hwt_collect_end){ .reason = HWT_STOP_SIGNALED,
-					 .signal = WTERMSIG(status) };
-	/* With --log-file Valgrind names its core LOG.core.PID. */
+	/* With --log-file Valgrind names its core LOG.core.PID: of a fatal
+	 * signal, or of the exit (--hwt-exit-core). */
 	if (asprintf(&c->core_path, "%s.core.%d", c->log_path,
 		     (int)c->base.pid) < 0) {
 		c->core_path = NULL;
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
+	if (WIFEXITED(status)) {
+		*end = (struct hwt_collect_end){
+			.reason = HWT_STOP_EXITED,
+			.status = WEXITSTATUS(status),
+			.exit_core = access(c->core_path, R_OK) == 0,
+		};
+		return 0;
+	}
+	*end = (struct hwt_collect_end){ .reason = HWT_STOP_SIGNALED,
+					 .signal = WTERMSIG(status) };
 	if (access(c->core_path, R_OK) == 0 && c->rd.last_at_tid) {
 		end->reason = HWT_STOP_FAULT;
 		end->tid = c->rd.last_at_tid;

@@ -48,8 +48,9 @@ void reverse_stop_reply(struct server *s, size_t ti, const char *extra,
 	int sig = 5;     /* SIGTRAP: a step or breakpoint stop */
 	char tid[48];
 
-	/* At the crash, before any move, the stop is the fatal signal. */
-	if (!extra[0] && !s->threads[ti].cursor)
+	/* At the crash, before any move, the stop is the fatal signal; a
+	 * core taken as the program began to exit has none (a stop). */
+	if (!extra[0] && !s->threads[ti].cursor && s->core->signo)
 		sig = hwt_gdb_signal(s->core->signo);
 	snprintf(reply, cap, "T%02xthread:%s;%s", sig,
 		 srv_tid_str(s, s->threads[ti].tid, tid, sizeof(tid)), extra);

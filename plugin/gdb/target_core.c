@@ -395,8 +395,10 @@ int server_open(struct server *s, const char *bundle_dir,
 		core = hwt_bundle_path(s->bundle, s->bundle->core);
 	else
 		return hwt_err_set(err, ENOENT, "bundle %s has no core (the "
-				   "program did not die on a fatal signal); give "
-				   "one with --core CORE", bundle_dir);
+				   "program did not die on a fatal signal, and "
+				   "its backend keeps none of a normal exit: "
+				   "record with --backend valgrind for one); "
+				   "give one with --core CORE", bundle_dir);
 	if (!core)
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	rc = core_open(core, &s->core, err);

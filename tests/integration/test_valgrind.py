@@ -23,8 +23,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_gdb_live  # noqa: E402
 import test_oracle  # noqa: E402
-from hwt_testlib import (ServerProcess, exit_status, parse_args,  # noqa: E402
-                         report, run_tool, selected)
+from hwt_testlib import (ServerProcess, dump_items, exit_status,  # noqa: E402
+                         parse_args, report, run_tool, selected)
 
 PROGS = ['loops', 'loops_O0', 'recursion', 'fnptr', 'qsort', 'switch',
          'longjmp', 'signal', 'crash', 'demo_crash', 'pie_lib', 'dlopen',
@@ -348,6 +348,86 @@ int main(int argc, char **argv)
 '''
 
 
+def check_exit_bundle(build, programs, tmp):
+    """A program that exits normally leaves a core of its state as exit
+    began: hwt-server serves the bundle, GDB shows the history (info
+    record), the stack at exit, steps back (reverse-stepi lands on the
+    history's second-to-last instruction) and reverse-continues to a
+    breakpoint in main; LLDB reverse-continues to it too."""
+    hwtrace = os.path.join(build, 'hwtrace')
+    prog = os.path.join(programs, 'values')
+    bundle = os.path.join(tmp, 'exit-bundle')
+    p = subprocess.run([hwtrace, 'record', '-q', '--backend', 'valgrind',
+                        '-o', bundle, '--', prog], capture_output=True,
+                       text=True, timeout=300)
+    try:
+        with open(os.path.join(bundle, 'trace.json')) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        report('exit bundle: recorded', False, f'{e}: {p.stderr[-300:]}')
+        return
+    report('exit bundle: a normal exit is recorded with a core',
+           p.returncode == 0 and doc['stop'].get('reason') == 'exited' and
+           doc.get('core') == 'core' and
+           os.path.isfile(os.path.join(bundle, 'core')),
+           f'exit {p.returncode}, stop {doc.get("stop")}, core '
+           f'{doc.get("core")}')
+    items = next(iter(dump_items(hwtrace, bundle).values()))
+    with open(os.path.join(os.path.dirname(__file__), '..', 'programs',
+                           'values.c')) as f:
+        line = next(i for i, s in enumerate(f, 1) if 'LINE_PRINT' in s)
+    server = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
+                            '127.0.0.1:0', '--bundle', bundle], tmp,
+                           'exit-server')
+    try:
+        if not server.address:
+            report('exit bundle: hwt-server serves it', False,
+                   server.log()[-400:])
+            return
+        out = subprocess.run(
+            ['gdb', '-nx', '-batch', '-ex', 'set confirm off', '-ex',
+             f'target remote {server.address}', '-ex', 'info record',
+             '-ex', 'bt', '-ex', 'echo <<rsi>>\\n', '-ex', 'reverse-stepi',
+             '-ex', 'p/x $pc', '-ex', f'break values.c:{line}', '-ex',
+             'reverse-continue', '-ex', 'kill', prog],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            timeout=300).stdout
+    finally:
+        server.stop()
+    m = re.search(r'Recorded (\d+) instructions', out)
+    report('exit bundle: GDB shows the history and the stack at exit',
+           m and int(m.group(1)) == len(items) - 1 and
+           re.search(r'in __GI_exit|in exit', out),
+           f'{len(items)} items: {out[-800:]}')
+    pcs = re.findall(r'^\$\d+ = (0x[0-9a-f]+)$', out.split('<<rsi>>')[-1],
+                     re.M)
+    report('exit bundle: reverse-stepi goes to the previous instruction',
+           pcs and int(pcs[0], 16) == items[-2],
+           f'pc {pcs}, history ends {[hex(a) for a in items[-2:]]}')
+    report('exit bundle: reverse-continue stops at a breakpoint in main',
+           re.search(rf'Breakpoint 1, main .* at .*values.c:{line}', out),
+           out[-600:])
+    if not shutil.which('lldb-22'):
+        print('SKIP exit bundle: LLDB: lldb-22 is not installed')
+        return
+    server = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
+                            '127.0.0.1:0', '--bundle', bundle], tmp,
+                           'exit-server-lldb')
+    try:
+        out = subprocess.run(
+            ['lldb-22', '-b', '--no-lldbinit', '-o', f'target create {prog}',
+             '-o', f'gdb-remote {server.address}', '-o',
+             f'breakpoint set -f values.c -l {line}', '-o',
+             'process continue --reverse', '-o', 'process kill'],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            timeout=300, stdin=subprocess.DEVNULL).stdout
+    finally:
+        server.stop()
+    report('exit bundle: LLDB reverse-continues to a breakpoint in main',
+           re.search(rf'stop reason = breakpoint 1\.1.*\n.*values.c:{line}',
+                     out), out[-800:])
+
+
 def check_fork_exec(hwtrace, tmp):
     """A program that forks a child and then execs itself: the child is
     not followed, the exec is, in the same thread with the same exit."""
@@ -516,10 +596,13 @@ int main(void)
 
 def jit_offsets(hwtrace, bundle):
     """Offsets in their page of the instructions no module holds: the
-    generated code."""
+    generated code (a core, taken at a normal exit too, gives it bytes)."""
     rc, out, _ = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle)
-    addrs = [int(f[2], 16) for f in (l.split('\t') for l in out.splitlines())
-             if len(f) > 3 and f[3] == '(no code)']
+    ranges = load_ranges(bundle)
+    addrs = [a for a in (int(f[2], 16) for f in
+                         (line.split('\t') for line in out.splitlines())
+                         if len(f) > 3 and f[2] != 'gap')
+             if not any(lo <= a < hi for lo, hi, _, _ in ranges)]
     base = min(addrs) & ~0xfff if addrs else 0
     return [a - base for a in addrs]
 
@@ -803,6 +886,8 @@ def main():
             check_follow_fork(hwtrace, tmp)
         if selected('bound'):
             check_bound(hwtrace, programs, tmp)
+        if selected('exit-bundle'):
+            check_exit_bundle(args.build, programs, tmp)
         if selected('window'):
             check_window(hwtrace, programs, tmp)
         if selected('long-stream'):

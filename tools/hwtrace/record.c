@@ -302,20 +302,31 @@ int cmd_record(int argc, char **argv)
 	cli_progress_show(&pr);
 	if (hwt_collect_warning(col))
 		fprintf(stderr, "hwtrace: warning: %s\n", hwt_collect_warning(col));
-	if (end.reason == HWT_STOP_FAULT) {
-		b.stop_tid = end.tid;
-		b.stop_pc = end.pc;
+	if (end.reason == HWT_STOP_FAULT || end.exit_core) {
 		char *core_path;
 
+		if (end.reason == HWT_STOP_FAULT) {
+			b.stop_tid = end.tid;
+			b.stop_pc = end.pc;
+		}
 		if (asprintf(&core_path, "%s/core", staging) < 0) {
 			rc = hwt_err_set(&err, ENOMEM, "out of memory");
 			goto out;
 		}
 		rc = hwt_collect_write_core(col, core_path, &err);
+		/* A core of the exit is a convenience: without it the
+		 * history is still whole (a full disk cut it short). */
+		if (rc < 0 && end.reason != HWT_STOP_FAULT) {
+			fprintf(stderr, "hwtrace: warning: no core of the "
+				"program's exit in the bundle: %s\n", err.msg);
+			unlink(core_path);
+			rc = 0;
+		} else if (rc == 0) {
+			b.core = "core";
+		}
 		free(core_path);
 		if (rc || (rc = interrupted(&err)))
 			goto out;
-		b.core = "core";
 	}
 	b.stop_reason = end.reason;
 	b.stop_status = end.status;

@@ -40,12 +40,17 @@
  * or close, and the client's auxiliary vector. */
 extern Int VG_(safe_fd)(Int oldfd);
 extern UWord *VG_(client_auxv);
+/* Valgrind's own core writer (coregrind's m_coredump), as it writes one
+ * for a fatal signal: LOG.core.PID beside the --log-file. */
+extern void VG_(make_coredump)(ThreadId tid, const vki_siginfo_t *si,
+			       ULong max_size);
 
 static const HChar *clo_out;              /* --hwt-out=FILE */
 static Long clo_max = 4LL << 30;           /* --hwt-max-bytes=N */
 static Long clo_parent;                    /* --hwt-parent=PID */
 static Bool clo_follow_fork;               /* --hwt-follow-fork=yes */
 static Long clo_pace;                      /* --hwt-pace-bytes=N, 0: off */
+static Bool clo_exit_core;                 /* --hwt-exit-core=yes */
 
 static Int out_fd = -1;
 static UChar buf[1 << 20];
@@ -601,6 +606,8 @@ static Bool process_cmd_line_option(const HChar *arg)
 	if (VG_BINT_CLO(arg, "--hwt-pace-bytes", clo_pace, 0,
 			(Long)(1ULL << 62)))
 		return True;
+	if (VG_BOOL_CLO(arg, "--hwt-exit-core", clo_exit_core))
+		return True;
 	return False;
 }
 
@@ -614,7 +621,9 @@ static void print_usage(void)
 		    "    --hwt-follow-fork=no|yes  record forked children too, "
 		    "each into FILE.PID [no]\n"
 		    "    --hwt-pace-bytes=N     wait while more than N bytes "
-		    "wait to be read [0: never]\n");
+		    "wait to be read [0: never]\n"
+		    "    --hwt-exit-core=no|yes  write a core as the program "
+		    "starts to exit [no]\n");
 }
 
 static void print_debug_usage(void)
@@ -642,6 +651,17 @@ static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 {
 	if (sysno == __NR_execve || sysno == __NR_execveat)
 		flush();
+	/* The program's state as it starts to exit, so that a recording of
+	 * a program that did not crash opens in a debugger too. Not in a
+	 * forked child that is not recorded. */
+	if (sysno == __NR_exit_group && clo_exit_core && recording) {
+		vki_siginfo_t si;
+
+		/* The history first: a disk the core fills keeps it. */
+		flush();
+		VG_(memset)(&si, 0, sizeof(si));
+		VG_(make_coredump)(tid, &si, ~0ULL);
+	}
 }
 
 static void post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs,
