@@ -116,14 +116,21 @@ static bool queue_reserve(struct hwt_sw_ring *r, size_t len)
 		grown = want;
 	if (grown > r->capacity)
 		grown = (size_t)r->capacity;
-	bigger = grown >= want ? malloc(grown) : NULL;
+	/* realloc, not a copy: a large block grows in place (mremap), so
+	 * growing never holds the old and the new queue at once. */
+	bigger = grown >= want ? realloc(r->queue, grown) : NULL;
 	if (bigger) {
-		if (r->queue_used)
-			queue_read(r, 0, bigger, r->queue_used);
-		free(r->queue);
+		size_t old = r->queue_alloc, tail = old - r->queue_head;
+
+		/* Wrapped: the older part, from head to the old end, moves
+		 * to the new end; the newer part stays at the start. */
+		if (r->queue_used > tail) {
+			memmove(bigger + grown - tail, bigger + r->queue_head,
+				tail);
+			r->queue_head = grown - tail;
+		}
 		r->queue = bigger;
 		r->queue_alloc = grown;
-		r->queue_head = 0;
 		return true;
 	}
 	/* Out of memory: keep recording into what we have. */
@@ -158,6 +165,51 @@ static void open_chunk(struct hwt_sw_ring *r, uint64_t pc)
 	r->open_size = 0;
 	r->insn_total++;
 	enforce_capacity(r);
+}
+
+static void reverse(uint8_t *p, size_t n)
+{
+	for (size_t i = 0, j = n; i + 1 < j; i++, j--) {
+		uint8_t b = p[i];
+
+		p[i] = p[j - 1];
+		p[j - 1] = b;
+	}
+}
+
+/* Move the queue's chunks to its start in place (a rotation by three
+ * reversals): no second copy of a large ring. */
+static void rotate_to_start(struct hwt_sw_ring *r)
+{
+	if (r->queue_alloc && r->queue_head) {
+		reverse(r->queue, r->queue_head);
+		reverse(r->queue + r->queue_head, r->queue_alloc - r->queue_head);
+		reverse(r->queue, r->queue_alloc);
+	}
+	r->queue_head = 0;
+}
+
+void hwt_sw_ring_set_capacity(struct hwt_sw_ring *r, uint64_t capacity)
+{
+	uint64_t least = 2u * (HWT_SW_CHUNK_HDR_SIZE + r->chunk_payload);
+	uint8_t *smaller;
+
+	if (capacity < least)
+		capacity = least;
+	if (capacity >= r->capacity)
+		return;
+	r->capacity = capacity;
+	enforce_capacity(r);
+	if (r->queue_alloc <= capacity)
+		return;
+	/* Give the memory back, in place: the queue never grows past
+	 * capacity from now on. */
+	rotate_to_start(r);
+	smaller = realloc(r->queue, r->queue_used ? r->queue_used : 1);
+	if (!smaller)
+		return;
+	r->queue = smaller;
+	r->queue_alloc = r->queue_used;
 }
 
 void hwt_sw_ring_start(struct hwt_sw_ring *r, uint64_t pc)
@@ -245,13 +297,43 @@ int hwt_sw_ring_snapshot(struct hwt_sw_ring *r, struct hwt_err *err)
 	return lay_out(r, err);
 }
 
+/* The queue's chunks moved to its start in place, then the open chunk
+ * after them: the layout of lay_out in the queue's own memory, so
+ * sealing a large ring takes no second copy of it. */
+static int lay_out_in_place(struct hwt_sw_ring *r, struct hwt_err *err)
+{
+	size_t size = r->queue_used, open = 0;
+	uint8_t *out;
+
+	rotate_to_start(r);
+	if (r->started)
+		open = HWT_SW_CHUNK_HDR_SIZE + r->open_size;
+	out = realloc(r->queue, size + open + 1);
+	if (!out)
+		return hwt_err_set(err, ENOMEM, "out of memory laying out a "
+				   "%zu-byte trace", size + open);
+	if (r->started) {
+		struct hwt_sw_chunk_hdr hdr = r->open_hdr;
+
+		hdr.payload_size = r->open_size;
+		hwt_sw_chunk_hdr_pack(&hdr, out + size);
+		memcpy(out + size + HWT_SW_CHUNK_HDR_SIZE, r->open,
+		       r->open_size);
+	}
+	free(r->sealed);
+	r->sealed = out;
+	r->sealed_size = size + open;
+	r->queue = NULL;
+	return 0;
+}
+
 int hwt_sw_ring_seal(struct hwt_sw_ring *r, struct hwt_err *err)
 {
 	int rc;
 
 	if (!r->open)
 		return 0;
-	if ((rc = lay_out(r, err)) < 0)
+	if ((rc = lay_out_in_place(r, err)) < 0)
 		return rc;
 	free(r->queue);
 	free(r->open);

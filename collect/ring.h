@@ -54,6 +54,11 @@ int hwt_sw_ring_init(struct hwt_sw_ring *r, uint64_t capacity, uint32_t chunk_pa
 /* Chunk payload size suited to a ring of this capacity. */
 uint32_t hwt_sw_ring_chunk_payload_for(uint64_t capacity);
 
+/* Keep at most capacity bytes from now on (never less than two chunks):
+ * the oldest chunks beyond it are dropped and counted as lost, and the
+ * memory they took is given back. A larger capacity changes nothing. */
+void hwt_sw_ring_set_capacity(struct hwt_sw_ring *r, uint64_t capacity);
+
 /* The thread's first instruction. */
 void hwt_sw_ring_start(struct hwt_sw_ring *r, uint64_t pc);
 

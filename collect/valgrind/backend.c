@@ -414,17 +414,24 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	return 0;
 }
 
-/* Feed what the tool has written since the last look; true if any. */
+/* Pieces one feed reads at most: a stream the tool writes as fast as it
+ * is read would keep one feed going, and between feeds the threads'
+ * windows are shared anew (share_window). */
+#define FEED_PIECES 16
+
+/* Feed what the tool has written since the last look, up to FEED_PIECES
+ * pieces; *got set if any. */
 int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
 	       bool *got, struct hwt_err *err)
 {
 	off_t start = lseek(fd, 0, SEEK_CUR);
 	uint64_t done = 0;
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (!c->piece && !(c->piece = malloc(READ_PIECE)))
 		return hwt_err_set(err, ENOMEM, "out of memory");
-	while ((n = read(fd, c->piece, READ_PIECE)) > 0) {
+	for (int k = 0; k < FEED_PIECES &&
+	     (n = read(fd, c->piece, READ_PIECE)) > 0; k++) {
 		int rc = hwt_vg_reader_feed(rd, c->piece, (size_t)n, err);
 
 		if (rc < 0)
@@ -441,23 +448,56 @@ int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
 	return rd->npending ? hwt_vg_reader_feed(rd, NULL, 0, err) : 0;
 }
 
+/* All threads together, the program's and its followed children's, keep
+ * at most twice the per-thread window (--size): many threads or
+ * processes share it, each keeping the newest. */
+static void share_window(struct vg_collector *c)
+{
+	uint64_t total = 2 * c->rd.ring_capacity, each;
+	size_t n = c->rd.nthreads;
+
+	for (size_t k = 0; k < c->nchildren; k++)
+		n += c->children[k].rd.nthreads;
+	if (n <= 2)
+		return;
+	each = total / n;
+	for (size_t i = 0; i < c->rd.nthreads; i++)
+		hwt_sw_ring_set_capacity(&c->rd.threads[i].ring, each);
+	for (size_t k = 0; k < c->nchildren; k++)
+		for (size_t i = 0; i < c->children[k].rd.nthreads; i++)
+			hwt_sw_ring_set_capacity(
+				&c->children[k].rd.threads[i].ring, each);
+}
+
+/* Read every stream as far as it goes now, sharing the window between
+ * pieces. */
 int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err)
 {
+	bool more;
 	int rc;
 
 	*got = false;
-	/* Children first seen now forked after what the parent's stream
-	 * holds now: read the parent's after looking for them. */
-	if ((rc = vg_children_find(c, err)) < 0)
-		return rc;
-	if (c->stream_fd < 0)
-		/* Written to only to punch out what was read. */
-		c->stream_fd = open(c->stream_path, O_RDWR | O_CLOEXEC);
-	/* Not there yet: the tool has not opened it. */
-	if (c->stream_fd >= 0 &&
-	    (rc = vg_feed_fd(c, c->stream_fd, &c->rd, got, err)) < 0)
-		return rc;
-	return vg_children_drain(c, got, err);
+	do {
+		more = false;
+		/* Children first seen now forked after what the parent's
+		 * stream holds now: read the parent's after looking. */
+		if ((rc = vg_children_find(c, err)) < 0)
+			return rc;
+		if (c->stream_fd < 0)
+			/* Written to only to punch out what was read. */
+			c->stream_fd = open(c->stream_path,
+					    O_RDWR | O_CLOEXEC);
+		/* Not there yet: the tool has not opened it. */
+		if (c->stream_fd >= 0 &&
+		    (rc = vg_feed_fd(c, c->stream_fd, &c->rd, &more,
+				     err)) < 0)
+			return rc;
+		if ((rc = vg_children_drain(c, &more, err)) < 0)
+			return rc;
+		share_window(c);
+		*got |= more;
+	} while (more);
+	return 0;
 }
 
 /* Valgrind's first message line, for an error. */

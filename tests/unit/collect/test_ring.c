@@ -244,6 +244,45 @@ static void test_bulk(void)
 	free(s);
 }
 
+/* A ring shrunk while recording (threads sharing one window): the
+ * oldest chunks go, counted as lost, and what is left and recorded after
+ * decodes as the newest history. */
+static void test_shrink(void)
+{
+	const size_t n = 40000;
+	struct step *s = make_steps(n, 5);
+	struct hwt_sw_ring r;
+	struct decoded d;
+	size_t async_seen = 0, lost_at_shrink;
+	char why[700] = "";
+	bool ok;
+
+	ok = hwt_sw_ring_init(&r, 1u << 20, 512, NULL) == 0;
+	hwt_sw_ring_start(&r, s[0].pc);
+	for (size_t i = 1; i < n / 2; i++)
+		hwt_sw_ring_step(&r, s[i].pc, s[i].async);
+	hwt_sw_ring_set_capacity(&r, 8u << 10);
+	lost_at_shrink = (size_t)r.lost_insns;
+	for (size_t i = n / 2; i < n; i++)
+		hwt_sw_ring_step(&r, s[i].pc, s[i].async);
+	ok = ok && r.queue_alloc <= (8u << 10) && lost_at_shrink > 0;
+	ok = ok && hwt_sw_ring_seal(&r, NULL) == 0;
+	ok = ok && decode(r.sealed, r.sealed_size, &d);
+	if (!ok)
+		snprintf(why, sizeof(why), "%s", d.why);
+	ok = ok && matches(&d, s, n, r.lost_insns, &async_seen, why,
+			   sizeof(why));
+	CHECK("ring: shrunk while recording, it keeps the newest within the "
+	      "new capacity and counts the rest", ok &&
+	      r.sealed_size <= (8u << 10) && r.insn_total == n,
+	      "%s (%zu lost at the shrink, %llu in all, %zu bytes)", why,
+	      lost_at_shrink, (unsigned long long)r.lost_insns,
+	      r.sealed_size);
+	hwt_sw_ring_free(&r);
+	free(d.steps);
+	free(s);
+}
+
 static void test_wrap(void)
 {
 	const size_t n = 50000;
@@ -331,6 +370,7 @@ int main(void)
 	RUN(test_no_wrap);
 	RUN(test_wrap);
 	RUN(test_bulk);
+	RUN(test_shrink);
 	RUN(test_edges);
 	return check_exit();
 }
