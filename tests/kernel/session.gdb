@@ -1,6 +1,9 @@
 # The GDB session run against hwt-server in the qemu guest, once per
 # backend (scripts/check-kernel.sh); the program is recursion.c, static.
-# Every backend must make GDB print the same thing.
+# Every backend must make GDB print the same thing. After `record stop`
+# reverse-stepi is the server's own reverse execution: there a writable
+# variable has its value then (ptrace keeps memory of the past) or is
+# unavailable (module), never today's.
 break fib
 continue
 record btrace bts
@@ -17,5 +20,10 @@ stepi
 stepi
 info record
 record stop
+reverse-stepi
+echo <<past-memory>>\n
+x/xg &environ
+echo <<end>>\n
 delete
+continue
 continue
