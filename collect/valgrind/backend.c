@@ -232,6 +232,7 @@ static void vg_close(struct hwt_collector *base)
  * on that, not on the program's length. Where the file system cannot
  * punch holes the stream keeps its blocks and the bound is on all of it. */
 #define FREE_STEP (256u << 10)
+#define VG_REGISTER_UPDATES "allregs-at-mem-access"
 /* A recording (not live) program waits while more of its stream than its
  * window (--size), within these bounds, waits to be read: the disk a run
  * of any length takes in the stream directory. */
@@ -333,7 +334,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		vg_close(&c->base);
 		return rc;
 	}
-	vargv = calloc(argc + 15, sizeof(*vargv));
+	vargv = calloc(argc + 17, sizeof(*vargv));
 	if (!vargv) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	} else {
@@ -360,6 +361,14 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 			/* A recording of a program that exits opens in a
 			 * debugger at its exit. */
 			vargv[k++] = "--hwt-exit-core=yes";
+			/* A fault is reported at the faulting instruction
+			 * with the cpu's registers there: no loop unrolled
+			 * into one translation (its fault lands on the
+			 * loop's branch), every register written back
+			 * before each memory access. */
+			vargv[k++] = "--vex-iropt-unroll-thresh=0";
+			vargv[k++] = "--vex-iropt-register-updates="
+				     VG_REGISTER_UPDATES;
 			/* The stream is read all along while recording
 			 * (vg_run); live, only at stops. */
 			snprintf(pace_opt, sizeof(pace_opt),

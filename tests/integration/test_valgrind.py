@@ -428,6 +428,62 @@ def check_exit_bundle(build, programs, tmp):
                      out), out[-800:])
 
 
+FAULT_KINDS = {'load': 'walk_load', 'store': 'walk_store', 'div': 'walk_div',
+               'call': 'walk_call'}
+FAULT_VALUES = {'load': ['$pc', 's', 'n'], 'store': ['$pc', 's', 'i'],
+                'div': ['$pc', 's', 'i'], 'call': ['$pc', 's', 'i']}
+
+
+def fault_view(hwtrace, bundle, prog, kind):
+    """(the loop function's instructions in the history, symbolically,
+    and what GDB prints of the pc and the loop's values from the core)."""
+    rc, out, err = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle)
+    fn = FAULT_KINDS[kind]
+    insns = [f[4] for f in (line.split('\t') for line in out.splitlines())
+             if len(f) > 4 and (f[4].startswith(fn + '+') or
+                                f[4].startswith('twice+'))]
+    cmds = []
+    for v in FAULT_VALUES[kind]:
+        cmds += ['-ex', f'p {v}']
+    p = subprocess.run(['gdb', '-nx', '-batch', *cmds, prog,
+                        os.path.join(bundle, 'core')], capture_output=True,
+                       text=True, timeout=120)
+    vals = [re.sub(r'^\$\d+ = ', '', line).split(' <')[-1].rstrip('>')
+            if line.startswith('$1 ') else re.sub(r'^\$\d+ = ', '', line)
+            for line in p.stdout.splitlines() if line.startswith('$')]
+    return insns, vals
+
+
+def check_faults(hwtrace, programs, tmp):
+    """A loop that faults in its first, middle or last iteration, by a
+    load, a store, a divide or a call through a bad pointer: the history
+    ends at the faulting instruction after exactly the iterations the cpu
+    ran, and the core holds the cpu's registers there (the pc, and the
+    loop's values as GDB reads them), as with the ptrace recorder."""
+    prog = os.path.join(programs, 'faults')
+    for kind in FAULT_KINDS:
+        for at in (0, 3, 7):
+            got = {}
+            for be in ('ptrace', 'valgrind'):
+                bundle = os.path.join(tmp, f'faults-{kind}{at}-{be}')
+                rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend',
+                                      be, '-o', bundle, '--', prog, kind,
+                                      str(at), timeout=300)
+                if not os.path.isfile(os.path.join(bundle, 'core')):
+                    got[be] = (f'exit {rc}: {err.strip()[-200:]}', [])
+                    continue
+                got[be] = fault_view(hwtrace, bundle, prog, kind)
+            pt, vg = got['ptrace'], got['valgrind']
+            report(f'fault {kind} in iteration {at}: the history ends at '
+                   'the faulting instruction after the same iterations as '
+                   'the ptrace recorder\'s', pt[0] and vg[0] == pt[0],
+                   f'valgrind ends {vg[0][-4:]} ({len(vg[0])}), ptrace '
+                   f'{pt[0][-4:]} ({len(pt[0])})')
+            report(f'fault {kind} in iteration {at}: the core holds the '
+                   'cpu\'s pc and values there', pt[1] and vg[1] == pt[1],
+                   f'valgrind {vg[1]}, ptrace {pt[1]}')
+
+
 def check_fork_exec(hwtrace, tmp):
     """A program that forks a child and then execs itself: the child is
     not followed, the exec is, in the same thread with the same exit."""
@@ -886,6 +942,8 @@ def main():
             check_follow_fork(hwtrace, tmp)
         if selected('bound'):
             check_bound(hwtrace, programs, tmp)
+        if selected('faults'):
+            check_faults(hwtrace, programs, tmp)
         if selected('exit-bundle'):
             check_exit_bundle(args.build, programs, tmp)
         if selected('window'):
