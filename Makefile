@@ -180,6 +180,9 @@ $(FUZZ_O)/fuzz_rsp: $(FUZZ_O)/obj/plugin/gdb/rsp.o
 # The valgrind backend's stream reader and what it writes into.
 $(FUZZ_O)/fuzz_vgstream: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/valgrind/stream.c collect/ring.c collect/os/modset.c collect/os/procmaps.c collect/os/procfs.c)
 
+# What the ptrace recorder takes instructions and calls to write.
+$(FUZZ_O)/fuzz_stores: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/ptrace/stores.c collect/ptrace/sysmem.c)
+
 fuzz: $(FUZZ_BINS)
 
 # The collector's sources, for the kernel suite's static guest build.
