@@ -98,6 +98,12 @@ struct hwt_backend {
 	int (*mem_at)(struct hwt_collector *c, pid_t tid, uint64_t insn,
 		      uint64_t addr, void *buf, size_t len,
 		      struct hwt_err *err);
+	/* The nearest recorded store, backward before tid's instruction
+	 * from or forward from it, that changed bytes of [addr, addr+len):
+	 * its thread and instruction; 1 found, 0 none that can be told. */
+	int (*find_write)(struct hwt_collector *c, pid_t tid, uint64_t from,
+			  int dir, uint64_t addr, uint64_t len, pid_t *wtid,
+			  uint64_t *windex, struct hwt_err *err);
 	/* Someone other than the program is about to write its memory
 	 * (a debugger): what the backend keeps of the past must say so. */
 	void (*memory_written)(struct hwt_collector *c);

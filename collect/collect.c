@@ -548,6 +548,20 @@ int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
 	return c->backend->mem_at(c, tid, insn, addr, buf, len, err);
 }
 
+int hwt_collect_find_write(struct hwt_collector *c, pid_t tid, uint64_t from,
+			   int dir, uint64_t addr, uint64_t len, pid_t *wtid,
+			   uint64_t *windex, struct hwt_err *err)
+{
+	if (!c->backend->find_write)
+		return hwt_err_set(err, EOPNOTSUPP, "the %s backend keeps no "
+				   "memory of the past", c->backend->name);
+	if (gettid() != c->tracer_tid)
+		return hwt_err_set(err, EPERM, "memory of the past is read "
+				   "from the thread that traces");
+	return c->backend->find_write(c, tid, from, dir, addr, len, wtid,
+				      windex, err);
+}
+
 int hwt_collect_record_start(struct hwt_collector *c, struct hwt_err *err)
 {
 	int rc;

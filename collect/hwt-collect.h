@@ -373,6 +373,16 @@ int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
 int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
 		       uint64_t addr, void *buf, size_t len,
 		       struct hwt_err *err);
+/* Who wrote [addr, addr+len) (1 to 64 bytes): the nearest recorded
+ * instruction, of any thread, that changed those bytes, going backward
+ * (dir < 0) from before thread tid's instruction from, or forward (dir >
+ * 0) from it on; its thread and instruction index (hwt_collect_regs_at's
+ * numbering) in *wtid, *windex. 1 when found, 0 when none can be told
+ * (the log's start, or bytes that cannot be known, come first), or a
+ * negative errno (-EOPNOTSUPP: the backend keeps no memory). */
+int hwt_collect_find_write(struct hwt_collector *c, pid_t tid, uint64_t from,
+			   int dir, uint64_t addr, uint64_t len, pid_t *wtid,
+			   uint64_t *windex, struct hwt_err *err);
 
 /* Start recording a program launched with defer_recording, from where
  * each thread stands now (between resumes; new threads from their first

@@ -125,6 +125,7 @@ const struct hwt_backend hwt_backend_ptrace = {
 	.regset = ptrace_regset,
 	.regs_at = hwt_step_regs_at,
 	.mem_at = hwt_step_mem_at,
+	.find_write = hwt_step_find_write,
 	.memory_written = hwt_step_memory_written,
 	.record_start = hwt_step_record_start,
 	.recording = hwt_step_recording,

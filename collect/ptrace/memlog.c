@@ -106,6 +106,7 @@ static void mark_unknown(struct step_memlog *m, uint64_t seq, uint64_t addr,
 	e->addr = addr;
 	e->len = len;
 	e->off = UNKNOWN_BYTES;
+	e->tid = 0;
 }
 
 /* The old bytes of [addr, addr + len) before step seq; what cannot be
@@ -139,6 +140,7 @@ static void keep_old(struct step_memlog *m, pid_t pid, uint64_t seq,
 	e->addr = addr;
 	e->len = (uint64_t)n;
 	e->off = m->nbytes;
+	e->tid = pid;
 	m->nbytes += (size_t)n;
 	if ((uint64_t)n < len)
 		mark_unknown(m, seq, addr + (uint64_t)n, len - (uint64_t)n);
@@ -371,29 +373,18 @@ static bool step_of_index(const struct step_thread *t, uint64_t index,
 			      : *seq < t->runs[lo].seq;
 }
 
-int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
-		    uint64_t addr, void *buf, size_t len, struct hwt_err *err)
+/* Memory before step seq: today's with the kept old bytes of steps seq
+ * and later put back, newest first; known[i] says which are known. */
+static void bytes_before(const struct step_collector *c, uint64_t seq,
+			 uint64_t addr, uint8_t *out, bool *known, size_t len)
 {
-	struct step_collector *c = step_of(base);
-	struct step_thread *t = NULL;
-	struct step_memlog *m = &c->memlog;
-	uint8_t *out = buf;
-	bool *known;
-	uint64_t seq;
+	const struct step_memlog *m = &c->memlog;
 	ssize_t got;
-	size_t n;
 
-	for (size_t i = 0; i < c->nthreads && !t; i++)
-		if (c->threads[i]->tid == tid)
-			t = c->threads[i];
-	if (!t || !t->memlog)
-		return hwt_err_set(err, ENOENT, "thread %d has no memory "
-				   "history", (int)tid);
-	if (!step_of_index(t, index, &seq) || seq < m->horizon || !len)
-		return 0;
-	if (!(known = calloc(len, sizeof(*known))))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	got = read_remote(base->pid, addr, buf, len);
+	memset(known, 0, len);
+	if (seq < m->horizon)
+		return;
+	got = read_remote(c->base.pid, addr, out, len);
 	for (size_t i = 0; got > 0 && i < (size_t)got; i++)
 		known[i] = true;
 	for (size_t i = m->n; i-- > 0 && m->e[i].seq >= seq;) {
@@ -408,8 +399,131 @@ int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
 				out[a - addr] = m->bytes[e->off + (a - e->addr)];
 		}
 	}
+}
+
+static struct step_thread *thread_of_tid(struct step_collector *c, pid_t tid)
+{
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i]->tid == tid)
+			return c->threads[i];
+	return NULL;
+}
+
+int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
+		    uint64_t addr, void *buf, size_t len, struct hwt_err *err)
+{
+	struct step_collector *c = step_of(base);
+	struct step_thread *t = thread_of_tid(c, tid);
+	bool *known;
+	uint64_t seq;
+	size_t n;
+
+	if (!t || !t->memlog)
+		return hwt_err_set(err, ENOENT, "thread %d has no memory "
+				   "history", (int)tid);
+	if (!step_of_index(t, index, &seq) || !len)
+		return 0;
+	if (!(known = calloc(len, sizeof(*known))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	bytes_before(c, seq, addr, buf, known, len);
 	for (n = 0; n < len && known[n]; n++)
 		;
 	free(known);
 	return (int)n;
+}
+
+/* The instruction index of thread t at step seq; false when t did not
+ * take that step. */
+static bool index_of_step(const struct step_thread *t, uint64_t seq,
+			  uint64_t *index)
+{
+	size_t lo = 0, hi = t->nruns;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->runs[mid].seq <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	*index = t->runs[lo - 1].index + (seq - t->runs[lo - 1].seq);
+	return lo == t->nruns ? seq <= t->mem_seq : seq < t->runs[lo].seq;
+}
+
+/* Whether the store kept in entry e changed a byte of [addr, addr+len):
+ * its old bytes against the memory right after its step. */
+static int changed(const struct step_collector *c,
+		   const struct memlog_entry *e, uint64_t addr, uint64_t len)
+{
+	uint64_t lo = e->addr > addr ? e->addr : addr;
+	uint64_t hi = e->addr + e->len < addr + len ? e->addr + e->len
+						      : addr + len;
+	uint8_t after[64];
+	bool known[64];
+
+	if (hi - lo > sizeof(after))
+		hi = lo + sizeof(after);
+	bytes_before(c, e->seq + 1, lo, after, known, (size_t)(hi - lo));
+	for (uint64_t a = lo; a < hi; a++) {
+		if (!known[a - lo])
+			return -1;
+		if (after[a - lo] != c->memlog.bytes[e->off + (a - e->addr)])
+			return 1;
+	}
+	return 0;
+}
+
+int hwt_step_find_write(struct hwt_collector *base, pid_t tid, uint64_t from,
+			int dir, uint64_t addr, uint64_t len, pid_t *wtid,
+			uint64_t *windex, struct hwt_err *err)
+{
+	struct step_collector *c = step_of(base);
+	const struct step_memlog *m = &c->memlog;
+	struct step_thread *t = thread_of_tid(c, tid), *w;
+	uint64_t seq;
+	size_t i;
+
+	if (!t || !t->memlog)
+		return hwt_err_set(err, ENOENT, "thread %d has no memory "
+				   "history", (int)tid);
+	if (!len || len > 64 || addr + len < addr)
+		return hwt_err_set(err, EINVAL, "a watched range of 1 to 64 "
+				   "bytes");
+	if (!step_of_index(t, from, &seq))
+		return 0;
+	/* Backward: the newest step before seq; forward: the oldest from
+	 * seq on (the step at seq itself is the instruction there). */
+	if (dir < 0) {
+		for (i = m->n; i > 0 && m->e[i - 1].seq >= seq; i--)
+			;
+	} else {
+		for (i = 0; i < m->n && m->e[i].seq < seq; i++)
+			;
+	}
+	for (;;) {
+		const struct memlog_entry *e;
+		int ch;
+
+		if (dir < 0 ? i == 0 : i == m->n)
+			return 0;
+		e = dir < 0 ? &m->e[--i] : &m->e[i++];
+		if (e->seq < m->horizon)
+			return 0;
+		if (e->addr >= addr + len || e->addr + e->len <= addr)
+			continue;
+		/* Bytes that cannot be told stop the search: a write there
+		 * may or may not have happened. */
+		if (e->off == UNKNOWN_BYTES)
+			return 0;
+		if ((ch = changed(c, e, addr, len)) < 0)
+			return 0;
+		if (!ch || !(w = thread_of_tid(c, e->tid)) ||
+		    !index_of_step(w, e->seq, windex))
+			continue;
+		*wtid = e->tid;
+		return 1;
+	}
 }

@@ -68,6 +68,7 @@ struct memlog_entry {
 	uint64_t seq;
 	uint64_t addr, len;
 	size_t off;
+	pid_t tid;                        /* whose step (0: the kernel's) */
 };
 
 /* A thread's instruction index where it was stepped after another
@@ -398,6 +399,9 @@ void hwt_step_memlog_free(struct step_memlog *m);
  * (0: none), or a negative errno. */
 int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
 		    uint64_t addr, void *buf, size_t len, struct hwt_err *err);
+int hwt_step_find_write(struct hwt_collector *base, pid_t tid, uint64_t from,
+			int dir, uint64_t addr, uint64_t len, pid_t *wtid,
+			uint64_t *windex, struct hwt_err *err);
 
 /* attach.c */
 int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,

@@ -56,6 +56,56 @@ void reverse_stop_reply(struct server *s, size_t ti, const char *extra,
 		 srv_tid_str(s, s->threads[ti].tid, tid, sizeof(tid)), extra);
 }
 
+/* A write watchpoint in the past: the store nearest to where thread ti
+ * stood (from) that changed watched bytes, if it comes before where the
+ * breakpoints stopped it (now); the cursor (or the writing thread's)
+ * moves there. Another thread's store counts when no breakpoint stopped
+ * this one (positions of two threads do not compare). Read and access
+ * watches cannot be told from a history of stores. */
+static bool past_watch(struct server *s, size_t *ti, enum hwt_dir dir,
+		       uint64_t from, bool bp_hit, char *extra, size_t cap)
+{
+	struct hwt_cursor *c = s->threads[*ti].cursor;
+	uint64_t now = hwt_cursor_pos(c), best_pos = 0;
+	size_t best_ti = SIZE_MAX;
+	const struct srv_watch *best = NULL;
+
+	if (!s->ops->past_write)
+		return false;
+	for (size_t i = 0; i < s->nwatches; i++) {
+		const struct srv_watch *w = &s->watches[i];
+		uint64_t pos;
+		size_t wti;
+
+		if (w->kind != 2 ||
+		    !s->ops->past_write(s, *ti, from, dir, w->addr, w->len,
+					&wti, &pos))
+			continue;
+		if (wti == *ti ? (dir == HWT_BACKWARD ?
+				  pos >= from || pos < now :
+				  pos <= from || pos > now)
+			       : bp_hit)
+			continue;
+		if (best && wti == best_ti &&
+		    (dir == HWT_BACKWARD ? pos <= best_pos : pos >= best_pos))
+			continue;
+		best = w;
+		best_ti = wti;
+		best_pos = pos;
+	}
+	if (!best)
+		return false;
+	/* Another thread wrote: this one stays where it stood. */
+	if (best_ti != *ti && hwt_cursor_goto(c, from, NULL) < 0)
+		return false;
+	c = cursor_of(s, &s->threads[best_ti], NULL);
+	if (!c || hwt_cursor_goto(c, best_pos, NULL) < 0)
+		return false;
+	*ti = best_ti;
+	snprintf(extra, cap, "watch:%llx;", (unsigned long long)best->addr);
+	return true;
+}
+
 int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 		   char *reply, size_t cap)
 {
@@ -63,20 +113,27 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 	struct hwt_err err = { 0 };
 	struct hwt_cursor *c = cursor_of(s, t, &err);
 	const char *extra = "";
-	uint64_t pc;
+	char watch_extra[48];
+	uint64_t pc, from;
 	int rc;
 
 	if (!c) {
 		snprintf(reply, cap, "E.%s", err.msg);
 		return -err.code;
 	}
+	from = hwt_cursor_pos(c);
 	rc = step ? hwt_cursor_stepi(c, dir, &err)
 		  : hwt_cursor_continue(c, dir, s->bps, s->nbps, &err);
 	if (rc < 0) {
 		snprintf(reply, cap, "E.%s", err.msg);
 		return rc;
 	}
-	if (rc == HWT_BOUNDARY)
+	if (!step && s->nwatches &&
+	    past_watch(s, &ti, dir, from, rc == HWT_HIT, watch_extra,
+		       sizeof(watch_extra))) {
+		extra = watch_extra;
+		rc = HWT_HIT;
+	} else if (rc == HWT_BOUNDARY)
 		extra = dir == HWT_BACKWARD ? "replaylog:begin;" : "replaylog:end;";
 	else if (rc == HWT_HIT)
 		extra = reverse_replaying(s, ti, &pc) && breakpoints_hw_at(s, pc) ?

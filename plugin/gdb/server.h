@@ -103,6 +103,13 @@ struct target_ops {
 	 * the target's history knows there; NULL: it keeps none. */
 	size_t (*past_mem)(struct server *s, size_t ti, uint64_t addr,
 			   void *buf, size_t len);
+	/* Who wrote [addr, addr+len) nearest to position pos of thread ti
+	 * in dir: the writing thread and its position, the store's own
+	 * (backward) or the one after it (forward); NULL or false: none
+	 * that the target's history can tell. */
+	bool (*past_write)(struct server *s, size_t ti, uint64_t pos,
+			   enum hwt_dir dir, uint64_t addr, uint64_t len,
+			   size_t *wti, uint64_t *wpos);
 	/* NULL when the target cannot be changed; bytes written or -errno */
 	long (*mem_write)(struct server *s, uint64_t addr, const void *buf,
 			  size_t len);

@@ -529,6 +529,42 @@ static size_t live_past_mem(struct server *s, size_t ti, uint64_t addr,
 	return n > 0 ? (size_t)n : 0;
 }
 
+static bool live_past_write(struct server *s, size_t ti, uint64_t pos,
+			    enum hwt_dir dir, uint64_t addr, uint64_t len,
+			    size_t *wti, uint64_t *wpos)
+{
+	struct srv_thread *t = &s->threads[ti];
+	const struct hwt_collect_thread *ct = snapshot_of(s, t), *wct;
+	struct hwt_history *wh;
+	uint64_t back, windex, count;
+	pid_t wtid;
+
+	if (!ct || !t->hist || s->live->gone || !ct->insn_total ||
+	    pos > hwt_history_count(t->hist))
+		return false;
+	back = hwt_history_count(t->hist) - pos;
+	if (back >= ct->insn_total ||
+	    hwt_collect_find_write(s->live->c, (pid_t)t->tid,
+				   ct->insn_total - 1 - back, dir, addr, len,
+				   &wtid, &windex, NULL) != 1)
+		return false;
+	for (*wti = 0; *wti < s->nthreads &&
+	     s->threads[*wti].tid != wtid; (*wti)++)
+		;
+	if (*wti == s->nthreads ||
+	    !(wct = snapshot_of(s, &s->threads[*wti])) ||
+	    !(wh = srv_history(s, &s->threads[*wti], NULL)))
+		return false;
+	/* Positions count back from the history's end as live_past_reg's;
+	 * forward, the stop is after the store. */
+	count = hwt_history_count(wh);
+	if (wct->insn_total - 1 - windex >= count)
+		return false;
+	*wpos = count - (wct->insn_total - 1 - windex) +
+		(dir == HWT_FORWARD ? 1 : 0);
+	return *wpos <= count;
+}
+
 /* Where a stopped thread stands; 0 when its registers cannot be read. */
 static uint64_t live_thread_pc(struct server *s, struct srv_thread *t)
 {
@@ -715,6 +751,7 @@ const struct target_ops target_live_ops = {
 	.reg_set = live_reg_set,
 	.mem_read = live_mem_read,
 	.past_mem = live_past_mem,
+	.past_write = live_past_write,
 	.mem_write = live_mem_write,
 	.resume = live_resume,
 	.stop_reply = live_stop_reply,

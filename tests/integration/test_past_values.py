@@ -416,6 +416,42 @@ def walk(build, tmp, backend):
                      for ln, w, g in bad[:3]) or f'{len(back)} steps')
 
 
+def who_wrote(build, tmp):
+    """"Who wrote this pointer?": at a breakpoint after a stray strcpy,
+    `watch -l table[2].label` and `reverse-continue` stop in the strcpy
+    called from overflow(), GDB printing the pointer's old and new value;
+    again, at the store that first set it (fill(2), the thousand stores
+    of the same value between changed nothing); `continue` forward from
+    there executes that store (a stop right after it), then stops at the
+    strcpy again."""
+    server = os.path.join(build, 'hwt-server')
+    prog = os.path.join(build, 'programs', 'overwrite')
+    src = os.path.join(HERE, '..', 'programs', 'overwrite.c')
+    with open(src) as f:
+        line = next(i for i, s in enumerate(f, 1) if 'LINE_PRINT' in s)
+    out = served_gdb(server, prog, 'ptrace', tmp, 'who-wrote', [
+        f'break overwrite.c:{line}', 'continue', 'delete',
+        'watch -l table[2].label', mark('w1'), 'reverse-continue', 'bt 3',
+        mark('w2'), 'reverse-continue', 'bt 2', mark('w3'), 'continue',
+        'bt 2', mark('w4'), 'continue', 'bt 3', mark('end')])
+    if out is None:
+        return
+    w1, w2, w3 = section(out, 'w1'), section(out, 'w2'), section(out, 'w3')
+    w4 = section(out, 'w4')
+    report('who wrote: reverse-continue to a watched pointer stops in the '
+           'strcpy that overran into it, called from overflow()',
+           re.search(r'Old value = .*\nNew value = .*"two"', w1) and
+           re.search(r'#0 .*strcpy', w1) and ' in overflow ' in w1, w1)
+    report('who wrote: again, at the store that set it a thousand calls '
+           'before (fill(2))', re.search(r'New value = 0x0\b', w2) and
+           re.search(r'in fill \(i=2\)', w2), w2)
+    report('who wrote: continue forward in the past stops after that '
+           'store, then at the strcpy again',
+           re.search(r'New value = .*"two"', w3) and ' fill (i=2)' in w3 and
+           re.search(r'#0 .*strcpy', w4) and ' in overflow ' in w4,
+           w3 + w4)
+
+
 def main():
     args = parse_args()
     build = args.build
@@ -428,6 +464,8 @@ def main():
                 live_gdb(build, tmp, backend, line_x2, line_print)
         if selected('walk-ptrace'):
             walk(build, tmp, 'ptrace')
+        if selected('who-wrote'):
+            who_wrote(build, tmp)
         if selected('live-lldb'):
             live_lldb(build, tmp, line_x2, line_print)
         if selected('bundles'):

@@ -1,0 +1,37 @@
+/* overwrite.c - a stray strcpy overwrites a pointer that was set a
+ * thousand calls earlier: the question reverse debugging is for, "who
+ * wrote this?", answered by a watchpoint and reverse-continue. The marker
+ * names the line tests stop at. */
+#include <stdio.h>
+#include <string.h>
+
+struct entry {
+	char name[8];
+	const char *label;
+};
+
+struct entry table[4];
+static const char *labels[4] = { "zero", "one", "two", "three" };
+
+__attribute__((noinline)) void fill(int i)
+{
+	table[i].label = labels[i];
+}
+
+__attribute__((noinline)) void overflow(const char *s)
+{
+	strcpy(table[1].name, s);       /* runs on into table[2] */
+}
+
+int main(void)
+{
+	for (int i = 0; i < 4; i++)
+		fill(i);
+	for (int k = 0; k < 1000; k++)
+		fill(k & 3);
+	overflow("abcdefghijklmnopqrstuvwxy");
+	for (int k = 0; k < 1000; k++)
+		fill(3);
+	printf("%.4s\n", table[0].label);   /* LINE_PRINT */
+	return 0;
+}
