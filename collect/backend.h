@@ -104,9 +104,11 @@ struct hwt_backend {
 	int (*find_write)(struct hwt_collector *c, pid_t tid, uint64_t from,
 			  int dir, uint64_t addr, uint64_t len, pid_t *wtid,
 			  uint64_t *windex, struct hwt_err *err);
-	/* Someone other than the program is about to write its memory
-	 * (a debugger): what the backend keeps of the past must say so. */
-	void (*memory_written)(struct hwt_collector *c);
+	/* Someone other than the program is about to write len bytes at
+	 * addr (a debugger): what the backend keeps of the past must say
+	 * so. */
+	void (*memory_written)(struct hwt_collector *c, uint64_t addr,
+			       size_t len);
 	/* HWT_COLLECT_CAP_DEFER: start recording a program launched with
 	 * defer_recording (collect.c has checked the live state), and
 	 * whether it records. */

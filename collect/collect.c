@@ -646,7 +646,7 @@ static ssize_t mem_xfer(struct hwt_collector *c, uint64_t addr, void *buf,
 	if (len > HWT_COLLECT_MAX_MEM_XFER)
 		len = HWT_COLLECT_MAX_MEM_XFER;
 	if (write && c->backend->memory_written)
-		c->backend->memory_written(c);
+		c->backend->memory_written(c, addr, len);
 	return hwt_proc_mem_xfer(c->pid, addr, buf, len, write);
 }
 

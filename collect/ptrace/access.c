@@ -58,10 +58,7 @@ int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 		   ptrace(PTRACE_GETREGS, tid, 0, &t->now) == 0) {
 		/* The instruction here runs with the registers written. */
 		hwt_step_reglog_replace_last(&t->reglog, &t->now);
+		hwt_step_memlog_regs_written(t, &t->now);
 	}
-	/* What the instruction here will store was read for the old
-	 * registers: memory before now can no longer be told. */
-	if (write)
-		hwt_step_memlog_forget(t->memlog);
 	return 0;
 }

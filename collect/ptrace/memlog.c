@@ -5,10 +5,14 @@
  * step g is today's memory with every kept old byte of steps g and later
  * put back, newest first.
  *
+ * A debugger's write (a variable set, code an expression runs) is kept
+ * like a store of the present step; registers a debugger changes make
+ * the instruction there be read again for what it stores.
+ *
  * What cannot be known is never guessed: an instruction or a system call
- * whose writes are not known, a debugger's write, a register change, and
- * the oldest entries dropped at the byte bound move the horizon, before
- * which nothing is known; mappings made, moved or dropped and the
+ * whose writes are not known and the oldest entries dropped at the byte
+ * bound move the horizon, before which nothing is known; mappings made,
+ * moved or dropped and the
  * kernel's own writes (a signal frame on another stack, a thread's tid
  * cleared at its exit) mark their bytes unknown before that step.
  *
@@ -109,10 +113,11 @@ static void mark_unknown(struct step_memlog *m, uint64_t seq, uint64_t addr,
 	e->tid = 0;
 }
 
-/* The old bytes of [addr, addr + len) before step seq; what cannot be
- * read (an unmapped tail: the store will fault) is unknown. */
-static void keep_old(struct step_memlog *m, pid_t pid, uint64_t seq,
-		     uint64_t addr, uint64_t len)
+/* The old bytes of [addr, addr + len) before step seq, read from
+ * process pid, written by thread who (0: not the program); what cannot
+ * be read (an unmapped tail: the store will fault) is unknown. */
+static void keep_old_by(struct step_memlog *m, pid_t pid, pid_t who,
+			uint64_t seq, uint64_t addr, uint64_t len)
 {
 	struct memlog_entry *e;
 	ssize_t n;
@@ -140,10 +145,16 @@ static void keep_old(struct step_memlog *m, pid_t pid, uint64_t seq,
 	e->addr = addr;
 	e->len = (uint64_t)n;
 	e->off = m->nbytes;
-	e->tid = pid;
+	e->tid = who;
 	m->nbytes += (size_t)n;
 	if ((uint64_t)n < len)
 		mark_unknown(m, seq, addr + (uint64_t)n, len - (uint64_t)n);
+}
+
+static void keep_old(struct step_memlog *m, pid_t tid, uint64_t seq,
+		     uint64_t addr, uint64_t len)
+{
+	keep_old_by(m, tid, tid, seq, addr, len);
 }
 
 static void add_run(struct step_thread *t, uint64_t index, uint64_t seq)
@@ -243,30 +254,17 @@ static void start_syscall(struct step_thread *t, uint64_t seq,
 		keep_old(m, t->tid, seq, st[i].addr, st[i].len);
 }
 
-void hwt_step_memlog_step(struct step_thread *t, uint64_t index,
-			  const struct user_regs_struct *r)
+/* What the instruction at r->rip is about to write, kept for step seq. */
+static void log_stores(struct step_thread *t, uint64_t seq,
+		       const struct user_regs_struct *r)
 {
 	struct step_memlog *m = t->memlog;
 	struct hwt_store st[8];
 	uint8_t code[16];
 	bool is_syscall;
-	uint64_t seq;
 	ssize_t got;
 	int n;
 
-	if (!m)
-		return;
-	seq = m->next_seq++;
-	add_run(t, index, seq);
-	t->mem_seq = seq;
-	if (t->sc_pending)
-		finish_syscall(t, r);
-	if (t->frame_pending) {
-		/* On another stack (sigaltstack) the frame went elsewhere. */
-		t->frame_pending = false;
-		if (r->rsp < t->frame_lo || r->rsp >= t->frame_hi)
-			mark_unknown(m, t->frame_seq, r->rsp, FRAME_MAX);
-	}
 	/* Code at a page's end may be followed by an unmapped page. */
 	got = read_remote(t->tid, r->rip, code, sizeof(code));
 	if (got < (ssize_t)sizeof(code) && got >= 0) {
@@ -281,12 +279,34 @@ void hwt_step_memlog_step(struct step_thread *t, uint64_t index,
 	if (n < 0) {
 		/* Undecodable (or unreadable code: it will fault). */
 		forget_before(m, seq + 1);
-	} else {
-		for (int i = 0; i < n; i++)
-			keep_old(m, t->tid, seq, st[i].addr, st[i].len);
-		if (is_syscall)
-			start_syscall(t, seq, r);
+		return;
 	}
+	for (int i = 0; i < n; i++)
+		keep_old(m, t->tid, seq, st[i].addr, st[i].len);
+	if (is_syscall)
+		start_syscall(t, seq, r);
+}
+
+void hwt_step_memlog_step(struct step_thread *t, uint64_t index,
+			  const struct user_regs_struct *r)
+{
+	struct step_memlog *m = t->memlog;
+	uint64_t seq;
+
+	if (!m)
+		return;
+	seq = m->next_seq++;
+	add_run(t, index, seq);
+	t->mem_seq = seq;
+	if (t->sc_pending)
+		finish_syscall(t, r);
+	if (t->frame_pending) {
+		/* On another stack (sigaltstack) the frame went elsewhere. */
+		t->frame_pending = false;
+		if (r->rsp < t->frame_lo || r->rsp >= t->frame_hi)
+			mark_unknown(m, t->frame_seq, r->rsp, FRAME_MAX);
+	}
+	log_stores(t, seq, r);
 	enforce_cap(m);
 }
 
@@ -320,12 +340,31 @@ void hwt_step_memlog_forget(struct step_memlog *m)
 		forget_before(m, m->next_seq);
 }
 
-void hwt_step_memory_written(struct hwt_collector *base)
+void hwt_step_memlog_regs_written(struct step_thread *t,
+				  const struct user_regs_struct *r)
+{
+	/* The instruction here stores where its new registers say: what
+	 * it overwrites then is kept too (entries for the old registers
+	 * restore bytes it leaves alone, harmlessly). */
+	if (t->memlog && t->nruns) {
+		log_stores(t, t->mem_seq, r);
+		enforce_cap(t->memlog);
+	}
+}
+
+void hwt_step_memory_written(struct hwt_collector *base, uint64_t addr,
+			     size_t len)
 {
 	struct step_collector *c = step_of(base);
+	struct step_memlog *m = &c->memlog;
 
-	if (c->log_regs)
-		hwt_step_memlog_forget(&c->memlog);
+	/* A debugger's write (a variable set, code run for an expression)
+	 * is kept as a write of the present step: before it, the old
+	 * bytes; no thread of the program made it. */
+	if (c->log_regs && m->next_seq) {
+		keep_old_by(m, base->pid, 0, m->next_seq - 1, addr, len);
+		enforce_cap(m);
+	}
 }
 
 void hwt_step_memlog_thread_died(struct step_memlog *m, pid_t tid)

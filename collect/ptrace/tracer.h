@@ -393,7 +393,11 @@ void hwt_step_memlog_signal(struct step_thread *t);
  * before now can be told. */
 void hwt_step_memlog_forget(struct step_memlog *m);
 void hwt_step_memlog_thread_died(struct step_memlog *m, pid_t tid);
-void hwt_step_memory_written(struct hwt_collector *base);
+void hwt_step_memory_written(struct hwt_collector *base, uint64_t addr,
+			     size_t len);
+/* A debugger changed t's registers where it stands. */
+void hwt_step_memlog_regs_written(struct step_thread *t,
+				  const struct user_regs_struct *r);
 void hwt_step_memlog_free(struct step_memlog *m);
 /* Bytes from addr known before thread tid's instruction index: how many
  * (0: none), or a negative errno. */

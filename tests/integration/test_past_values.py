@@ -445,6 +445,26 @@ def who_wrote(build, tmp):
     report('who wrote: again, at the store that set it a thousand calls '
            'before (fill(2))', re.search(r'New value = 0x0\b', w2) and
            re.search(r'in fill \(i=2\)', w2), w2)
+    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--once',
+                         '--record', '--backend', 'ptrace', '--', prog],
+                        tmp, 'who-wrote-lldb')
+    try:
+        lout = lldb([f'target create {prog}', f'gdb-remote {srv.address}',
+                     f'breakpoint set -f overwrite.c -l {line}',
+                     'process continue', 'breakpoint delete -f',
+                     'watchpoint set expression -w write -s 8 -- '
+                     '&table[2].label', 'script print("<<back>>")',
+                     'process continue --reverse', 'bt 3',
+                     'script print("<<end>>")', 'process kill'])
+    finally:
+        srv.stop()
+    back = section(lout, 'back')
+    report('who wrote: LLDB\'s watchpoint set + process continue --reverse '
+           'stops in the strcpy called from overflow() (LLDB runs code in '
+           'the program to evaluate the expression: those writes are kept '
+           'in the history too)',
+           'stop reason = watchpoint 1' in back and 'strcpy' in back and
+           'overwrite`overflow' in back, back[-800:])
     report('who wrote: continue forward in the past stops after that '
            'store, then at the strcpy again',
            re.search(r'New value = .*"two"', w3) and ' fill (i=2)' in w3 and
