@@ -68,15 +68,22 @@ CFLAGS="-static -O2 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter"
 gcc $CFLAGS -I"$SRC/kernel/uapi" -o "$R/tests/hwt-guest" "$K/hwt-guest.c" -lpthread ||
 	die "hwt-guest build failed"
 # The collector API's guest tool, libhwt-collect and libhwt-common built
-# in (the full CLI cannot be static: libipt has no static library). The
-# collector's sources are the Makefile's list.
+# in. It links dynamically (Debian has no static Zydis, which the ptrace
+# recorder decodes stores with); its libraries go into the initramfs as
+# hwt-server's do. The collector's sources are the Makefile's list.
 collect_src=$(cd "$SRC" && env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory print-collect-src) ||
 	die "cannot list the collector's sources"
-gcc $CFLAGS -std=c11 -D_GNU_SOURCE -I"$SRC/common" -I"$SRC/collect" \
+gcc ${CFLAGS#-static } -std=c11 -D_GNU_SOURCE -I"$SRC/common" -I"$SRC/collect" \
 	-o "$R/tests/hwt-collect-guest" "$K/hwt-collect-guest.c" \
 	$(for f in $collect_src; do printf '%s/%s ' "$SRC" "$f"; done) "$SRC"/common/*.c \
-	-ljson-c -lelf -lzstd -lz -lpthread >"$B/collect-guest.log" 2>&1 ||
+	-lZydis -ljson-c -lelf -lzstd -lz -lpthread >"$B/collect-guest.log" 2>&1 ||
 	{ cat "$B/collect-guest.log"; die "hwt-collect-guest build failed"; }
+for lib in $(ldd "$R/tests/hwt-collect-guest" |
+	     sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\) (0x.*/\1/p' | sort -u); do
+	[ -f "$R$lib" ] && continue
+	mkdir -p "$R${lib%/*}"
+	cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
+done
 for p in sig fork exec threads naps; do
 	gcc $CFLAGS -o "$R/tests/$p" "$K/$p.c" -lpthread || die "$p build failed"
 done

@@ -22,7 +22,12 @@ info record
 record stop
 reverse-stepi
 echo <<past-memory>>\n
-x/xg &environ
+python
+try:
+    gdb.execute("x/xg &environ")
+except gdb.error as e:
+    print(e)
+end
 echo <<end>>\n
 delete
 continue
