@@ -59,6 +59,18 @@ if [ ! -f "$VMLINUZ" ]; then
 	rm -rf "$B/cache/x" "$B/cache/deb"
 fi
 
+# The shared libraries dynamic programs need, into the initramfs at the
+# paths ldd names (the initramfs's own files left alone).
+copy_libs() {
+	for lib in $(ldd "$@" |
+		     sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\) (0x.*/\1/p' | sort -u); do
+		case $lib in "$R"/*) continue ;; esac
+		[ -f "$R$lib" ] && continue
+		mkdir -p "$R${lib%/*}"
+		cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
+	done
+}
+
 # Guest programs: static, but for dlopen below.
 R=$B/initramfs
 rm -rf "$R"
@@ -78,12 +90,7 @@ gcc ${CFLAGS#-static } -std=c11 -D_GNU_SOURCE -I"$SRC/common" -I"$SRC/collect" \
 	$(for f in $collect_src; do printf '%s/%s ' "$SRC" "$f"; done) "$SRC"/common/*.c \
 	-lZydis -ljson-c -lelf -lzstd -lz -lpthread >"$B/collect-guest.log" 2>&1 ||
 	{ cat "$B/collect-guest.log"; die "hwt-collect-guest build failed"; }
-for lib in $(ldd "$R/tests/hwt-collect-guest" |
-	     sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\) (0x.*/\1/p' | sort -u); do
-	[ -f "$R$lib" ] && continue
-	mkdir -p "$R${lib%/*}"
-	cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
-done
+copy_libs "$R/tests/hwt-collect-guest"
 for p in sig fork exec threads naps; do
 	gcc $CFLAGS -o "$R/tests/$p" "$K/$p.c" -lpthread || die "$p build failed"
 done
@@ -99,12 +106,7 @@ make -s -C "$SRC/tests/programs" O="$B/progs" "$B/progs/dlopen" \
 	"$B/progs/libhwtdemo.so" >"$B/progs.log" 2>&1 ||
 	{ cat "$B/progs.log"; die "dlopen build failed"; }
 cp "$B/progs/dlopen" "$B/progs/libhwtdemo.so" "$R/tests/"
-for lib in $(ldd "$R/tests/dlopen" "$R/tests/libhwtdemo.so" |
-	     sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\) (0x.*/\1/p' | sort -u); do
-	case $lib in "$R"/*) continue ;; esac
-	mkdir -p "$R${lib%/*}"
-	cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
-done
+copy_libs "$R/tests/dlopen" "$R/tests/libhwtdemo.so"
 [ -f "$R/lib64/ld-linux-x86-64.so.2" ] || die "ldd named no dynamic loader for dlopen"
 # hwt-server, dynamic like dlopen: its libraries go in the same way. GDB
 # runs on the host (it needs Python and much more); hwt-relay joins the
@@ -115,12 +117,7 @@ if command -v gdb >/dev/null && [ -x "$SERVER" ]; then
 	GDB_SESSIONS=1
 	cp "$SERVER" "$R/tests/hwt-server"
 	gcc $CFLAGS -o "$R/tests/hwt-relay" "$K/hwt-relay.c" || die "hwt-relay build failed"
-	for lib in $(ldd "$SERVER" |
-		     sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\) (0x.*/\1/p' | sort -u); do
-		[ -f "$R$lib" ] && continue
-		mkdir -p "$R${lib%/*}"
-		cp -L "$lib" "$R$lib" || die "cannot copy $lib into the initramfs"
-	done
+	copy_libs "$SERVER"
 elif ! command -v gdb >/dev/null; then
 	echo "SKIP gdb_sessions: gdb is not installed on the host"
 else

@@ -390,26 +390,43 @@ void hwt_step_memlog_free(struct step_memlog *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* The step at which thread t stood before its instruction index. */
-static bool step_of_index(const struct step_thread *t, uint64_t index,
-			  uint64_t *seq)
+/* The run of thread t holding its instruction index (by_seq false) or
+ * its step seq (by_seq true): runs are sorted by both. Its position in
+ * t->runs plus one; 0 when before the first. */
+static size_t run_holding(const struct step_thread *t, uint64_t key,
+			  bool by_seq)
 {
 	size_t lo = 0, hi = t->nruns;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (t->runs[mid].index <= index)
+		if ((by_seq ? t->runs[mid].seq : t->runs[mid].index) <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* Whether step seq lies in run lo - 1: before the next run starts, or,
+ * in the last run, not after the thread's newest step (another thread
+ * stepped after the run's end). */
+static bool in_run(const struct step_thread *t, size_t lo, uint64_t seq)
+{
+	return lo == t->nruns ? seq <= t->mem_seq : seq < t->runs[lo].seq;
+}
+
+/* The step at which thread t stood before its instruction index. */
+static bool step_of_index(const struct step_thread *t, uint64_t index,
+			  uint64_t *seq)
+{
+	size_t lo = run_holding(t, index, false);
+
 	if (lo == 0)
 		return false;
 	*seq = t->runs[lo - 1].seq + (index - t->runs[lo - 1].index);
-	/* Past the run's end: another thread stepped by then. */
-	return lo == t->nruns ? *seq <= t->mem_seq
-			      : *seq < t->runs[lo].seq;
+	return in_run(t, lo, *seq);
 }
 
 /* Memory before step seq: today's with the kept old bytes of steps seq
@@ -476,20 +493,12 @@ int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
 static bool index_of_step(const struct step_thread *t, uint64_t seq,
 			  uint64_t *index)
 {
-	size_t lo = 0, hi = t->nruns;
+	size_t lo = run_holding(t, seq, true);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (t->runs[mid].seq <= seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return false;
 	*index = t->runs[lo - 1].index + (seq - t->runs[lo - 1].seq);
-	return lo == t->nruns ? seq <= t->mem_seq : seq < t->runs[lo].seq;
+	return in_run(t, lo, seq);
 }
 
 /* Whether the store kept in entry e changed a byte of [addr, addr+len):

@@ -150,28 +150,34 @@ def live_gdb(build, tmp, backend, line_x2, line_print):
     check_past(f'live {backend}', out, known=backend == 'ptrace')
 
 
-def live_lldb(build, tmp, line_x2, line_print):
-    server = os.path.join(build, 'hwt-server')
-    prog = os.path.join(build, 'programs', 'values')
+def served_lldb(server, prog, tmp, name, cmds):
+    """LLDB's output for cmds against `hwt-server --record --backend
+    ptrace PROG`; None (reported) when the server does not listen."""
     srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--once',
                          '--record', '--backend', 'ptrace', '--', prog],
-                        tmp, 'live-lldb')
+                        tmp, name)
     try:
         if not srv.address:
-            report('lldb live: hwt-server listens', False, srv.log())
-            return
-        out = lldb([f'target create {prog}', f'gdb-remote {srv.address}',
-                    f'breakpoint set -f values.c -l {line_print}',
-                    'process continue', 'script print("<<start>>")',
-                    'frame variable x', 'print g',
-                    f'breakpoint set -f values.c -l {line_x2}',
-                    'script print("<<back>>")', 'process continue --reverse',
-                    'script print("<<past>>")', 'frame variable x',
-                    'script print("<<past-g>>")', 'print g',
-                    'script print("<<end>>")', 'process kill'])
+            report(f'{name}: hwt-server listens', False, srv.log())
+            return None
+        return lldb([f'target create {prog}', f'gdb-remote {srv.address}',
+                     *cmds, 'process kill'])
     finally:
         srv.stop()
-    check_lldb('lldb live', out, line_x2, known=True)
+
+
+def live_lldb(build, tmp, line_x2, line_print):
+    out = served_lldb(
+        os.path.join(build, 'hwt-server'),
+        os.path.join(build, 'programs', 'values'), tmp, 'live-lldb',
+        [f'breakpoint set -f values.c -l {line_print}', 'process continue',
+         'script print("<<start>>")', 'frame variable x', 'print g',
+         f'breakpoint set -f values.c -l {line_x2}',
+         'script print("<<back>>")', 'process continue --reverse',
+         'script print("<<past>>")', 'frame variable x',
+         'script print("<<past-g>>")', 'print g', 'script print("<<end>>")'])
+    if out is not None:
+        check_lldb('lldb live', out, line_x2, known=True)
 
 
 def check_lldb(what, out, line_x2, known=False):
@@ -445,19 +451,12 @@ def who_wrote(build, tmp):
     report('who wrote: again, at the store that set it a thousand calls '
            'before (fill(2))', re.search(r'New value = 0x0\b', w2) and
            re.search(r'in fill \(i=2\)', w2), w2)
-    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--once',
-                         '--record', '--backend', 'ptrace', '--', prog],
-                        tmp, 'who-wrote-lldb')
-    try:
-        lout = lldb([f'target create {prog}', f'gdb-remote {srv.address}',
-                     f'breakpoint set -f overwrite.c -l {line}',
-                     'process continue', 'breakpoint delete -f',
-                     'watchpoint set expression -w write -s 8 -- '
-                     '&table[2].label', 'script print("<<back>>")',
-                     'process continue --reverse', 'bt 3',
-                     'script print("<<end>>")', 'process kill'])
-    finally:
-        srv.stop()
+    lout = served_lldb(server, prog, tmp, 'who-wrote-lldb', [
+        f'breakpoint set -f overwrite.c -l {line}', 'process continue',
+        'breakpoint delete -f',
+        'watchpoint set expression -w write -s 8 -- &table[2].label',
+        'script print("<<back>>")', 'process continue --reverse', 'bt 3',
+        'script print("<<end>>")']) or ''
     back = section(lout, 'back')
     report('who wrote: LLDB\'s watchpoint set + process continue --reverse '
            'stops in the strcpy called from overflow() (LLDB runs code in '
