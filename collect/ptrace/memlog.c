@@ -42,6 +42,8 @@
 #define FRAME_MAX 16384u
 #define CLONE_CHILD_CLEARTID_ 0x00200000ull
 
+/* One system call per read: this runs at every step, where
+ * hwt_proc_mem_xfer's open of /proc/PID/mem would cost three. */
 static ssize_t read_remote(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len };
@@ -237,8 +239,7 @@ static void start_syscall(struct step_thread *t, uint64_t seq,
 		t->sc_clone_flags = r->rdi;
 		t->sc_clone_ctid = r->r10;
 	} else if (r->rax == SYS_clone3 &&
-		   read_remote(t->tid, r->rdi, w, sizeof(w)) ==
-		   (ssize_t)sizeof(w)) {
+		   hwt_sys_clone3_args(t->tid, r->rdi, w)) {
 		t->sc_clone_flags = w[0];
 		t->sc_clone_ctid = w[2];
 	}

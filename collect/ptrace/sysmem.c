@@ -40,9 +40,7 @@ static void add(struct ranges *r, uint64_t addr, uint64_t len)
 	r->n++;
 }
 
-/* clone3's struct clone_args, read from the caller: flags, pidfd,
- * child_tid, parent_tid are its first four words. */
-static bool clone3_args(pid_t pid, uint64_t at, uint64_t w[4])
+bool hwt_sys_clone3_args(pid_t pid, uint64_t at, uint64_t w[4])
 {
 	struct iovec local = { w, 4 * sizeof(*w) };
 	struct iovec remote = { (void *)(uintptr_t)at, 4 * sizeof(*w) };
@@ -220,7 +218,7 @@ int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
 			add(&r, a3, 4);
 		break;
 	case SYS_clone3:
-		if (!clone3_args(pid, a0, w))
+		if (!hwt_sys_clone3_args(pid, a0, w))
 			return -1;
 		if (w[0] & CLONE_PARENT_SETTID_)
 			add(&r, w[3], 4);

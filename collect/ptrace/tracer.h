@@ -378,6 +378,9 @@ int hwt_x86_stores(const uint8_t *code, size_t n,
  * regs writes into the caller's memory; -1 when not known. */
 int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
 		   struct hwt_store *out, size_t max);
+/* clone3's struct clone_args at at in process pid: flags, pidfd,
+ * child_tid, parent_tid are its first four words; false if unreadable. */
+bool hwt_sys_clone3_args(pid_t pid, uint64_t at, uint64_t w[4]);
 /* Memory a finished call made, moved or dropped (mmap, mremap, munmap,
  * madvise, brk: *brk follows the break), unknown before it. */
 int hwt_sys_after(uint64_t nr, const uint64_t args[6], uint64_t result,

@@ -129,19 +129,12 @@ def check_past(what, out, known=False):
 def live_gdb(build, tmp, backend, line_x2, line_print):
     server = os.path.join(build, 'hwt-server')
     prog = os.path.join(build, 'programs', 'values')
-    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--once',
-                         '--record', '--backend', backend, '--', prog],
-                        tmp, f'live-{backend}')
-    try:
-        if not srv.address:
-            report(f'live {backend}: hwt-server listens', False, srv.log())
-            return
-        out = gdb(prog, srv.address,
-                  [f'break values.c:{line_print}', 'continue',
-                   mark('start'), 'print x', mark('start-g'), 'print g',
-                   *past_cmds(line_x2), 'kill'])
-    finally:
-        srv.stop()
+    out = served_gdb(server, prog, backend, tmp, 'live',
+                     [f'break values.c:{line_print}', 'continue',
+                      mark('start'), 'print x', mark('start-g'), 'print g',
+                      *past_cmds(line_x2)])
+    if out is None:
+        return
     start = section(out, 'start') + section(out, 'start-g')
     report(f'live {backend}: at the printf, x and g are 3 and 30',
            '= 3\n' in start and '= 30' in start, out[-1500:])
