@@ -181,7 +181,7 @@ $(FUZZ_O)/fuzz_rsp: $(FUZZ_O)/obj/plugin/gdb/rsp.o
 $(FUZZ_O)/fuzz_vgstream: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/valgrind/stream.c collect/ring.c collect/os/modset.c collect/os/procmaps.c collect/os/procfs.c)
 
 # What the ptrace recorder takes instructions and calls to write.
-$(FUZZ_O)/fuzz_stores: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/ptrace/stores.c collect/ptrace/sysmem.c)
+$(FUZZ_O)/fuzz_stores: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/os/x86mem.c collect/ptrace/sysmem.c)
 
 fuzz: $(FUZZ_BINS)
 

@@ -84,6 +84,8 @@ static int stage_threads(const char *staging,
 		bt->lost_bytes = t[i].lost_bytes;
 		bt->lost_insns = t[i].lost_insns;
 		bt->insn_total = t[i].insn_total;
+		bt->step_repairs = t[i].step_repairs;
+		bt->step_gaps = t[i].step_gaps;
 		rc = stage_trace(staging, &t[i], kinds[f].compress, bt, err);
 		if (rc)
 			return rc;

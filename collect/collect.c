@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "backend_names.h"
+#include "os/machine.h"
 #include "os/proc.h"
 
 /* In order of preference: without a name, the first available one that
@@ -30,6 +31,11 @@ static const struct hwt_backend *const backends[] = {
 	&hwt_backend_perf_etm,
 };
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+size_t hwt_collect_machine_notes(const char **notes, size_t max)
+{
+	return hwt_machine_notes(notes, max);
+}
 
 size_t hwt_collect_backends(const char *const **names)
 {

@@ -110,6 +110,9 @@ struct hwt_collect_thread {
 	uint64_t lost_bytes;      /* dropped by ring wrap */
 	uint64_t lost_insns;
 	uint64_t insn_total;      /* recorded, lost ones included */
+	/* Single steps whose trap the machine lost: repaired from the
+	 * code, or left as gaps (ptrace backend). */
+	uint64_t step_repairs, step_gaps;
 	bool exited;
 };
 
@@ -134,6 +137,13 @@ struct hwt_collect_end {
 	 * exit; hwt_collect_write_core writes it (the valgrind backend). */
 	bool exit_core;
 };
+
+/* What this machine's debug facilities fail to do, found by trying each
+ * once on a child (debug registers that never fire; single steps that
+ * stop late after an instruction the hypervisor emulates), each with how
+ * the collectors work around it. Up to max sentences (static strings)
+ * into notes; their number. Costs a few milliseconds the first time. */
+size_t hwt_collect_machine_notes(const char **notes, size_t max);
 
 /* Names of registered backends, for --help and errors. */
 size_t hwt_collect_backends(const char *const **names);

@@ -218,6 +218,13 @@ void hwt_sw_ring_start(struct hwt_sw_ring *r, uint64_t pc)
 	open_chunk(r, pc);
 }
 
+void hwt_sw_ring_gap(struct hwt_sw_ring *r, uint64_t next_pc, uint64_t lost)
+{
+	close_open_chunk(r);
+	r->insn_total += lost;
+	open_chunk(r, next_pc);
+}
+
 bool hwt_sw_ring_steps(struct hwt_sw_ring *r, const uint8_t *rec, size_t len,
 		       uint32_t n, uint64_t last_pc)
 {

@@ -67,6 +67,11 @@ void hwt_sw_ring_start(struct hwt_sw_ring *r, uint64_t pc);
  * kept history (counted as lost). */
 void hwt_sw_ring_step(struct hwt_sw_ring *r, uint64_t next_pc, bool async);
 
+/* The thread went on to next_pc after `lost` instructions nobody saw:
+ * the open chunk ends and one begins at next_pc, its first_seq that many
+ * instructions later (a gap, docs/swtrace.md). */
+void hwt_sw_ring_gap(struct hwt_sw_ring *r, uint64_t next_pc, uint64_t lost);
+
 /* n more instructions, ordinary (not asynchronous) steps already encoded
  * as hwt-sw records (len bytes, hwt_sw_encode_step's), the last at
  * last_pc: copied as they are when the open chunk has room for them;

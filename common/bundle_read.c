@@ -399,7 +399,11 @@ static int read_thread(struct reader *rd, struct hwt_bundle *b, json_object *t,
 	    (rc = get_u64(rd, t, "lostInstructions", P("lostInstructions"),
 			  false, &th->lost_insns)) ||
 	    (rc = get_u64(rd, t, "instructions", P("instructions"), false,
-			  &th->insn_total)))
+			  &th->insn_total)) ||
+	    (rc = get_u64(rd, t, "stepRepairs", P("stepRepairs"), false,
+			  &th->step_repairs)) ||
+	    (rc = get_u64(rd, t, "stepGaps", P("stepGaps"), false,
+			  &th->step_gaps)))
 		return rc;
 	if (th->lost_insns > th->insn_total && th->insn_total)
 		return field_err(rd, P("lostInstructions"),

@@ -166,7 +166,10 @@ static json_object *thread_json(const struct hwt_bundle *b,
 		      add_u64(o, "traceDecodedSize", t->decoded_size))) ||
 		    add_u64(o, "lostBytes", t->lost_bytes) ||
 		    add_u64(o, "lostInstructions", t->lost_insns) ||
-		    add_u64(o, "instructions", t->insn_total));
+		    add_u64(o, "instructions", t->insn_total) ||
+		    (t->step_repairs &&
+		     add_u64(o, "stepRepairs", t->step_repairs)) ||
+		    (t->step_gaps && add_u64(o, "stepGaps", t->step_gaps)));
 }
 
 /* LLDB's schema takes loadAddress as a "0x..." string or a number; our

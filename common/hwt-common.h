@@ -188,6 +188,9 @@ struct hwt_bundle_thread {
 	uint64_t lost_bytes;     /* dropped from the ring when it wrapped */
 	uint64_t lost_insns;
 	uint64_t insn_total;     /* instructions recorded, lost ones included */
+	/* Steps whose trap the machine lost (hwt-sw from ptrace): repaired
+	 * from the code, or left as gaps. */
+	uint64_t step_repairs, step_gaps;
 };
 
 struct hwt_bundle_module {

@@ -68,6 +68,10 @@ static int describe_threads(FILE *f, const struct hwt_bundle *b,
 			fprintf(f, "%" PRIu64 " instructions recorded, %" PRIu64
 				" lost (%" PRIu64 " bytes), ", t->insn_total,
 				t->lost_insns, t->lost_bytes);
+		if (t->step_repairs || t->step_gaps)
+			fprintf(f, "%" PRIu64 " lost step traps repaired, %"
+				PRIu64 " left as gaps, ", t->step_repairs,
+				t->step_gaps);
 		if (t->encoding == HWT_TRACE_ZSTD)
 			fprintf(f, "trace %" PRIu64 " bytes (zstd, %" PRIu64
 				" decoded)\n", t->trace_size, t->decoded_size);

@@ -6,6 +6,7 @@
 #include <sys/user.h>
 
 #include "debugreg.h"
+#include "machine.h"
 
 #define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])
 
@@ -18,6 +19,9 @@ int hwt_dr_load(pid_t tid, const uint64_t addr[HWT_DR_SLOTS],
 		if (ptrace(PTRACE_POKEUSER, tid, DR_OFFSET(i),
 			   (void *)(uintptr_t)addr[i]) < 0)
 			return -errno;
+	/* Simulated dead registers: accepted, never enabled. */
+	if (hwt_simulated() & HWT_SIM_DEAD_DR)
+		return 0;
 	if (dr7 && ptrace(PTRACE_POKEUSER, tid, DR_OFFSET(7),
 			  (void *)dr7) < 0)
 		return -errno;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "os/machine.h"
 #include "tracer.h"
 
 #define TRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | \
@@ -127,9 +128,9 @@ static int settle_at_entry(struct step_collector *c, struct step_thread *t,
 		return hwt_err_set(err, -rc, "reading %s's entry point: %s",
 				   prog, strerror(-rc));
 	hwt_sw_ring_start(&t->ring, entry);
-	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
-		return hwt_err_set(err, errno, "stepping %s: %s", prog,
-				   strerror(errno));
+	if ((rc = hwt_os_singlestep(t->tid, 0)) < 0)
+		return hwt_err_set(err, -rc, "stepping %s: %s", prog,
+				   strerror(-rc));
 	if ((rc = wait_for(t->tid, &status, __WALL)) < 0)
 		return hwt_err_set(err, -rc, "waiting for %s: %s", prog,
 				   strerror(-rc));

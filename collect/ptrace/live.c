@@ -91,8 +91,8 @@ static int live_after_step(struct step_collector *c, struct step_thread *t,
 {
 	struct step_live *l = c->live;
 	/* Read first: DR6 is cleared on a hit, whatever gets reported. */
-	const struct hwt_watch *hit = hwt_dr_watches_hit(&c->dr, t->tid,
-							 read_dr_watch, l);
+	const struct hwt_watch *hit = hwt_step_watch_hit(c, t, read_dr_watch,
+							 l);
 
 	/* Write watches: any thread's instruction (or system call) may
 	 * have changed the bytes; the one that just stepped did. */
@@ -408,7 +408,8 @@ static int step_live_run(void *ctx, const struct hwt_resume_opts *o,
 			}
 		}
 		hwt_step_dr_apply(c, t, NULL);
-		ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig);
+		hwt_step_watch_arm(c, t);
+		hwt_step_single(c, t, sig);
 		t->state = PT_RUNNING;
 	}
 	return verdict(c, hwt_step_loop(c, err), err);

@@ -6,6 +6,7 @@
 int hwt_step_modules_refresh(struct step_collector *c, pid_t tid,
 			     struct hwt_err *err)
 {
+	hwt_step_code_forget(c);
 	return hwt_modset_add_maps(&c->mods, tid, err);
 }
 

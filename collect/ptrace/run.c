@@ -92,10 +92,13 @@ static bool is_stop_signal(int sig)
 
 /* A failure (ESRCH) means the thread was killed meanwhile; waitpid
  * reports its death next, so there is nothing to do about it here. */
-static void resume(struct step_thread *t, enum __ptrace_request request,
-		   int sig)
+static void resume(struct step_collector *c, struct step_thread *t,
+		   enum __ptrace_request request, int sig)
 {
-	ptrace(request, t->tid, 0, sig);
+	if (request == PTRACE_SINGLESTEP)
+		hwt_step_single(c, t, sig);
+	else
+		ptrace(request, t->tid, 0, sig);
 	t->state = PT_RUNNING;
 }
 
@@ -109,9 +112,12 @@ void hwt_step_go_on(struct step_collector *c, struct step_thread *t,
 		return;
 	}
 	/* New threads get the watch setup; others have it already. */
-	if (c->hooks)
+	if (c->hooks) {
 		hwt_step_dr_apply(c, t, NULL);
-	resume(t, request, sig);
+		if (request == PTRACE_SINGLESTEP)
+			hwt_step_watch_arm(c, t);
+	}
+	resume(c, t, request, sig);
 }
 
 void hwt_step_set_wait_flags(struct step_collector *c)
@@ -185,8 +191,10 @@ static int on_death(struct step_collector *c, pid_t tid, int status)
 {
 	struct step_thread *t = hwt_step_thread_find(c, tid);
 
-	if (t)
+	if (t) {
+		hwt_step_tmp_bp_forget(c, t);
 		hwt_step_thread_gone(c, t);
+	}
 	if (tid != c->base.pid)
 		return t && c->hooks ? c->hooks->thread_died(c, t, status)
 				    : PT_KEEP_GOING;
@@ -231,7 +239,7 @@ static int on_signal_at(struct step_collector *c, struct step_thread *t, int sig
 		t->handler_entry_next = true;
 		hwt_step_memlog_signal(t);
 	}
-	resume(t, PTRACE_SINGLESTEP, sig);
+	resume(c, t, PTRACE_SINGLESTEP, sig);
 	return PT_KEEP_GOING;
 }
 
@@ -246,9 +254,10 @@ static int on_signal(struct step_collector *c, struct step_thread *t, int sig)
 	return on_signal_at(c, t, sig, pc);
 }
 
-/* A SIGTRAP stop: normally the single-step trap after one instruction. */
+/* A SIGTRAP stop: normally the single-step trap after one instruction;
+ * by_bp: the trap of our breakpoint after it (stepcheck.c). */
 static int on_step(struct step_collector *c, struct step_thread *t,
-		   struct hwt_err *err)
+		   bool by_bp, struct hwt_err *err)
 {
 	bool remap = false;
 	uint64_t pc, delta;
@@ -257,7 +266,8 @@ static int on_step(struct step_collector *c, struct step_thread *t,
 		t->state = PT_RUNNING;
 		return PT_KEEP_GOING;
 	}
-	delta = t->ring.started ? pc - hwt_sw_ring_last_pc(&t->ring) : 0;
+	delta = t->ring.started && !by_bp ?
+		pc - hwt_sw_ring_last_pc(&t->ring) : 0;
 	/* Only a move of one or two bytes can hide something other than a
 	 * plain step: int3 (1 byte) or int $3 (2) raising the program's own
 	 * SIGTRAP, or a syscall instruction (2 bytes) that may change the
@@ -279,7 +289,10 @@ static int on_step(struct step_collector *c, struct step_thread *t,
 				changes_mappings(syscall_nr(t->tid));
 		}
 	}
-	hwt_step_record_pc(t, pc);
+	if (hwt_step_check(c, t, pc) == STEP_GAP)
+		hwt_step_log_regs(t);
+	else
+		hwt_step_record_pc(t, pc);
 	if (remap) {
 		int rc = hwt_step_modules_refresh(c, t->tid, err);
 
@@ -288,7 +301,7 @@ static int on_step(struct step_collector *c, struct step_thread *t,
 	}
 	if (c->hooks)
 		return c->hooks->after_step(c, t, pc);
-	resume(t, PTRACE_SINGLESTEP, 0);
+	resume(c, t, PTRACE_SINGLESTEP, 0);
 	return PT_KEEP_GOING;
 }
 
@@ -385,8 +398,12 @@ static int on_wait_status(struct step_collector *c, pid_t tid, int status,
 		return PT_KEEP_GOING;
 	sig = WSTOPSIG(status);
 	event = status >> 16;
-	if (event == PTRACE_EVENT_EXEC)
+	if (event == PTRACE_EVENT_EXEC) {
+		/* The old image, breakpoints and all, is gone. */
+		for (size_t i = 0; i < c->nthreads; i++)
+			hwt_step_tmp_bp_forget(c, c->threads[i]);
 		return on_exec(c, tid, err);
+	}
 	t = hwt_step_thread_find(c, tid);
 	/* An unknown tracee is a new thread reporting before its parent's
 	 * clone event. */
@@ -394,10 +411,24 @@ static int on_wait_status(struct step_collector *c, pid_t tid, int status,
 		return rc;
 	t->state = PT_STOPPED;
 	t->event_stop = event != 0;
+	if (c->ntmp_bps) {
+		uint64_t pc;
+
+		switch (hwt_step_tmp_bp_stop(c, t, !event && sig == SIGTRAP,
+					     &pc)) {
+		case STEP_BP_NOTHING_RAN:
+			hwt_step_go_on(c, t, PTRACE_SINGLESTEP, 0);
+			return PT_KEEP_GOING;
+		case STEP_BP_STEPPED:
+			return on_step(c, t, true, err);
+		case STEP_BP_NONE:
+			break;
+		}
+	}
 	if (event)
 		return on_event(c, t, event, sig, err);
 	if (sig == SIGTRAP)
-		return on_step(c, t, err);
+		return on_step(c, t, false, err);
 	return on_signal(c, t, sig);
 }
 
@@ -508,7 +539,7 @@ int hwt_step_run(struct hwt_collector *base, struct hwt_err *err)
 	int rc;
 
 	hwt_step_set_wait_flags(c);
-	resume(c->threads[0], PTRACE_SINGLESTEP, 0);
+	resume(c, c->threads[0], PTRACE_SINGLESTEP, 0);
 	rc = hwt_step_loop(c, err);
 	if (rc == PT_PROCESS_FAULTED)
 		rc = quiesce(c, err);
@@ -530,10 +561,10 @@ int hwt_step_finish(struct hwt_collector *base, struct hwt_err *err)
 	/* The faulting thread takes its signal; the others are released
 	 * too, with any signal held for them, as they would be running in a
 	 * crash without a tracer. */
-	resume(f, PTRACE_CONT, f->pending_signal);
+	resume(c, f, PTRACE_CONT, f->pending_signal);
 	for (size_t i = 0; i < c->nthreads; i++)
 		if (c->threads[i]->state == PT_STOPPED)
-			resume(c->threads[i], PTRACE_CONT,
+			resume(c, c->threads[i], PTRACE_CONT,
 			       c->threads[i]->pending_signal);
 	for (;;) {
 		int status;

@@ -43,6 +43,7 @@ int hwt_step_threads_init(struct step_collector *c, struct hwt_err *err)
 	if (!c->tid_index)
 		return hwt_err_set(err, ENOMEM, "out of memory for thread table");
 	index_rebuild(c);
+	hwt_step_check_init(c);
 	return 0;
 }
 
@@ -234,6 +235,8 @@ size_t hwt_step_threads_get(struct hwt_collector *base,
 		o->lost_bytes = t->ring.lost_bytes;
 		o->lost_insns = t->ring.lost_insns;
 		o->insn_total = t->ring.insn_total;
+		o->step_repairs = t->step_repairs;
+		o->step_gaps = t->step_gaps;
 		o->exited = t->state == PT_GONE || t->exiting;
 	}
 	*threads = c->out_threads;

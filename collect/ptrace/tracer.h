@@ -7,7 +7,8 @@
  * reglog.c   each thread's registers at every recorded instruction (live)
  * interrupt.c the helper thread that makes interrupt_fd stop the program
  * attach.c   attaching to a running process, detaching
- * debugreg.c read/access watchpoints in x86 debug registers
+ * debugreg.c read/access watchpoints: x86 debug registers, or decoding
+ * stepcheck.c each step checked against its code; lost traps repaired
  * access.c   registers and memory of stopped threads
  * threads.c  the table of traced threads and their rings
  * maps.c     the executable-module sideband from /proc/PID/maps
@@ -35,6 +36,7 @@
 #include "os/debugreg.h"
 #include "os/modset.h"
 #include "os/proc.h"
+#include "os/x86mem.h"
 #include "ring.h"
 
 enum step_thread_state {
@@ -46,6 +48,31 @@ enum step_thread_state {
 
 struct reglog_block;
 
+/* stepcheck.c: how an instruction leaves, as far as a step can tell. */
+enum step_flow {
+	STEP_FLOW_STRAIGHT = 1,  /* to the next instruction */
+	STEP_FLOW_REP,           /* to itself or the next (rep string) */
+	STEP_FLOW_OTHER,         /* anywhere: branches, syscalls, traps */
+};
+
+struct step_code_entry {
+	uint64_t pc;
+	uint16_t mnemonic;       /* Zydis's */
+	uint8_t len;             /* 0: an empty slot */
+	uint8_t flow;            /* enum step_flow */
+};
+
+#define STEP_CODE_SLOTS 4096u
+#define STEP_LOST_KINDS 8u
+#define STEP_TMP_BPS 16u
+
+/* An int3 written after an instruction whose trap is lost (stepcheck.c). */
+struct step_tmp_bp {
+	uint64_t addr;
+	unsigned users;          /* threads stepping onto it */
+	uint8_t orig;            /* the byte it replaced */
+};
+
 /* Registers before each recorded instruction (reglog.c). */
 struct step_reglog {
 	uint64_t first;            /* instruction index of the oldest entry */
@@ -55,11 +82,6 @@ struct step_reglog {
 	size_t bytes, cap;
 	struct user_regs_struct last, prev;   /* the newest two entries */
 	size_t last_off;           /* the newest entry's delta; SIZE_MAX: a key */
-};
-
-/* memlog.c: a range of memory an instruction or a system call writes. */
-struct hwt_store {
-	uint64_t addr, len;
 };
 
 /* Old bytes at addr before step seq (off into the log's bytes), or,
@@ -108,6 +130,9 @@ struct step_thread {
 	bool event_stop;
 	int forward_signal;     /* sent so: deliver it when it reports */
 	unsigned dr_gen;        /* debug register setup it has */
+	/* soft_watch: the step it was resumed for accesses c->dr.watch[
+	 * soft_hit - 1] (0: none). */
+	unsigned soft_hit;
 	bool announce;          /* born during a resume that reports
 				 * births: queue THREAD_CREATED at its
 				 * first stop */
@@ -126,6 +151,10 @@ struct step_thread {
 				    * comes with its next step */
 	uint64_t sc_nr, sc_seq, sc_args[6];
 	uint64_t sc_clone_flags, sc_clone_ctid;
+	/* stepcheck.c: the breakpoint it runs to (0: none); steps whose
+	 * lost trap was repaired, or made a gap. */
+	uint64_t tmp_bp;
+	uint64_t step_repairs, step_gaps;
 	bool frame_pending;        /* a signal frame was expected between */
 	uint64_t frame_lo, frame_hi, frame_seq;
 };
@@ -215,8 +244,10 @@ struct step_collector {
 	/* interrupt.c: set by the helper thread when interrupt_fd became
 	 * readable during a resume. */
 	atomic_bool interrupt_fired;
-	/* Read/access watches in debug registers (debugreg.c). */
+	/* Read/access watches in debug registers (debugreg.c); soft: this
+	 * machine's do not fire, so each step is decoded instead. */
 	struct hwt_dr_watches dr;
+	bool soft_watch;
 	/* The tracees' cpu affinity before pinning, restored on detach. */
 	bool tracee_pinned;
 	cpu_set_t tracee_affinity;
@@ -233,6 +264,13 @@ struct step_collector {
 	struct step_memlog memlog;
 	/* HWT_EVENT_EXITING was reported: the process ends at next resume. */
 	bool exit_reported;
+	/* stepcheck.c: decoded instructions; the kinds whose single-step
+	 * trap this machine loses; breakpoints stepping over them. */
+	struct step_code_entry code[STEP_CODE_SLOTS];
+	uint16_t lost_kinds[STEP_LOST_KINDS];
+	size_t nlost_kinds;
+	struct step_tmp_bp tmp_bps[STEP_TMP_BPS];
+	size_t ntmp_bps;
 };
 
 static inline struct step_collector *step_of(struct hwt_collector *c)
@@ -278,6 +316,33 @@ int hwt_step_finish(struct hwt_collector *base, struct hwt_err *err);
 /* Kill whatever still runs and reap it; the state becomes ENDED. */
 void hwt_step_kill_and_reap(struct step_collector *c);
 int hwt_step_read_pc(pid_t tid, uint64_t *pc);
+
+/* stepcheck.c */
+void hwt_step_check_init(struct step_collector *c);
+/* The mappings changed: decoded instructions may be stale. */
+void hwt_step_code_forget(struct step_collector *c);
+enum step_check {
+	STEP_OK,     /* record pc as the next step (lost ones were added) */
+	STEP_GAP,    /* pc begins a new piece of history after a gap */
+};
+/* Check t's step from its last recorded pc to pc, before recording it. */
+enum step_check hwt_step_check(struct step_collector *c,
+			       struct step_thread *t, uint64_t pc);
+/* Single-step t (sig injected), or run it to a breakpoint after an
+ * instruction whose trap is lost here. 0 or -errno. */
+int hwt_step_single(struct step_collector *c, struct step_thread *t, int sig);
+enum step_bp_stop {
+	STEP_BP_NONE,         /* no breakpoint of ours was involved */
+	STEP_BP_STEPPED,      /* t reached its own: a step to *pc */
+	STEP_BP_NOTHING_RAN,  /* t ran into another's: step it again */
+};
+/* At a stop of t (trap: a SIGTRAP signal stop), with breakpoints out:
+ * take t's out and tell whether the stop came from one. */
+enum step_bp_stop hwt_step_tmp_bp_stop(struct step_collector *c,
+				       struct step_thread *t, bool trap,
+				       uint64_t *pc);
+/* t's image is gone (exec, death): its breakpoint is forgotten. */
+void hwt_step_tmp_bp_forget(struct step_collector *c, struct step_thread *t);
 
 /* threads.c */
 int hwt_step_threads_init(struct step_collector *c, struct hwt_err *err);
@@ -339,6 +404,13 @@ int hwt_step_dr_configure(struct step_collector *c, const struct hwt_watch *w,
 /* Bring t's debug registers to the current setup. */
 int hwt_step_dr_apply(struct step_collector *c, struct step_thread *t,
 		    struct hwt_err *err);
+/* Before t single-steps: with soft watches, find what its instruction
+ * will access. */
+void hwt_step_watch_arm(struct step_collector *c, struct step_thread *t);
+/* After t's step: the read or access watch it hit, or NULL. */
+const struct hwt_watch *hwt_step_watch_hit(struct step_collector *c,
+					   struct step_thread *t,
+					   hwt_dr_read_fn read, void *ctx);
 
 /* deferred.c */
 int hwt_step_launch_deferred(struct step_collector *c,
@@ -367,12 +439,6 @@ int hwt_step_reglog_get(const struct step_reglog *l, uint64_t index,
 void hwt_step_reglog_free(struct step_reglog *l);
 int hwt_step_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
 		     struct user_regs_struct *out, struct hwt_err *err);
-
-/* stores.c: the memory x86-64 code at r->rip is about to write (up to
- * max ranges), and whether it is a syscall; -1 when it cannot be told. */
-int hwt_x86_stores(const uint8_t *code, size_t n,
-		   const struct user_regs_struct *r,
-		   struct hwt_store *out, size_t max, bool *is_syscall);
 
 /* sysmem.c: what the system call at a syscall instruction with registers
  * regs writes into the caller's memory; -1 when not known. */

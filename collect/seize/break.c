@@ -15,6 +15,13 @@
  * ptrace backend's exact compare, a WRITE watch reports every write, one
  * that stores the same value included; accesses by system calls are not
  * seen either way.
+ *
+ * Where the debug registers do not fire (os/machine.c's probe), watches
+ * are soft: while any is set, threads are single-stepped instead of
+ * continued; before each step the instruction is decoded for the memory
+ * it reads and writes (os/x86mem.c), and after it a WRITE watch reports
+ * when the bytes changed, READ and ACCESS when the instruction touched
+ * them. Slow, but where they stop is where the hardware would.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +32,11 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include <sys/uio.h>
+
 #include "os/debugreg.h"
+#include "os/machine.h"
+#include "os/x86mem.h"
 #include "seize.h"
 
 #define INT3 0xcc
@@ -82,6 +93,7 @@ static int set_watches(struct hwt_seize *s, const struct hwt_resume_opts *o,
 					   "the address is not mapped",
 					   (unsigned long long)o->watches[i].addr);
 	hwt_dr_watches_set(d, o->watches, o->nwatches);
+	s->brk.soft = o->nwatches && !hwt_machine()->dr_fires;
 	return 0;
 }
 
@@ -162,7 +174,11 @@ void hwt_seize_breaks_remove(struct hwt_seize *s, bool image_gone)
 int hwt_seize_dr_apply(struct hwt_seize *s, struct hwt_seize_thread *t,
 		       struct hwt_err *err)
 {
-	int rc = hwt_dr_watches_apply(&s->brk.dr, t->tid, &t->dr_gen);
+	int rc;
+
+	if (s->brk.soft)
+		return 0;
+	rc = hwt_dr_watches_apply(&s->brk.dr, t->tid, &t->dr_gen);
 
 	if (rc < 0)
 		return hwt_err_set(err, EOPNOTSUPP, "cannot set debug "
@@ -177,9 +193,94 @@ static bool read_dr_watch(void *ctx, const struct hwt_watch *w, uint64_t *v)
 	return read_value(ctx, w, v);
 }
 
+static bool read_now(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+static bool overlaps(const struct hwt_store *r, int n,
+		     const struct hwt_watch *w)
+{
+	for (int i = 0; i < n; i++)
+		if (r[i].addr < w->addr + w->len && w->addr < r[i].addr + r[i].len)
+			return true;
+	return false;
+}
+
+int hwt_seize_soft_arm(struct hwt_seize *s, struct hwt_seize_thread *t,
+		       int req)
+{
+	const struct hwt_dr_watches *d = &s->brk.dr;
+	struct hwt_store loads[8], stores[8];
+	struct user_regs_struct r;
+	uint8_t code[16];
+	size_t n = sizeof(code);
+	int nl = 0, ns = 0;
+	bool sc;
+
+	t->soft_hit = 0;
+	t->soft_step = s->brk.soft;
+	if (!s->brk.soft)
+		return req;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+		return PTRACE_SINGLESTEP;
+	/* Code at a page's end may be followed by an unmapped page. */
+	if (!read_now(t->tid, r.rip, code, n)) {
+		n = 4096 - (r.rip & 4095);
+		if (n > sizeof(code) || !read_now(t->tid, r.rip, code, n))
+			return PTRACE_SINGLESTEP;
+	}
+	nl = hwt_x86_loads(code, n, &r, loads, 8);
+	ns = hwt_x86_stores(code, n, &r, stores, 8, &sc);
+	for (size_t i = 0; i < d->used; i++) {
+		const struct hwt_watch *w = &d->watch[i];
+
+		if ((w->kind != HWT_WATCH_WRITE && overlaps(loads, nl, w)) ||
+		    (w->kind != HWT_WATCH_READ && overlaps(stores, ns, w))) {
+			t->soft_hit = (unsigned)i + 1;
+			break;
+		}
+	}
+	return PTRACE_SINGLESTEP;
+}
+
+/* After a soft step: what the step accessed, else a WRITE watch whose
+ * bytes changed otherwise (a system call). */
+static const struct hwt_watch *soft_hit(struct hwt_seize *s,
+					struct hwt_seize_thread *t)
+{
+	struct hwt_dr_watches *d = &s->brk.dr;
+	unsigned hit = t->soft_hit;
+
+	t->soft_hit = 0;
+	if (hit && hit <= d->used) {
+		const struct hwt_watch *w = &d->watch[hit - 1];
+
+		if (w->kind == HWT_WATCH_WRITE)
+			read_now(t->tid, w->addr, &d->value[hit - 1], w->len);
+		return w;
+	}
+	for (size_t i = 0; i < d->used; i++) {
+		uint64_t v = 0;
+
+		if (d->watch[i].kind != HWT_WATCH_WRITE ||
+		    !read_now(t->tid, d->watch[i].addr, &v, d->watch[i].len) ||
+		    v == d->value[i])
+			continue;
+		d->value[i] = v;
+		return &d->watch[i];
+	}
+	return NULL;
+}
+
 const struct hwt_watch *hwt_seize_dr_hit(struct hwt_seize *s,
 					 struct hwt_seize_thread *t)
 {
+	if (s->brk.soft)
+		return soft_hit(s, t);
 	return hwt_dr_watches_hit(&s->brk.dr, t->tid, read_dr_watch, s);
 }
 

@@ -89,6 +89,8 @@ static int go_on(struct hwt_seize *s, struct hwt_seize_thread *t, int sig,
 {
 	int req = t->stepping ? PTRACE_SINGLESTEP : hwt_seize_resume_request(s);
 
+	req = hwt_seize_soft_arm(s, t, req);
+
 	t->stopped = false;
 	t->sig_stop = false;
 	/* ESRCH: killed meanwhile; its death is reported later. */
@@ -218,6 +220,13 @@ static bool own_trap(struct hwt_seize *s, struct hwt_seize_thread *t,
 		}
 		t->stepping = false;
 		queue_event(s, t, HWT_EVENT_BREAKPOINT, 0);
+		return true;
+	}
+	/* A step of soft watching that touched none: on it goes. */
+	if (t->soft_step && !t->stepping &&
+	    (si->si_code == TRAP_TRACE || si->si_code == TRAP_BRKPT)) {
+		t->soft_step = false;
+		*rc = hold_or_go(s, t, err);
 		return true;
 	}
 	if (t->stepping && si->si_code != SI_USER && si->si_code != SI_TKILL) {

@@ -70,6 +70,10 @@ struct hwt_seize_thread {
 	bool stepping;            /* PTRACE_SINGLESTEP given, trap owed */
 	int forward_signal;       /* sent with tgkill, deliver when seen */
 	unsigned dr_gen;          /* debug registers set as of this gen */
+	/* Soft watches (break.c): resumed for one step of its own, and
+	 * the read or access watch that step touches (index + 1; 0: none). */
+	bool soft_step;
+	unsigned soft_hit;
 	struct hwt_live_thread lt;    /* the rules' part (collect/live.h) */
 };
 
@@ -86,6 +90,9 @@ struct hwt_seize_breaks {
 	struct hwt_seize_bp *bp;  /* sorted by address, no duplicates */
 	size_t nbp;
 	struct hwt_dr_watches dr;
+	/* The debug registers do not fire here (os/machine.c): threads are
+	 * stepped while watches exist and each step is checked. */
+	bool soft;
 };
 
 struct hwt_seize {
@@ -186,10 +193,14 @@ void hwt_seize_breaks_remove(struct hwt_seize *s, bool image_gone);
 /* Program the debug registers of a stopped thread if they changed. */
 int hwt_seize_dr_apply(struct hwt_seize *s, struct hwt_seize_thread *t,
 		       struct hwt_err *err);
-/* The watch a debug-register trap of t hit and that is reportable, or
- * NULL; clears DR6. */
+/* The watch a debug-register trap (or soft step) of t hit and that is
+ * reportable, or NULL; clears DR6. */
 const struct hwt_watch *hwt_seize_dr_hit(struct hwt_seize *s,
 					 struct hwt_seize_thread *t);
+/* With soft watches: t is about to be resumed; the request to use
+ * (a single step, its accesses found now) in place of req. */
+int hwt_seize_soft_arm(struct hwt_seize *s, struct hwt_seize_thread *t,
+		       int req);
 void hwt_seize_breaks_free(struct hwt_seize *s);
 
 /* The next stop or death of a traced thread (waitpid with __WALL, FLAGS

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwt-collect.h"
 #include "server.h"
 
 static const char USAGE[] =
@@ -122,6 +123,14 @@ int main(int argc, char **argv)
 	}
 	if (srv.warning[0])
 		fprintf(stderr, "hwt-server: warning: %s\n", srv.warning);
+	if (!bundle) {
+		const char *note[4];
+		size_t n = hwt_collect_machine_notes(note, 4);
+
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "hwt-server: this machine: %s\n",
+				note[i]);
+	}
 	if (listener_open(&l, listen_spec, allow_remote, &err)) {
 		fprintf(stderr, "hwt-server: %s\n", err.msg);
 		server_close(&srv);

@@ -58,14 +58,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 static int cmd_backends(int argc, char **argv)
 {
 	const char *const *names;
-	size_t n = hwt_collect_backends(&names);
+	const char *note[4];
+	size_t n = hwt_collect_backends(&names), notes;
 
 	if (argc > 1) {
 		if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 			puts("usage: hwtrace backends\n\nList the recording "
 			     "backends in order of preference, each with\n"
 			     "\"available\" or why it cannot record on this "
-			     "machine.\n\nExample:\n  hwtrace backends");
+			     "machine, then what this machine's debug\n"
+			     "facilities fail to do (\"machine:\" lines) and "
+			     "how recording works\naround it.\n\n"
+			     "Example:\n  hwtrace backends");
 			return 0;
 		}
 		return cli_usage_error("backends", "unexpected argument '%s'",
@@ -79,6 +83,9 @@ static int cmd_backends(int argc, char **argv)
 		else
 			printf("%-10s unavailable: %s\n", names[i], err.msg);
 	}
+	notes = hwt_collect_machine_notes(note, 4);
+	for (size_t i = 0; i < notes; i++)
+		printf("machine:   %s\n", note[i]);
 	return 0;
 }
 
