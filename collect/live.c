@@ -30,7 +30,8 @@ static struct hwt_live_thread *find(const struct hwt_live *l, pid_t tid,
 void hwt_live_queue(struct hwt_live *l, struct hwt_live_thread *t, pid_t tid,
 		    enum hwt_event_kind kind, int sig, uint64_t data_addr)
 {
-	if (t->has_event && kind != HWT_EVENT_THREAD_EXITED)
+	if (t->has_event && kind != HWT_EVENT_THREAD_EXITED &&
+	    t->event.kind != HWT_EVENT_INTERRUPTED)
 		return;
 	memset(&t->event, 0, sizeof(t->event));
 	t->event.kind = kind;

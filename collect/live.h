@@ -81,8 +81,11 @@ struct hwt_live {
 };
 
 /* Queue an event on t (tid) unless it holds one already: the first one
- * wins, except that a thread's death replaces whatever it held. The
- * first queued while not stopping ends the resume. */
+ * wins, except that a thread's death replaces whatever it held and that
+ * anything that happened replaces an INTERRUPTED (which only says the
+ * program was stopped: a step completed as the interrupt came must not
+ * be lost behind it, or the step would be taken again). The first queued
+ * while not stopping ends the resume. */
 void hwt_live_queue(struct hwt_live *l, struct hwt_live_thread *t, pid_t tid,
 		    enum hwt_event_kind kind, int sig, uint64_t data_addr);
 /* t died (wait status): THREAD_EXITED with its status or signal. */
