@@ -156,7 +156,9 @@ int hwt_collect_backend_available(const char *name, struct hwt_err *err);
  * attached, so run, write_core and finish must be called from the thread
  * that called launch (they fail with -EPERM otherwise), and close should
  * be. That thread's waits use waitpid(-1, __WALL | __WNOTHREAD): it must
- * not wait for children of its own while a collector runs. */
+ * not wait for children of its own while a collector runs. The program
+ * is killed when that thread ends, however it ends (SIGKILL included):
+ * no program outlives its recorder. */
 int hwt_collect_launch(const struct hwt_collect_opts *opts,
 		       char *const argv[], struct hwt_collector **out,
 		       struct hwt_err *err);

@@ -13,6 +13,26 @@
 #include "hwt-common.h"
 #include "hwt-json.h"
 
+/* Staging directories of final_dir left by a recorder killed before it
+ * finished: FINAL.tmp-<pid>-XXXXXX beside it, its pid gone. */
+static void remove_stale_staging(const char *final_dir)
+{
+	char *copy = strdup(final_dir), *slash, *prefix = NULL;
+
+	if (!copy)
+		return;
+	slash = strrchr(copy, '/');
+	if (slash && slash[1] &&
+	    asprintf(&prefix, "%s.tmp-", slash + 1) >= 0) {
+		*slash = 0;
+		hwt_remove_stale(slash == copy ? "/" : copy, prefix);
+	} else if (!slash && asprintf(&prefix, "%s.tmp-", copy) >= 0) {
+		hwt_remove_stale(".", prefix);
+	}
+	free(prefix);
+	free(copy);
+}
+
 int hwt_bundle_stage_begin(const char *final_dir, char **staging_dir,
 			   struct hwt_err *err)
 {
@@ -23,8 +43,9 @@ int hwt_bundle_stage_begin(const char *final_dir, char **staging_dir,
 		return hwt_err_set(err, EEXIST, "%s already exists; remove it "
 				   "or choose another output directory",
 				   final_dir);
-	if (asprintf(&tmpl, "%s.tmp-XXXXXX", final_dir) < 0)
+	if (asprintf(&tmpl, "%s.tmp-%d-XXXXXX", final_dir, (int)getpid()) < 0)
 		return hwt_err_set(err, ENOMEM, "out of memory");
+	remove_stale_staging(final_dir);
 	if (!mkdtemp(tmpl)) {
 		int e = errno;
 

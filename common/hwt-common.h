@@ -417,6 +417,13 @@ int hwt_parse_u64(const char *s, uint64_t *v);
 int hwt_hex_digit(int c);
 /* Remove dir and everything under it, symlinks not followed. */
 void hwt_remove_tree(const char *dir);
+/* Temporary directories are named PREFIX<pid>-XXXXXX (mkdtemp's), pid
+ * the creator's, so that one left by a process killed before it could
+ * remove it is known: remove those in dir whose creator is gone (a pid
+ * still in use, whoever has it now, is left alone). Their number. */
+size_t hwt_remove_stale(const char *dir, const char *prefix);
+/* "DIR/PREFIX<pid>-XXXXXX" for mkdtemp, malloc'd; NULL without memory. */
+char *hwt_temp_template(const char *dir, const char *prefix);
 
 /* ---- copying a bundle (bundle_copy.c) --------------------------------
  * Write bundle b (as read) to out_dir, which must not exist, through the

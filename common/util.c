@@ -1,9 +1,11 @@
 /* util.c - bounded file reading and number parsing for untrusted input,
- * and removing a directory tree. */
+ * and removing a directory tree (stale temporary ones too). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,4 +135,46 @@ void hwt_remove_tree(const char *dir)
 {
 	/* FTW_PHYS: a symlink planted inside is removed, not followed. */
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *hwt_temp_template(const char *dir, const char *prefix)
+{
+	char *t;
+
+	return asprintf(&t, "%s/%s%d-XXXXXX", dir, prefix, (int)getpid()) < 0 ?
+	       NULL : t;
+}
+
+size_t hwt_remove_stale(const char *dir, const char *prefix)
+{
+	size_t plen = strlen(prefix), n = 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char *end, path[PATH_MAX];
+		struct stat st;
+		long pid;
+
+		if (strncmp(e->d_name, prefix, plen) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(e->d_name + plen, &end, 10);
+		/* PREFIX, a pid, '-' and mkdtemp's six characters. */
+		if (errno || pid <= 0 || pid > INT_MAX || end[0] != '-' ||
+		    strlen(end + 1) != 6)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >=
+		    (int)sizeof(path) || lstat(path, &st) < 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		hwt_remove_tree(path);
+		n++;
+	}
+	closedir(d);
+	return n;
 }

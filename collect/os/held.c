@@ -3,18 +3,25 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "held.h"
 
 /* In the forked child: only async-signal-safe calls. */
 static void child(char *const argv[], char *const envp[], int go_fd,
-		  int err_fd)
+		  int err_fd, pid_t parent)
 {
 	sigset_t none;
 	char b;
 	int e;
 
+	/* The program dies with its recorder (a recorder killed with
+	 * SIGKILL included): traced by ptrace it would anyway
+	 * (PTRACE_O_EXITKILL), but Valgrind's is not traced, and a held
+	 * child would otherwise take the closed pipe for the go. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* EOF is the go; a byte would mean nothing else. */
@@ -41,7 +48,7 @@ int hwt_held_fork_env(char *const argv[], char *const envp[],
 		      struct hwt_held *h, struct hwt_err *err)
 {
 	int go[2], errp[2], e;
-	pid_t pid;
+	pid_t pid, self = getpid();
 
 	h->pid = -1;
 	h->go_fd = h->err_fd = -1;
@@ -56,7 +63,7 @@ int hwt_held_fork_env(char *const argv[], char *const envp[],
 	pid = fork();
 	if (pid == 0) {
 		close(go[1]);
-		child(argv, envp, go[0], errp[1]);
+		child(argv, envp, go[0], errp[1], self);
 	}
 	e = errno;
 	close(go[0]);

@@ -1,7 +1,8 @@
 /* held.h - a program forked but held before execvp, so a backend can set
  * up its recording on the child's pid (perf events, the module's
  * ATTACH, ptrace) before any of the program runs. Closing the go pipe
- * releases it; a failed execvp sends its errno back. */
+ * releases it; a failed execvp sends its errno back. The child dies with
+ * the thread that forked it (PR_SET_PDEATHSIG), before or after exec. */
 #ifndef HWT_HELD_H
 #define HWT_HELD_H
 

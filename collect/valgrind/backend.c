@@ -302,8 +302,11 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	c->held.pid = -1;
 	c->held.go_fd = c->held.err_fd = -1;
 	rc = hwt_vg_reader_init(&c->rd, opts->buffer_size, err);
-	if (rc == 0 && (asprintf(&c->dir, "%s/hwt-vg-XXXXXX",
-				 tmp && *tmp ? tmp : "/tmp") < 0 ||
+	/* Those of runs killed before they could remove theirs go first. */
+	if (rc == 0)
+		hwt_remove_stale(tmp && *tmp ? tmp : "/tmp", "hwt-vg-");
+	if (rc == 0 && (!(c->dir = hwt_temp_template(tmp && *tmp ? tmp :
+						      "/tmp", "hwt-vg-")) ||
 			!(c->prog = strdup(argv[0]))))
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	if (rc == 0 && !mkdtemp(c->dir))
