@@ -46,7 +46,7 @@ EXT_COMMON  := -ljson-c -lelf -lzstd
 EXT_REPLAY  := -lZydis -lcapstone -ldw -lipt -lopencsd_c_api -lopencsd $(EXT_COMMON)
 EXT_COLLECT := -lZydis $(EXT_COMMON)
 
-.PHONY: all binaries deps check check-unit check-gdb demo bench clean programs fuzz print-collect-src
+.PHONY: all binaries deps check check-unit check-gdb demo bench clean programs fuzz fuzz-long print-collect-src
 
 # `make` alone builds what `make all` builds, whatever the included
 # component files define first.
@@ -180,10 +180,21 @@ $(FUZZ_O)/fuzz_rsp: $(FUZZ_O)/obj/plugin/gdb/rsp.o
 # The valgrind backend's stream reader and what it writes into.
 $(FUZZ_O)/fuzz_vgstream: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/valgrind/stream.c collect/ring.c collect/os/modset.c collect/os/procmaps.c collect/os/procfs.c)
 
+# The link to Valgrind's gdbserver, reading what vgdb passes on.
+$(FUZZ_O)/fuzz_vgdb: $(FUZZ_O)/obj/collect/valgrind/vgdb.o
+
 # What the ptrace recorder takes instructions and calls to write.
 $(FUZZ_O)/fuzz_stores: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/os/x86mem.c collect/ptrace/sysmem.c)
 
 fuzz: $(FUZZ_BINS)
+
+# Every fuzz target for FUZZ_SECONDS each (docs/fuzzing.md), two at a
+# time; what a run finds that covers new code is merged into the corpus
+# kept in tests/fuzz/corpus/TARGET/, which every run starts from.
+FUZZ_SECONDS ?= 600
+fuzz-long: all fuzz
+	@HWT_FUZZ_SECONDS=$(FUZZ_SECONDS) HWT_FUZZ_KEEP=1 \
+		python3 tests/integration/test_fuzz.py --build build
 
 # The collector's sources, for the kernel suite's static guest build.
 print-collect-src:

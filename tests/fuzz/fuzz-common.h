@@ -8,8 +8,9 @@
  * "PATH@ADDR" entries separated by ':'.
  *
  * Seeds: with HWT_FUZZ_SEEDS=DIR a target writes its seeds into DIR in
- * LLVMFuzzerInitialize and exits, so seeds come from real data at run time
- * and no binary corpus lives in the repository.
+ * LLVMFuzzerInitialize and exits, so seeds come from real data at run
+ * time; what long runs found is kept, merged, in tests/fuzz/corpus/
+ * (make fuzz-long, docs/fuzzing.md).
  */
 #ifndef HWT_FUZZ_COMMON_H
 #define HWT_FUZZ_COMMON_H

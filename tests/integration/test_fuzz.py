@@ -147,16 +147,23 @@ def prepare(root, build, fuzz, corpus):
     return out
 
 
+def kept(target):
+    """The corpus kept in the repository for target (make fuzz-long)."""
+    return os.path.join(HERE, '..', 'fuzz', 'corpus', target)
+
+
 def start(fuzz, target, env, seeds):
     corpus = os.path.join(fuzz, 'corpus', target)
     arts = os.path.join(fuzz, 'artifacts')
     os.makedirs(corpus, exist_ok=True)
     os.makedirs(arts, exist_ok=True)
     log = open(os.path.join(fuzz, f'{target}.log'), 'w+')
+    # New inputs go to the first directory only: the kept corpus is read.
     cmd = [os.path.join(fuzz, target), f'-max_total_time={SECONDS}',
            '-timeout=25', '-rss_limit_mb=3072', '-max_len=16384',
            '-print_final_stats=1', f'-artifact_prefix={arts}/{target}-',
-           corpus, seeds]
+           corpus, seeds] + ([kept(target)] if os.path.isdir(kept(target))
+                             else [])
     return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                             env=env, cwd=fuzz), log
 
@@ -193,6 +200,23 @@ def finish(target, proc, log, started):
     else:
         why += f'; log in build-fuzz/{target}.log'
     return report(f'fuzz {target}', False, why)
+
+
+def keep(fuzz, target, env):
+    """HWT_FUZZ_KEEP (make fuzz-long): merge what this run found that
+    covers new code into the kept corpus, which stays minimal."""
+    dest = kept(target)
+    os.makedirs(dest, exist_ok=True)
+    p = subprocess.run([os.path.join(fuzz, target), '-merge=1',
+                        '-max_len=16384', '-timeout=25', '-rss_limit_mb=3072',
+                        dest, os.path.join(fuzz, 'corpus', target)],
+                       capture_output=True, text=True, env=env, cwd=fuzz,
+                       timeout=3600)
+    added = re.findall(r'MERGE-OUTER: (\d+) new files', p.stderr)
+    print(f'  | {target}: kept corpus {len(os.listdir(dest))} inputs'
+          f' ({added[-1] if added else "?"} new)')
+    return report(f'fuzz {target} corpus kept', p.returncode == 0,
+                  p.stderr[-400:])
 
 
 def regress(fuzz, target, env):
@@ -264,6 +288,8 @@ def main():
                    for t in batch]
         for t, proc, log, t0 in running:
             ok &= finish(t, proc, log, t0)
+            if os.environ.get('HWT_FUZZ_KEEP'):
+                ok &= keep(fuzz, t, setup[t][0])
     return closing(0 if ok else 1)
 
 
