@@ -44,7 +44,7 @@ int hwt_sw_ring_init(struct hwt_sw_ring *r, uint64_t capacity, uint32_t chunk_pa
 		return hwt_err_set(err, ENOMEM,
 				   "out of memory for a %u-byte trace chunk",
 				   chunk_payload);
-	r->capacity = capacity;
+	r->capacity = r->max_capacity = capacity;
 	r->chunk_payload = chunk_payload;
 	return 0;
 }
@@ -196,8 +196,12 @@ void hwt_sw_ring_set_capacity(struct hwt_sw_ring *r, uint64_t capacity)
 
 	if (capacity < least)
 		capacity = least;
-	if (capacity >= r->capacity)
+	if (capacity > r->max_capacity)
+		capacity = r->max_capacity;
+	if (capacity >= r->capacity) {
+		r->capacity = capacity;   /* the queue grows on demand */
 		return;
+	}
 	r->capacity = capacity;
 	enforce_capacity(r);
 	if (r->queue_alloc <= capacity)

@@ -22,6 +22,7 @@
 
 struct hwt_sw_ring {
 	uint64_t capacity;        /* bytes kept: chunk headers + payloads */
+	uint64_t max_capacity;    /* the capacity it was made with */
 	uint32_t chunk_payload;   /* payload bytes of one chunk at most */
 
 	/* Closed chunks, oldest at queue_head, as a circular byte queue. It
@@ -54,10 +55,17 @@ int hwt_sw_ring_init(struct hwt_sw_ring *r, uint64_t capacity, uint32_t chunk_pa
 /* Chunk payload size suited to a ring of this capacity. */
 uint32_t hwt_sw_ring_chunk_payload_for(uint64_t capacity);
 
-/* Keep at most capacity bytes from now on (never less than two chunks):
- * the oldest chunks beyond it are dropped and counted as lost, and the
- * memory they took is given back. A larger capacity changes nothing. */
+/* Keep at most capacity bytes from now on (never less than two chunks,
+ * never more than the ring was made with): the oldest chunks beyond it
+ * are dropped and counted as lost, and the memory they took is given
+ * back; a larger capacity lets the ring grow again. */
 void hwt_sw_ring_set_capacity(struct hwt_sw_ring *r, uint64_t capacity);
+
+/* Bytes the ring holds now: closed chunks and the open one. */
+static inline uint64_t hwt_sw_ring_used(const struct hwt_sw_ring *r)
+{
+	return r->queue_used + HWT_SW_CHUNK_HDR_SIZE + r->open_size;
+}
 
 /* The thread's first instruction. */
 void hwt_sw_ring_start(struct hwt_sw_ring *r, uint64_t pc);

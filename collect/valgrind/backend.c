@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "backend.h"
 #include "os/corenote.h"
 #include "vg.h"
@@ -37,6 +38,13 @@
 #define TOOL_FILE "hwtrace-amd64-linux"
 #define READ_PIECE (1u << 20)
 #define IDLE_NS 5000000L          /* between looks at a quiet stream */
+/* Threads alive at once: Valgrind's default, 500, is below what servers
+ * run; each slot costs Valgrind about 7 KB up front, so not the bundle's
+ * 4096 either. */
+#define VG_MAX_THREADS_N 2048
+#define VG_MAX_THREADS ((unsigned)VG_MAX_THREADS_N)
+#define STR(x) #x
+#define XSTR(x) STR(x)
 
 extern char **environ;
 
@@ -216,6 +224,7 @@ static void vg_close(struct hwt_collector *base)
 	vg_children_free(c);
 	free(c->threads);
 	free(c->piece);
+	free(c->used);
 	free(c->stream_path);
 	free(c->log_path);
 	free(c->dir);
@@ -337,7 +346,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		vg_close(&c->base);
 		return rc;
 	}
-	vargv = calloc(argc + 17, sizeof(*vargv));
+	vargv = calloc(argc + 18, sizeof(*vargv));
 	if (!vargv) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	} else {
@@ -346,6 +355,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		vargv[k++] = valgrind;
 		vargv[k++] = "--tool=hwtrace";
 		vargv[k++] = "-q";
+		vargv[k++] = "--max-threads=" XSTR(VG_MAX_THREADS_N);
 		if (opts->live_control) {
 			/* Stopped before the first instruction for vgdb,
 			 * breakpoints and steps exact to the instruction.
@@ -460,25 +470,51 @@ int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
 	return rd->npending ? hwt_vg_reader_feed(rd, NULL, 0, err) : 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* All threads together, the program's and its followed children's, keep
- * at most twice the per-thread window (--size): many threads or
- * processes share it, each keeping the newest. */
+ * at most twice the per-thread window (--size), each the newest of its
+ * own, shared max-min fairly: one cap for every thread, the largest that
+ * fits when threads below it keep all they have. A thousand short-lived
+ * workers then cost what they hold, and the main thread keeps the rest
+ * (up to the window), instead of everyone getting a thousandth. The cap
+ * is recomputed as threads grow, exit and are forgotten. */
 static void share_window(struct vg_collector *c)
 {
-	uint64_t total = 2 * c->rd.ring_capacity, each;
-	size_t n = c->rd.nthreads;
+	uint64_t total = 2 * c->rd.ring_capacity, cap = c->rd.ring_capacity;
+	size_t n = c->rd.nthreads, k = 0;
 
-	for (size_t k = 0; k < c->nchildren; k++)
-		n += c->children[k].rd.nthreads;
+	for (size_t j = 0; j < c->nchildren; j++)
+		n += c->children[j].rd.nthreads;
 	if (n <= 2)
 		return;
-	each = total / n;
+	if (HWT_ARRAY_RESERVE(c->used, c->used_alloc, n, 64))
+		return;   /* the caps stay as they were */
 	for (size_t i = 0; i < c->rd.nthreads; i++)
-		hwt_sw_ring_set_capacity(&c->rd.threads[i].ring, each);
-	for (size_t k = 0; k < c->nchildren; k++)
-		for (size_t i = 0; i < c->children[k].rd.nthreads; i++)
+		c->used[k++] = hwt_sw_ring_used(&c->rd.threads[i].ring);
+	for (size_t j = 0; j < c->nchildren; j++)
+		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
+			c->used[k++] = hwt_sw_ring_used(
+				&c->children[j].rd.threads[i].ring);
+	qsort(c->used, n, sizeof(*c->used), cmp_u64);
+	for (size_t i = 0; i < n; i++) {
+		if (c->used[i] * (n - i) > total) {
+			cap = total / (n - i);
+			break;
+		}
+		total -= c->used[i];
+	}
+	for (size_t i = 0; i < c->rd.nthreads; i++)
+		hwt_sw_ring_set_capacity(&c->rd.threads[i].ring, cap);
+	for (size_t j = 0; j < c->nchildren; j++)
+		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
 			hwt_sw_ring_set_capacity(
-				&c->children[k].rd.threads[i].ring, each);
+				&c->children[j].rd.threads[i].ring, cap);
 }
 
 /* Read every stream as far as it goes now, sharing the window between
@@ -512,13 +548,25 @@ int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err)
 	return 0;
 }
 
-/* Valgrind's first message line, for an error. */
+/* Valgrind's first message line, for an error; what it means when it is
+ * Valgrind's thread limit. */
 static void log_head(struct vg_collector *c, char *out, size_t size)
 {
 	FILE *f = fopen(c->log_path, "re");
 	char line[512];
 
 	out[0] = '\0';
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "Max number of threads is too low")) {
+			snprintf(out, size, "the program had more than %u "
+				 "threads alive at once, the most the valgrind "
+				 "backend runs (Valgrind's --max-threads)",
+				 VG_MAX_THREADS);
+			fclose(f);
+			return;
+		}
+	if (f)
+		rewind(f);
 	while (f && fgets(line, sizeof(line), f)) {
 		char *m = line;
 
@@ -638,6 +686,14 @@ int vg_wind_up(struct vg_collector *c, int status, struct hwt_err *err)
 	/* What was read is kept whatever ends the stream; a stream cut
 	 * short (the tool killed or unable to write) is said, not fatal. */
 	rc = hwt_vg_reader_finish(&c->rd, err);
+	if (rc < 0 && !c->rd.magic_seen) {
+		char msg[400];
+
+		log_head(c, msg, sizeof(msg));
+		if (msg[0])
+			return hwt_err_set(err, ENOEXEC, "valgrind stopped "
+					   "before %s ran: %s", c->prog, msg);
+	}
 	if (rc == 0)
 		rc = vg_children_finish(c, err);
 	if (c->rd.full) {

@@ -110,17 +110,42 @@ static struct hwt_vg_thread *find(struct hwt_vg_reader *r, uint64_t tid)
 	return NULL;
 }
 
+/* Forget the oldest exited thread (its history too) to make room for a
+ * new one, as the ptrace recorder does: a bundle holds at most
+ * HWT_BUNDLE_MAX_THREADS threads, a program may make any number over its
+ * life. False when every thread is alive. */
+static bool evict_oldest_exited(struct hwt_vg_reader *r)
+{
+	size_t cur = r->cur ? (size_t)(r->cur - r->threads) : SIZE_MAX;
+
+	for (size_t i = 0; i < r->nthreads; i++) {
+		if (!r->threads[i].exited || i == cur)
+			continue;
+		hwt_sw_ring_free(&r->threads[i].ring);
+		memmove(&r->threads[i], &r->threads[i + 1],
+			(r->nthreads - i - 1) * sizeof(*r->threads));
+		r->nthreads--;
+		r->evicted++;
+		if (cur != SIZE_MAX && cur > i)
+			r->cur = &r->threads[cur - 1];
+		return true;
+	}
+	return false;
+}
+
 static struct hwt_vg_thread *add(struct hwt_vg_reader *r, uint64_t tid,
 				 struct hwt_err *err)
 {
 	struct hwt_vg_thread *t;
-	size_t cur = r->cur ? (size_t)(r->cur - r->threads) : SIZE_MAX;
+	size_t cur;
 	int rc;
 
-	if (r->nthreads == HWT_BUNDLE_MAX_THREADS) {
-		bad(r, err, "more threads than a bundle holds");
+	if (r->nthreads == HWT_BUNDLE_MAX_THREADS && !evict_oldest_exited(r)) {
+		bad(r, err, "more than 4096 threads alive at once, the most a "
+		    "bundle holds");
 		return NULL;
 	}
+	cur = r->cur ? (size_t)(r->cur - r->threads) : SIZE_MAX;
 	if (HWT_ARRAY_RESERVE(r->threads, r->threads_cap, r->nthreads + 1,
 			      8)) {
 		hwt_err_set(err, ENOMEM, "out of memory for threads");

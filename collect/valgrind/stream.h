@@ -60,6 +60,8 @@ struct hwt_vg_reader {
 	size_t nsbs, sbs_cap;
 	struct hwt_vg_thread *threads;
 	size_t nthreads, threads_cap;
+	/* Exited threads forgotten to make room (evict_oldest_exited). */
+	uint64_t evicted;
 	struct hwt_vg_thread *cur;
 	struct hwt_modset modules;
 

@@ -40,6 +40,8 @@ struct vg_collector {
 				   * once it runs */
 	int stream_fd;
 	uint8_t *piece;           /* READ_PIECE bytes: what drain reads into */
+	uint64_t *used;           /* share_window: each ring's bytes */
+	size_t used_alloc;
 	bool reaped;
 	struct hwt_vg_reader rd;
 	struct hwt_collect_thread *threads;

@@ -283,6 +283,37 @@ static void test_shrink(void)
 	free(s);
 }
 
+/* Shrunk, then given room again: it grows back to what it was made with,
+ * never beyond. */
+static void test_regrow(void)
+{
+	const size_t n = 60000;
+	struct step *s = make_steps(n, 5);
+	struct hwt_sw_ring r;
+	uint64_t lost_small;
+	bool ok;
+
+	ok = hwt_sw_ring_init(&r, 64u << 10, 512, NULL) == 0;
+	hwt_sw_ring_start(&r, s[0].pc);
+	hwt_sw_ring_set_capacity(&r, 4u << 10);
+	for (size_t i = 1; i < n / 2; i++)
+		hwt_sw_ring_step(&r, s[i].pc, s[i].async);
+	lost_small = r.lost_insns;
+	hwt_sw_ring_set_capacity(&r, 1u << 30);
+	for (size_t i = n / 2; i < n; i++)
+		hwt_sw_ring_step(&r, s[i].pc, s[i].async);
+	CHECK("ring: shrunk, then given room again, it grows back to its "
+	      "own capacity and no further", ok && lost_small > 0 &&
+	      r.capacity == (64u << 10) && hwt_sw_ring_used(&r) > (32u << 10) &&
+	      hwt_sw_ring_used(&r) <= (64u << 10),
+	      "capacity %llu, used %llu, lost while small %llu",
+	      (unsigned long long)r.capacity,
+	      (unsigned long long)hwt_sw_ring_used(&r),
+	      (unsigned long long)lost_small);
+	hwt_sw_ring_free(&r);
+	free(s);
+}
+
 static void test_wrap(void)
 {
 	const size_t n = 50000;
@@ -371,6 +402,7 @@ int main(void)
 	RUN(test_wrap);
 	RUN(test_bulk);
 	RUN(test_shrink);
+	RUN(test_regrow);
 	RUN(test_edges);
 	return check_exit();
 }
