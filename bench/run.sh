@@ -52,3 +52,6 @@ n_big=${BENCH_REPLAY_ITERS:-400000}
 
 # --- the valgrind recorder on workloads of seconds vs valgrind --tool=none -
 "$here/scale.sh" "$build"
+
+# --- a flight recording of a long run: memory bounded, the end exact -----
+python3 "$here/flight.py" "$build" valgrind
