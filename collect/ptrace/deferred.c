@@ -87,6 +87,22 @@ static int pin_now(struct step_collector *c, struct hwt_err *err)
 	return 0;
 }
 
+/* A seize-layer step guard as one of the stepper's breakpoints after a
+ * lost-trap instruction (stepcheck.c); false when there is no room. */
+static bool adopt_guard(struct step_collector *c, uint64_t addr, uint8_t orig)
+{
+	for (size_t i = 0; i < c->ntmp_bps; i++)
+		if (c->tmp_bps[i].addr == addr) {
+			c->tmp_bps[i].users++;
+			return true;
+		}
+	if (c->ntmp_bps == STEP_TMP_BPS)
+		return false;
+	c->tmp_bps[c->ntmp_bps++] = (struct step_tmp_bp){
+		.addr = addr, .users = 1, .orig = orig };
+	return true;
+}
+
 /* One seize-layer thread as a stepper's thread. */
 static int adopt(struct step_collector *c, struct hwt_seize_thread *st,
 		 struct hwt_err *err)
@@ -103,6 +119,13 @@ static int adopt(struct step_collector *c, struct hwt_seize_thread *st,
 	t->pending_signal = st->pending_signal;
 	t->announce = st->announce;
 	hwt_dr_watches_clear(st->tid, &st->dr_gen);
+	/* A step running to its guard (a lost trap, seize/break.c) goes on
+	 * as the stepper's own such step. */
+	if (st->guard_bp && adopt_guard(c, st->guard_bp, st->guard_orig))
+		t->tmp_bp = st->guard_bp;
+	else
+		hwt_seize_guard_drop(c->untraced, st, false);
+	st->guard_bp = 0;
 	if (st->born || !st->stopped)
 		return 0;   /* PT_RUNNING: its next stop starts the history */
 	t->state = PT_STOPPED;

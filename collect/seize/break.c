@@ -276,6 +276,105 @@ static const struct hwt_watch *soft_hit(struct hwt_seize *s,
 	return NULL;
 }
 
+bool hwt_seize_step_guard(struct hwt_seize *s, struct hwt_seize_thread *t)
+{
+	uint8_t code[2], int3 = INT3;
+	uint64_t pc;
+	long v;
+	int fd;
+
+	hwt_seize_guard_drop(s, t, false);
+	if (!hwt_machine()->cpuid_trap_lost)
+		return false;
+	errno = 0;
+	v = ptrace(PTRACE_PEEKUSER, t->tid,
+		   offsetof(struct user_regs_struct, rip), 0);
+	if (errno)
+		return false;
+	pc = (uint64_t)v;
+	/* cpuid, the instruction the probe finds losing its trap. */
+	if (!read_now(t->tid, pc, code, 2) || code[0] != 0x0f ||
+	    code[1] != 0xa2)
+		return false;
+	/* Another thread's guard there already: shared, its byte kept. */
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].guard_bp == pc + 2) {
+			t->guard_orig = s->threads[i].guard_orig;
+			t->guard_bp = pc + 2;
+			return true;
+		}
+	if ((fd = mem_open(s, true)) < 0)
+		return false;
+	if (pread(fd, &t->guard_orig, 1, (off_t)(pc + 2)) != 1 ||
+	    poke(fd, pc + 2, int3) != 1) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	t->guard_bp = pc + 2;
+	return true;
+}
+
+/* The byte goes back once no other thread's guard is there. */
+static void guard_remove(struct hwt_seize *s, struct hwt_seize_thread *t)
+{
+	uint64_t at = t->guard_bp;
+	int fd;
+
+	t->guard_bp = 0;
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].guard_bp == at)
+			return;
+	if ((fd = mem_open(s, true)) >= 0) {
+		poke(fd, at, t->guard_orig);
+		close(fd);
+	}
+}
+
+void hwt_seize_guard_drop(struct hwt_seize *s, struct hwt_seize_thread *t,
+			  bool image_gone)
+{
+	if (!t->guard_bp)
+		return;
+	if (image_gone)
+		t->guard_bp = 0;
+	else
+		guard_remove(s, t);
+}
+
+enum hwt_guard_stop hwt_seize_guard_stop(struct hwt_seize *s,
+					 struct hwt_seize_thread *t,
+					 const siginfo_t *si)
+{
+	struct user_regs_struct r;
+	uint64_t own = t->guard_bp, at;
+	bool any = own != 0;
+
+	for (size_t i = 0; i < s->nthreads; i++)
+		any |= s->threads[i].guard_bp != 0;
+	if (!any)
+		return HWT_GUARD_NONE;
+	if (own)
+		guard_remove(s, t);
+	if (si->si_code != SI_KERNEL ||
+	    ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+		return HWT_GUARD_NONE;
+	at = r.rip - 1;
+	if (own && at == own) {
+		/* The int3 ran: back onto its address, the step done. */
+		r.rip = at;
+		ptrace(PTRACE_SETREGS, t->tid, 0, &r);
+		return HWT_GUARD_STEPPED;
+	}
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (&s->threads[i] != t && s->threads[i].guard_bp == at) {
+			r.rip = at;
+			ptrace(PTRACE_SETREGS, t->tid, 0, &r);
+			return HWT_GUARD_OTHERS;
+		}
+	return HWT_GUARD_NONE;
+}
+
 const struct hwt_watch *hwt_seize_dr_hit(struct hwt_seize *s,
 					 struct hwt_seize_thread *t)
 {

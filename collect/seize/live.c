@@ -34,6 +34,8 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+
+#include "os/machine.h"
 #include <unistd.h>
 
 #include "os/proc.h"
@@ -88,15 +90,22 @@ static int go_on(struct hwt_seize *s, struct hwt_seize_thread *t, int sig,
 		 struct hwt_err *err)
 {
 	int req = t->stepping ? PTRACE_SINGLESTEP : hwt_seize_resume_request(s);
+	long rc;
 
 	req = hwt_seize_soft_arm(s, t, req);
-
+	/* A step over an instruction whose trap this machine loses runs
+	 * to a breakpoint after it instead. */
+	if (req == PTRACE_SINGLESTEP && !sig && hwt_seize_step_guard(s, t))
+		req = PTRACE_CONT;
 	t->stopped = false;
 	t->sig_stop = false;
+	rc = req == PTRACE_SINGLESTEP ? hwt_os_singlestep(t->tid, sig)
+		: ptrace(req, t->tid, 0, (void *)(long)sig) < 0 ? -errno : 0;
 	/* ESRCH: killed meanwhile; its death is reported later. */
-	if (ptrace(req, t->tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
-		return hwt_err_set(err, errno, "resuming thread %d of %s: %s",
-				   (int)t->tid, s->prog, strerror(errno));
+	if (rc < 0 && rc != -ESRCH)
+		return hwt_err_set(err, (int)-rc, "resuming thread %d of %s: "
+				   "%s", (int)t->tid, s->prog,
+				   strerror((int)-rc));
 	return 0;
 }
 
@@ -194,10 +203,20 @@ static int on_event_stop(struct hwt_seize *s, pid_t tid,
 static bool own_trap(struct hwt_seize *s, struct hwt_seize_thread *t,
 		     const siginfo_t *si, struct hwt_err *err, int *rc)
 {
-	const struct hwt_watch *w = hwt_seize_dr_hit(s, t);
+	const struct hwt_watch *w;
 	struct user_regs_struct r;
 
 	*rc = 0;
+	switch (hwt_seize_guard_stop(s, t, si)) {
+	case HWT_GUARD_NONE:
+		break;
+	case HWT_GUARD_STEPPED:      /* as if the step trapped */
+		break;
+	case HWT_GUARD_OTHERS:       /* ran into another's: nothing ran */
+		*rc = hold_or_go(s, t, err);
+		return true;
+	}
+	w = hwt_seize_dr_hit(s, t);
 	if (w) {
 		t->stepping = false;
 		queue_event(s, t, HWT_EVENT_WATCHPOINT, 0);
@@ -271,6 +290,10 @@ static int on_stop(struct hwt_seize *s, pid_t tid, int status,
 	struct hwt_seize_thread *t = hwt_seize_find(s, tid);
 	int event = status >> 16, sig = WSTOPSIG(status), rc;
 
+	/* A step guard goes at every stop of its thread but a trap, which
+	 * own_trap looks at; with the image when an exec replaced it. */
+	if (t && t->guard_bp && (event || sig != SIGTRAP))
+		hwt_seize_guard_drop(s, t, event == PTRACE_EVENT_EXEC);
 	if (event == PTRACE_EVENT_STOP && sig == SIGTRAP)
 		return on_event_stop(s, tid, err);
 	if (!t)

@@ -276,6 +276,8 @@ static bool on_death(struct hwt_seize *s, pid_t tid, int status)
 	if (t) {
 		t->gone = true;
 		t->stopped = false;
+		/* Its step guard's byte goes back while others run. */
+		hwt_seize_guard_drop(s, t, tid == s->pid);
 	}
 	if (tid != s->pid)
 		return false;

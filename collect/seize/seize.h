@@ -74,6 +74,10 @@ struct hwt_seize_thread {
 	 * the read or access watch that step touches (index + 1; 0: none). */
 	bool soft_step;
 	unsigned soft_hit;
+	/* A step over an instruction whose trap is lost here runs to an
+	 * int3 at guard_bp (0: none), over the byte guard_orig (break.c). */
+	uint64_t guard_bp;
+	uint8_t guard_orig;
 	struct hwt_live_thread lt;    /* the rules' part (collect/live.h) */
 };
 
@@ -197,6 +201,25 @@ int hwt_seize_dr_apply(struct hwt_seize *s, struct hwt_seize_thread *t,
  * reportable, or NULL; clears DR6. */
 const struct hwt_watch *hwt_seize_dr_hit(struct hwt_seize *s,
 					 struct hwt_seize_thread *t);
+/* t is about to single-step: when the instruction at its pc is one
+ * whose trap this machine loses (os/machine.c), an int3 goes after it
+ * and true says to continue t instead. */
+bool hwt_seize_step_guard(struct hwt_seize *s, struct hwt_seize_thread *t);
+enum hwt_guard_stop {
+	HWT_GUARD_NONE,      /* no guard involved */
+	HWT_GUARD_STEPPED,   /* t reached its guard: its step is done */
+	HWT_GUARD_OTHERS,    /* t ran into another thread's guard */
+};
+/* Any other stop of t: its guard goes (only forgotten when an exec or
+ * its death took the image). */
+void hwt_seize_guard_drop(struct hwt_seize *s, struct hwt_seize_thread *t,
+			  bool image_gone);
+/* At a SIGTRAP stop of t (siginfo si): take t's guard out, and say
+ * whether the trap was a guard's (the pc is then put back on it). */
+enum hwt_guard_stop hwt_seize_guard_stop(struct hwt_seize *s,
+					 struct hwt_seize_thread *t,
+					 const siginfo_t *si);
+
 /* With soft watches: t is about to be resumed; the request to use
  * (a single step, its accesses found now) in place of req. */
 int hwt_seize_soft_arm(struct hwt_seize *s, struct hwt_seize_thread *t,

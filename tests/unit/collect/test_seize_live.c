@@ -274,6 +274,47 @@ static void test_steps(void)
 	finish(r);
 }
 
+/* A step over cpuid stops at the instruction after it, also where the
+ * machine loses cpuid's single-step trap (the suite's run on a simulated
+ * faulty machine: tests/run.py): the step then runs to a guard. */
+static void test_cpuid_step(void)
+{
+	char path[PATH_MAX];
+	struct hwt_collect_event ev;
+	struct hwt_err err = {0};
+	struct rec *r = launch_prog("cpuid", path, sizeof(path), &err);
+	uint64_t after, at_cpuid, pc1 = 0, pc2 = 0;
+	uint8_t code[8];
+	int rc;
+
+	if (!r) {
+		CHECK("seize live: launch cpuid", 0, "%s", err.msg);
+		return;
+	}
+	after = symbol(path, "after_cpuid") + load_bias(r->s.pid, path);
+	at_cpuid = after - 2;
+	rc = resume(r, HWT_RESUME_CONT, 0, &at_cpuid, 1, &ev, &err);
+	if (rc == 0 && ev.kind == HWT_EVENT_BREAKPOINT) {
+		rc = resume(r, HWT_RESUME_STEP, 0, &at_cpuid, 1, &ev, &err);
+		pc1 = rc == 0 && ev.kind == HWT_EVENT_STEPPED ? ev.pc : 0;
+		rc = resume(r, HWT_RESUME_STEP, 0, &at_cpuid, 1, &ev, &err);
+		pc2 = rc == 0 && ev.kind == HWT_EVENT_STEPPED ? ev.pc : 0;
+	}
+	hwt_proc_mem_xfer(r->s.pid, after, code, sizeof(code), false);
+	CHECK("seize live: a step over cpuid stops at the next instruction, "
+	      "the next step one further, and no guard byte is left",
+	      pc1 == after && pc2 == after + 1 && code[0] == 0x90 &&
+	      code[1] == 0x90, "pc 0x%llx then 0x%llx, after_cpuid 0x%llx, "
+	      "byte 0x%02x: %s", (unsigned long long)pc1,
+	      (unsigned long long)pc2, (unsigned long long)after, code[0],
+	      err.msg);
+	rc = resume(r, HWT_RESUME_CONT, 0, NULL, 0, &ev, &err);
+	CHECK("seize live: cpuid runs to its normal end", rc == 0 &&
+	      ev.kind == HWT_EVENT_EXITED && ev.status == 0,
+	      "rc %d kind %d status %d: %s", rc, ev.kind, ev.status, err.msg);
+	finish(r);
+}
+
 static void test_watches(void)
 {
 	char path[PATH_MAX];
@@ -594,6 +635,7 @@ int main(int argc, char **argv)
 
 	RUN(test_breakpoints);
 	RUN(test_steps);
+	RUN(test_cpuid_step);
 	RUN(test_watches);
 	RUN(test_signals);
 	RUN(test_threads);
