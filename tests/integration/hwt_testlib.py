@@ -91,15 +91,17 @@ def dump_items(hwtrace, path, gap=None):
 
 
 class ServerProcess:
-    """An hwt-server started with ARGV, its stderr in TMP/NAME.stderr, and
-    the address it says it listens on (a unix socket's path without
-    'unix:'); None when it never says so within 30 s."""
+    """An hwt-server started with ARGV (in ENV, or this environment), its
+    stderr in TMP/NAME.stderr, and the address it says it listens on (a
+    unix socket's path without 'unix:'); None when it never says so
+    within 30 s."""
 
-    def __init__(self, argv, tmp, name, stdout=subprocess.DEVNULL, cwd=None):
+    def __init__(self, argv, tmp, name, stdout=subprocess.DEVNULL, cwd=None,
+                 env=None):
         self.err_path = os.path.join(tmp, f'{name}.stderr')
         self.err = open(self.err_path, 'w')
         self.proc = subprocess.Popen(argv, stdout=stdout, stderr=self.err,
-                                     cwd=cwd)
+                                     cwd=cwd, env=env)
         self.address = None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and self.proc.poll() is None:

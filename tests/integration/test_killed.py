@@ -67,17 +67,10 @@ def gone_within(pids, seconds):
 def server_killed(build, tmp, backend):
     vgtmp = os.path.join(tmp, f'tmp-{backend}')
     os.makedirs(vgtmp, exist_ok=True)
-    env_before = os.environ.get('TMPDIR')
-    os.environ['TMPDIR'] = vgtmp
-    try:
-        srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
-                             '127.0.0.1:0', '--backend', backend, '--',
-                             '/bin/sleep', '60'], tmp, f'killed-{backend}')
-    finally:
-        if env_before is None:
-            del os.environ['TMPDIR']
-        else:
-            os.environ['TMPDIR'] = env_before
+    srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
+                         '127.0.0.1:0', '--backend', backend, '--',
+                         '/bin/sleep', '60'], tmp, f'killed-{backend}',
+                        env=dict(os.environ, TMPDIR=vgtmp))
     try:
         if not srv.address:
             report(f'{backend}: hwt-server listens', False, srv.log()[-600:])

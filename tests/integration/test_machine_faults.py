@@ -156,17 +156,10 @@ def served_gdb(build, tmp, name, sim, cmds, backend='ptrace'):
     """GDB's output for CMDS against hwt-server running BUILD/programs/cpuid
     under HWT_SIMULATE=SIM, and the server's log."""
     prog = os.path.join(build, 'programs', 'cpuid')
-    env_before = os.environ.get('HWT_SIMULATE')
-    os.environ['HWT_SIMULATE'] = sim
-    try:
-        srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
-                             '127.0.0.1:0', '--once', '--backend', backend,
-                             '--', prog], tmp, name)
-    finally:
-        if env_before is None:
-            del os.environ['HWT_SIMULATE']
-        else:
-            os.environ['HWT_SIMULATE'] = env_before
+    srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
+                         '127.0.0.1:0', '--once', '--backend', backend,
+                         '--', prog], tmp, name,
+                        env=dict(os.environ, HWT_SIMULATE=sim))
     try:
         if not srv.address:
             return None, srv.log()
