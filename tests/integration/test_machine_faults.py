@@ -95,11 +95,28 @@ def test_backends(build):
            p.stdout[-1000:])
 
 
-def test_recording(build, tmp):
+def loses_cpuid_trap(build):
+    """Whether this machine itself loses cpuid's trap (the probe says so
+    in hwtrace backends): then the simulated fault, which stacks on the
+    real one, no longer says how many instructions a step skips, and the
+    runs that rely on that (no-probe) are skipped."""
+    env = {k: v for k, v in os.environ.items() if k != 'HWT_SIMULATE'}
+    out = subprocess.run([os.path.join(build, 'hwtrace'), 'backends'],
+                         capture_output=True, text=True, env=env,
+                         timeout=120).stdout
+    return re.search(r'^machine:.*cpuid', out, re.M) is not None
+
+
+def test_recording(build, tmp, real_fault):
     prog = os.path.join(build, 'programs', 'cpuid')
     runs = {}
     for sim, name in ((SOUND, 'sound'), (LOST_TRAP, 'probed'),
                       (LOST_TRAP_NO_PROBE, 'repaired')):
+        if real_fault and name == 'repaired':
+            print('SKIP cpuid, lost trap, repaired: this machine loses '
+                  'cpuid\'s trap itself, the simulation would stack on it '
+                  '(the sound and probed runs cover the real fault)')
+            continue
         r = record(build, tmp, prog, sim, name)
         if r is None:
             return
@@ -110,25 +127,31 @@ def test_recording(build, tmp):
     report('cpuid: in the sound history every cpuid goes on to the next '
            'instruction', len(steps) > 2 and
            all(after == at + 2 for at, after in steps), steps)
-    for name in ('probed', 'repaired'):
+    for name in [n for n in ('probed', 'repaired') if n in runs]:
         h = runs[name][0]
         first = next((i for i, (a, b) in enumerate(zip(h, sound)) if a != b),
                      None)
         report(f'cpuid, lost trap, {name}: the history is the sound one',
                h == sound, f'{len(h)} vs {len(sound)} items, first '
                f'difference at {first}')
-    report('cpuid, lost trap, repaired: hwtrace info counts the repair',
-           re.search(r'[1-9]\d* lost step traps repaired, 0 left as gaps',
-                     runs['repaired'][1]) is not None, runs['repaired'][1])
+    if 'repaired' in runs:
+        report('cpuid, lost trap, repaired: hwtrace info counts the repair',
+               re.search(r'[1-9]\d* lost step traps repaired, 0 left as gaps',
+                         runs['repaired'][1]) is not None,
+               runs['repaired'][1])
     report('cpuid, lost trap, probed: nothing needed repair',
            'repaired' not in runs['probed'][1], runs['probed'][1])
 
 
-def test_gap(build, tmp):
+def test_gap(build, tmp, real_fault):
     prog = os.path.join(build, 'programs', 'cpuid_bare')
     runs = {}
     for sim, name in ((SOUND, 'bare-sound'), (LOST_TRAP, 'bare-probed'),
                       (LOST_TRAP_NO_PROBE, 'bare-gap')):
+        if real_fault and name == 'bare-gap':
+            print('SKIP bare, lost trap before a jump: this machine loses '
+                  'cpuid\'s trap itself, the simulation would stack on it')
+            continue
         r = record(build, tmp, prog, sim, name)
         if r is None:
             return
@@ -140,6 +163,8 @@ def test_gap(build, tmp):
     report('bare, lost trap, probed: the history is the sound one',
            runs['bare-probed'][0] == sound,
            f'{runs["bare-probed"][0]} vs {sound}')
+    if 'bare-gap' not in runs:
+        return
     gapped = runs['bare-gap'][0]
     # The jump and its skipped target: unseen; a gap stands for them.
     k = gapped.index('GAP') if 'GAP' in gapped else -1
@@ -226,10 +251,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         if selected('backends'):
             test_backends(args.build)
+        real_fault = loses_cpuid_trap(args.build)
         if selected('recording'):
-            test_recording(args.build, tmp)
+            test_recording(args.build, tmp, real_fault)
         if selected('gap'):
-            test_gap(args.build, tmp)
+            test_gap(args.build, tmp, real_fault)
         if selected('stepi'):
             test_live_stepi(args.build, tmp)
         if selected('watch'):
