@@ -950,7 +950,8 @@ static void test_stop_before_exit(void)
  * one not reported first keeps its event queued and an interrupt stop
  * owed. The stepper takes both over when recording starts, and the
  * program runs on through its next barriers to its end (a timer ends a
- * resume that hangs). */
+ * resume that hangs: two minutes, far beyond the few seconds the run
+ * takes on a loaded machine, so that only a hang trips it). */
 static const char barrier_src[] =
 	"#include <pthread.h>\n"
 	"static pthread_barrier_t b;\n"
@@ -968,7 +969,7 @@ static void test_deferred_threads(void)
 	struct hwt_collect_event ev = {0};
 	struct hwt_err err = {0};
 	struct hwt_collector *c = NULL;
-	struct itimerspec ten = { .it_value = { 10, 0 } };
+	struct itimerspec hang = { .it_value = { 120, 0 } };
 	int timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	struct hwt_resume_action a = { .kind = HWT_RESUME_CONT };
 	struct hwt_resume_opts o = { .sz = sizeof(o), .actions = &a,
@@ -993,7 +994,7 @@ static void test_deferred_threads(void)
 	if (rc == 0)
 		rc = hwt_collect_record_start(c, &err);
 	if (timer >= 0)
-		timerfd_settime(timer, 0, &ten, NULL);
+		timerfd_settime(timer, 0, &hang, NULL);
 	while (rc == 0 && ev.kind != HWT_EVENT_EXITED &&
 	       ev.kind != HWT_EVENT_KILLED && ev.kind != HWT_EVENT_INTERRUPTED)
 		rc = hwt_collect_resume(c, &o, &ev, &err);
