@@ -147,6 +147,11 @@ def prepare(root, build, fuzz, corpus):
     return out
 
 
+# Targets seeded from ../shared/corpus: what they find is made of other
+# people's trace data, which stays out of the repository.
+NOT_KEPT = {'fuzz_decode', 'fuzz_snapshot', 'fuzz_bundle'}
+
+
 def kept(target):
     """The corpus kept in the repository for target (make fuzz-long)."""
     return os.path.join(HERE, '..', 'fuzz', 'corpus', target)
@@ -288,7 +293,7 @@ def main():
                    for t in batch]
         for t, proc, log, t0 in running:
             ok &= finish(t, proc, log, t0)
-            if os.environ.get('HWT_FUZZ_KEEP'):
+            if os.environ.get('HWT_FUZZ_KEEP') and t not in NOT_KEPT:
                 ok &= keep(fuzz, t, setup[t][0])
     return closing(0 if ok else 1)
 
