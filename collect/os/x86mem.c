@@ -5,6 +5,7 @@
  * iteration at a time, so its operand is one element. */
 #include <Zydis/Zydis.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "x86mem.h"
 
@@ -157,4 +158,27 @@ int hwt_x86_loads(const uint8_t *code, size_t n,
 	}
 	return operands(&insn, ops, r, ZYDIS_OPERAND_ACTION_MASK_READ, out,
 			max);
+}
+
+static ssize_t read_remote(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0);
+}
+
+size_t hwt_x86_code_read(pid_t pid, uint64_t pc,
+			 uint8_t code[HWT_X86_CODE_MAX])
+{
+	ssize_t got = read_remote(pid, pc, code, HWT_X86_CODE_MAX), again;
+	uint64_t room = 4096 - (pc & 4095);
+
+	if (got == (ssize_t)HWT_X86_CODE_MAX || room >= HWT_X86_CODE_MAX)
+		return got > 0 ? (size_t)got : 0;
+	/* Code at a page's end may be followed by an unmapped page. */
+	again = read_remote(pid, pc, code, (size_t)room);
+	if (again > got)
+		got = again;
+	return got > 0 ? (size_t)got : 0;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/user.h>
 
 /* A range of memory an instruction or a system call accesses. */
@@ -21,6 +22,14 @@ struct hwt_store {
 int hwt_x86_stores(const uint8_t *code, size_t n,
 		   const struct user_regs_struct *r,
 		   struct hwt_store *out, size_t max, bool *is_syscall);
+
+#define HWT_X86_CODE_MAX 16u   /* bytes an instruction may take, and one */
+
+/* Up to HWT_X86_CODE_MAX bytes of pid's code at pc into code, stopping
+ * at the page's end when the next page is unmapped: how many (0 when
+ * none could be read). */
+size_t hwt_x86_code_read(pid_t pid, uint64_t pc,
+			 uint8_t code[HWT_X86_CODE_MAX]);
 
 /* The memory it is about to read, the same way (addresses computed, not
  * accessed: lea and prefetches read nothing). */

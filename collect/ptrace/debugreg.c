@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "os/debugreg.h"
 #include "os/machine.h"
@@ -78,35 +77,24 @@ void hwt_step_watch_arm(struct step_collector *c, struct step_thread *t)
 {
 	struct user_regs_struct r;
 	struct hwt_store loads[8], stores[8];
-	uint8_t code[16];
-	struct iovec local = { code, sizeof(code) }, remote;
-	ssize_t got;
+	uint8_t code[HWT_X86_CODE_MAX];
+	size_t got;
 	int nl, ns = 0;
 	bool sc;
 
 	t->soft_hit = 0;
 	if (!c->soft_watch || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
 		return;
-	remote.iov_base = (void *)(uintptr_t)r.rip;
-	remote.iov_len = sizeof(code);
-	got = process_vm_readv(t->tid, &local, 1, &remote, 1, 0);
-	if (got <= 0) {
-		/* Code at a page's end before an unmapped page. */
-		remote.iov_len = local.iov_len = 4096 - (r.rip & 4095);
-		if (local.iov_len > sizeof(code))
-			remote.iov_len = local.iov_len = sizeof(code);
-		got = process_vm_readv(t->tid, &local, 1, &remote, 1, 0);
-	}
-	if (got <= 0)
+	if (!(got = hwt_x86_code_read(t->tid, r.rip, code)))
 		return;
-	nl = hwt_x86_loads(code, (size_t)got, &r, loads, 8);
+	nl = hwt_x86_loads(code, got, &r, loads, 8);
 	if (nl < 0)
 		nl = 0;
 	for (size_t i = 0; i < c->dr.used; i++) {
 		const struct hwt_watch *w = &c->dr.watch[i];
 
 		if (w->kind == HWT_WATCH_ACCESS && !ns)
-			ns = hwt_x86_stores(code, (size_t)got, &r, stores, 8,
+			ns = hwt_x86_stores(code, got, &r, stores, 8,
 					    &sc);
 		if (overlaps(loads, nl, w) ||
 		    (w->kind == HWT_WATCH_ACCESS && overlaps(stores, ns, w))) {

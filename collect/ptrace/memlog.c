@@ -261,22 +261,12 @@ static void log_stores(struct step_thread *t, uint64_t seq,
 {
 	struct step_memlog *m = t->memlog;
 	struct hwt_store st[8];
-	uint8_t code[16];
+	uint8_t code[HWT_X86_CODE_MAX];
+	size_t got = hwt_x86_code_read(t->tid, r->rip, code);
 	bool is_syscall;
-	ssize_t got;
 	int n;
 
-	/* Code at a page's end may be followed by an unmapped page. */
-	got = read_remote(t->tid, r->rip, code, sizeof(code));
-	if (got < (ssize_t)sizeof(code) && got >= 0) {
-		uint64_t room = 4096 - (r->rip & 4095);
-
-		got = read_remote(t->tid, r->rip, code,
-				  room < sizeof(code) ? (size_t)room :
-				  sizeof(code));
-	}
-	n = got > 0 ? hwt_x86_stores(code, (size_t)got, r, st, 8,
-				     &is_syscall) : -1;
+	n = got ? hwt_x86_stores(code, got, r, st, 8, &is_syscall) : -1;
 	if (n < 0) {
 		/* Undecodable (or unreadable code: it will fault). */
 		forget_before(m, seq + 1);

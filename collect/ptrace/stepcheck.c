@@ -33,7 +33,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 
 #include "os/machine.h"
@@ -43,22 +42,6 @@
  * is not believed. */
 #define MAX_SKIPPED 8u
 #define INT3 0xccu
-
-static bool code_read(pid_t tid, uint64_t pc, uint8_t *code, size_t *n)
-{
-	struct iovec local = { code, 15 }, remote = { (void *)(uintptr_t)pc, 15 };
-	ssize_t got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-
-	/* Code at a page's end may be followed by an unmapped page. */
-	if (got < 15) {
-		uint64_t room = 4096 - (pc & 4095);
-
-		local.iov_len = remote.iov_len = room < 15 ? (size_t)room : 15;
-		got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-	}
-	*n = got > 0 ? (size_t)got : 0;
-	return got > 0;
-}
 
 static enum step_flow classify(const ZydisDecodedInstruction *insn)
 {
@@ -98,16 +81,15 @@ static bool decode(pid_t tid, uint64_t pc, struct step_code_entry *e)
 	static ZydisDecoder dec;
 	static bool ready;
 	ZydisDecodedInstruction insn;
-	uint8_t code[15];
-	size_t n;
+	uint8_t code[HWT_X86_CODE_MAX];
+	size_t n = hwt_x86_code_read(tid, pc, code);
 
 	if (!ready) {
 		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
 				 ZYDIS_STACK_WIDTH_64);
 		ready = true;
 	}
-	if (!code_read(tid, pc, code, &n) ||
-	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, code, n,
+	if (!n || !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, code, n,
 							&insn)))
 		return false;
 	e->pc = pc;

@@ -216,8 +216,8 @@ int hwt_seize_soft_arm(struct hwt_seize *s, struct hwt_seize_thread *t,
 	const struct hwt_dr_watches *d = &s->brk.dr;
 	struct hwt_store loads[8], stores[8];
 	struct user_regs_struct r;
-	uint8_t code[16];
-	size_t n = sizeof(code);
+	uint8_t code[HWT_X86_CODE_MAX];
+	size_t n;
 	int nl = 0, ns = 0;
 	bool sc;
 
@@ -227,12 +227,8 @@ int hwt_seize_soft_arm(struct hwt_seize *s, struct hwt_seize_thread *t,
 		return req;
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
 		return PTRACE_SINGLESTEP;
-	/* Code at a page's end may be followed by an unmapped page. */
-	if (!read_now(t->tid, r.rip, code, n)) {
-		n = 4096 - (r.rip & 4095);
-		if (n > sizeof(code) || !read_now(t->tid, r.rip, code, n))
-			return PTRACE_SINGLESTEP;
-	}
+	if (!(n = hwt_x86_code_read(t->tid, r.rip, code)))
+		return PTRACE_SINGLESTEP;
 	nl = hwt_x86_loads(code, n, &r, loads, 8);
 	ns = hwt_x86_stores(code, n, &r, stores, 8, &sc);
 	for (size_t i = 0; i < d->used; i++) {
