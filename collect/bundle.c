@@ -21,27 +21,40 @@ static const struct {
 	[HWT_COLLECT_FMT_ETM] = { NULL, NULL, false },
 };
 
-/* One thread's trace into the staging directory as kinds[f] keeps it. */
+/* One thread's trace into the staging directory as kinds[f] keeps it;
+ * a compressed one with its index beside it when it has one. */
 static int stage_trace(const char *staging, const struct hwt_collect_thread *t,
 		       bool compress, struct hwt_bundle_thread *bt,
 		       struct hwt_err *err)
 {
-	uint8_t *packed;
-	size_t n;
+	uint8_t *packed, *idx;
+	size_t n, idx_n;
 	int rc;
 
 	bt->trace_size = t->trace_size;
 	if (!compress)
 		return hwt_bundle_stage_write(staging, bt->trace_file, t->trace,
 					      t->trace_size, err);
-	if ((rc = hwt_trace_compress(t->trace, t->trace_size, &packed, &n,
-				     err)))
+	if ((rc = hwt_sw_trace_pack(t->trace, t->trace_size, &packed, &n,
+				    &idx, &idx_n, err)))
 		return rc;
 	bt->encoding = HWT_TRACE_ZSTD;
 	bt->decoded_size = t->trace_size;
 	bt->trace_size = n;
 	rc = hwt_bundle_stage_write(staging, bt->trace_file, packed, n, err);
+	if (!rc && idx) {
+		if (asprintf(&bt->index_file, "threads/%d.hwtsw.idx",
+			     (int)t->tid) < 0) {
+			bt->index_file = NULL;
+			rc = hwt_err_set(err, ENOMEM, "out of memory");
+		} else {
+			bt->index_size = idx_n;
+			rc = hwt_bundle_stage_write(staging, bt->index_file,
+						    idx, idx_n, err);
+		}
+	}
 	free(packed);
+	free(idx);
 	return rc;
 }
 
@@ -158,8 +171,10 @@ int hwt_collect_stage(const char *staging, struct hwt_collector *c,
 
 void hwt_collect_stage_free(struct hwt_bundle *b)
 {
-	for (size_t i = 0; i < b->nthreads; i++)
+	for (size_t i = 0; i < b->nthreads; i++) {
 		free(b->threads[i].trace_file);
+		free(b->threads[i].index_file);
+	}
 	for (size_t i = 0; i < b->nmodules; i++) {
 		free(b->modules[i].system_path);
 		free(b->modules[i].file);

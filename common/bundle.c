@@ -24,8 +24,10 @@ void hwt_bundle_free(struct hwt_bundle *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; b->threads && i < b->nthreads; i++)
+	for (size_t i = 0; b->threads && i < b->nthreads; i++) {
 		free(b->threads[i].trace_file);
+		free(b->threads[i].index_file);
+	}
 	for (size_t i = 0; b->modules && i < b->nmodules; i++) {
 		free(b->modules[i].system_path);
 		free(b->modules[i].file);

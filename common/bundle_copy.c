@@ -41,6 +41,7 @@ static int copy_threads(const char *staging, const struct hwt_bundle *b,
 
 		out[i] = *t;
 		out[i].trace_file = NULL;
+		out[i].index_file = NULL;   /* the copy is stored decoded */
 		if (asprintf(&out[i].trace_file, "threads/%lld.trace",
 			     (long long)t->tid) < 0) {
 			out[i].trace_file = NULL;

@@ -359,7 +359,15 @@ static int read_encoding(struct reader *rd, json_object *t,
 	if (th->decoded_size > HWT_BUNDLE_MAX_DECODED)
 		return field_err(rd, P("traceDecodedSize"), "is larger than "
 				 "the 16 GiB a trace may decode to");
-	return 0;
+	/* The index is checked against the trace only when a history is
+	 * opened, which scans the trace instead when it does not hold. */
+	if ((rc = get_string(rd, t, "traceIndex", P("traceIndex"), false,
+			     &th->index_file)) || !th->index_file)
+		return rc;
+	if ((rc = check_member(rd, P("traceIndex"), th->index_file)))
+		return rc;
+	return get_u64(rd, t, "traceIndexSize", P("traceIndexSize"), true,
+		       &th->index_size);
 #undef P
 }
 

@@ -185,6 +185,9 @@ static json_object *thread_json(const struct hwt_bundle *b,
 		    (t->encoding == HWT_TRACE_ZSTD &&
 		     (add_str(o, "traceEncoding", "zstd") ||
 		      add_u64(o, "traceDecodedSize", t->decoded_size))) ||
+		    (t->index_file &&
+		     (add_str(o, "traceIndex", t->index_file) ||
+		      add_u64(o, "traceIndexSize", t->index_size))) ||
 		    add_u64(o, "lostBytes", t->lost_bytes) ||
 		    add_u64(o, "lostInstructions", t->lost_insns) ||
 		    add_u64(o, "instructions", t->insn_total) ||

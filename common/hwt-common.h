@@ -53,6 +53,30 @@ void hwt_err_clear(struct hwt_err *err);
 int hwt_opts_copy(void *out, size_t out_sz, const void *in, size_t in_sz,
 		  size_t min_sz, const char *type, struct hwt_err *err);
 
+/* Little-endian integers of the on-disk formats. */
+static inline void hwt_put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void hwt_put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t hwt_get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		(uint32_t)p[3] << 24;
+}
+
+static inline uint64_t hwt_get_le64(const uint8_t *p)
+{
+	return hwt_get_le32(p) | (uint64_t)hwt_get_le32(p + 4) << 32;
+}
+
 /* ---- software trace format (hwt-sw) -------------------------------------
  *
  * A per-thread trace file is a sequence of chunks. Each chunk is decodable
@@ -149,6 +173,77 @@ void hwt_sw_reader_init(struct hwt_sw_reader *r, const uint8_t *payload,
 int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
 		       struct hwt_err *err);
 
+/* ---- hwt-sw trace index (sw_index.c) -------------------------------------
+ *
+ * In a bundle a compressed hwt-sw trace is zstd frames of whole chunks
+ * (up to HWT_SW_INDEX_FRAME_MAX bytes decoded), each with its content
+ * checksum, and an index file says where every frame is, which chunks it
+ * holds, what their headers say and where their records may be restarted
+ * every HWT_SW_INDEX_STRIDE instructions. A reader numbers the whole
+ * history from the index alone and decompresses only the frames it is
+ * asked about. The index is checked against the trace file's frames
+ * (offsets, decoded sizes, checksums) before it is used: a stale or
+ * damaged one is refused, never trusted. Layout: docs/swtrace.md.
+ */
+#define HWT_SW_INDEX_MAGIC "HWTI"
+#define HWT_SW_INDEX_VERSION 1u
+#define HWT_SW_INDEX_STRIDE 4096u
+#define HWT_SW_INDEX_FRAME_MAX (4u << 20)
+
+/* Where a chunk's records may be restarted: the record at rec_off
+ * (rec_len bytes) leads to the instruction at pc. */
+struct hwt_sw_index_cut {
+	uint32_t rec_off;
+	uint8_t rec_len;
+	bool async;
+	uint64_t pc;
+};
+
+struct hwt_sw_index_frame {
+	uint64_t file_off;       /* in the trace file */
+	uint32_t file_len;
+	uint32_t checksum;       /* the frame's content checksum */
+	uint64_t decoded_off;    /* in the decoded trace */
+	uint32_t decoded_len;
+	size_t first_chunk, nchunks;
+};
+
+struct hwt_sw_index_chunk {
+	struct hwt_sw_chunk_hdr hdr;
+	uint64_t decoded_off;    /* its header in the decoded trace */
+	size_t frame;
+	size_t first_cut, ncuts; /* in cuts[]: (insn_count - 1) / stride */
+};
+
+struct hwt_sw_index {
+	uint64_t decoded_size;
+	struct hwt_sw_index_frame *frames;
+	size_t nframes;
+	struct hwt_sw_index_chunk *chunks;
+	size_t nchunks;
+	struct hwt_sw_index_cut *cuts;
+	size_t ncuts;
+};
+
+/* Compress an hwt-sw trace for a bundle (*zst malloc'd). A trace that is
+ * a sequence of plain chunks whose records agree with their headers is
+ * framed by chunks and gets an index (*idx malloc'd); anything else
+ * (branch chunks, damage) is one frame and *idx is NULL: readers scan it. */
+int hwt_sw_trace_pack(const uint8_t *trace, size_t n, uint8_t **zst,
+		      size_t *zst_n, uint8_t **idx, size_t *idx_n,
+		      struct hwt_err *err);
+/* Parse the index idx and check it against the compressed trace zst and
+ * the decoded size trace.json gives; -EINVAL saying what disagrees. */
+int hwt_sw_index_parse(const uint8_t *idx, size_t idx_n, const uint8_t *zst,
+		       size_t zst_n, uint64_t decoded_size,
+		       struct hwt_sw_index **out, struct hwt_err *err);
+void hwt_sw_index_free(struct hwt_sw_index *ix);
+/* Decompress frame i of zst into buf (its decoded_len bytes) and check
+ * the headers of its chunks against the index; -EIO naming the frame
+ * when it is damaged or they differ. */
+int hwt_sw_index_frame_read(const struct hwt_sw_index *ix, const uint8_t *zst,
+			    size_t i, uint8_t *buf, struct hwt_err *err);
+
 /* ---- bundle -------------------------------------------------------------
  *
  * A directory with trace.json, per-thread raw trace files, module copies
@@ -172,7 +267,7 @@ struct hwt_cpu_info {
 /* How a thread's trace file holds its trace (trace_zstd.c). */
 enum hwt_trace_encoding {
 	HWT_TRACE_RAW = 0,       /* as the recorder made it */
-	HWT_TRACE_ZSTD,          /* one zstd frame of it ("traceEncoding") */
+	HWT_TRACE_ZSTD,          /* zstd frames of it ("traceEncoding") */
 };
 
 /* Bound on a compressed trace's decoded size (traceDecodedSize): the
@@ -185,6 +280,9 @@ struct hwt_bundle_thread {
 	uint64_t trace_size;     /* bytes; must equal the file's size */
 	enum hwt_trace_encoding encoding;
 	uint64_t decoded_size;   /* ZSTD: bytes of the trace decoded */
+	/* ZSTD hwt-sw: its index (sw_index.c), or NULL: readers scan it */
+	char *index_file;
+	uint64_t index_size;
 	uint64_t lost_bytes;     /* dropped from the ring when it wrapped */
 	uint64_t lost_insns;
 	uint64_t insn_total;     /* instructions recorded, lost ones included */
@@ -369,10 +467,9 @@ int hwt_bundle_load_file(const struct hwt_bundle *b, const char *rel,
 int hwt_bundle_load_trace(const struct hwt_bundle *b,
 			  const struct hwt_bundle_thread *t, uint8_t **data,
 			  size_t *size, struct hwt_err *err);
-/* trace_zstd.c: a trace compressed into one zstd frame (*out malloc'd),
- * and back; the decoded size must be exactly decoded_size. */
-int hwt_trace_compress(const uint8_t *in, size_t n, uint8_t **out,
-		       size_t *out_n, struct hwt_err *err);
+/* trace_zstd.c: a compressed trace (zstd frames, hwt_sw_trace_pack)
+ * back into memory (*out malloc'd); the decoded size must be exactly
+ * decoded_size. */
 int hwt_trace_decompress(const uint8_t *in, size_t n, uint64_t decoded_size,
 			 uint8_t **out, struct hwt_err *err);
 

@@ -5,46 +5,16 @@
 
 #include "hwt-common.h"
 
-static void put_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 void hwt_sw_chunk_hdr_pack(const struct hwt_sw_chunk_hdr *hdr,
 			   uint8_t out[HWT_SW_CHUNK_HDR_SIZE])
 {
 	memcpy(out, HWT_SW_CHUNK_MAGIC, 4);
-	put_u32(out + 4, hdr->payload_size);
-	put_u64(out + 8, hdr->first_pc);
-	put_u64(out + 16, hdr->first_seq);
-	put_u64(out + 24, hdr->last_pc);
-	put_u32(out + 32, hdr->insn_count);
-	put_u32(out + 36, hdr->flags);
+	hwt_put_le32(out + 4, hdr->payload_size);
+	hwt_put_le64(out + 8, hdr->first_pc);
+	hwt_put_le64(out + 16, hdr->first_seq);
+	hwt_put_le64(out + 24, hdr->last_pc);
+	hwt_put_le32(out + 32, hdr->insn_count);
+	hwt_put_le32(out + 36, hdr->flags);
 }
 
 int hwt_sw_chunk_hdr_unpack(const uint8_t *in, size_t avail,
@@ -64,12 +34,12 @@ int hwt_sw_chunk_hdr_unpack_flags(const uint8_t *in, size_t avail,
 				   avail, HWT_SW_CHUNK_HDR_SIZE);
 	if (memcmp(in, HWT_SW_CHUNK_MAGIC, 4) != 0)
 		return hwt_err_set(err, EBADMSG, "bad chunk magic");
-	hdr->payload_size = get_u32(in + 4);
-	hdr->first_pc = get_u64(in + 8);
-	hdr->first_seq = get_u64(in + 16);
-	hdr->last_pc = get_u64(in + 24);
-	hdr->insn_count = get_u32(in + 32);
-	hdr->flags = get_u32(in + 36);
+	hdr->payload_size = hwt_get_le32(in + 4);
+	hdr->first_pc = hwt_get_le64(in + 8);
+	hdr->first_seq = hwt_get_le64(in + 16);
+	hdr->last_pc = hwt_get_le64(in + 24);
+	hdr->insn_count = hwt_get_le32(in + 32);
+	hdr->flags = hwt_get_le32(in + 36);
 	if (hdr->payload_size > HWT_SW_MAX_CHUNK_PAYLOAD)
 		return hwt_err_set(err, EBADMSG,
 				   "chunk payload size %u exceeds the %u limit",

@@ -2,9 +2,10 @@
  *
  * A software recorder's trace (hwt-sw) is one record per instruction
  * and repeats itself as programs loop: zstd at its default level keeps
- * about one byte in thirty (docs/bundle.md). The file is one zstd frame;
- * trace.json gives its decoded size, which the reader checks exactly and
- * bounds (HWT_BUNDLE_MAX_DECODED) before allocating it.
+ * about one byte in thirty (docs/bundle.md). The file is zstd frames
+ * (one per chunk when indexed, sw_index.c); trace.json gives their decoded
+ * size, which the reader checks exactly and bounds
+ * (HWT_BUNDLE_MAX_DECODED) before allocating it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,32 +13,32 @@
 
 #include "hwt-common.h"
 
-#define LEVEL 3
-
-int hwt_trace_compress(const uint8_t *in, size_t n, uint8_t **out,
-		       size_t *out_n, struct hwt_err *err)
+/* The decoded size of the frames of in, one after another (a bundle's
+ * trace is one frame per chunk, sw_index.c), or -1 when they are not all
+ * zstd frames that state their size. */
+static long long frames_size(const uint8_t *in, size_t n)
 {
-	size_t cap = ZSTD_compressBound(n), got;
+	unsigned long long sum = 0;
 
-	*out = NULL;
-	if (ZSTD_isError(cap) || !(*out = malloc(cap ? cap : 1)))
-		return hwt_err_set(err, ENOMEM, "out of memory compressing "
-				   "%zu bytes of trace", n);
-	got = ZSTD_compress(*out, cap, in, n, LEVEL);
-	if (ZSTD_isError(got)) {
-		free(*out);
-		*out = NULL;
-		return hwt_err_set(err, EIO, "compressing the trace: %s",
-				   ZSTD_getErrorName(got));
+	while (n) {
+		unsigned long long content = ZSTD_getFrameContentSize(in, n);
+		size_t len = ZSTD_findFrameCompressedSize(in, n);
+
+		if (content == ZSTD_CONTENTSIZE_ERROR ||
+		    content == ZSTD_CONTENTSIZE_UNKNOWN || ZSTD_isError(len) ||
+		    content > HWT_BUNDLE_MAX_DECODED - sum)
+			return -1;
+		sum += content;
+		in += len;
+		n -= len;
 	}
-	*out_n = got;
-	return 0;
+	return (long long)sum;
 }
 
 int hwt_trace_decompress(const uint8_t *in, size_t n, uint64_t decoded_size,
 			 uint8_t **out, struct hwt_err *err)
 {
-	unsigned long long frame = ZSTD_getFrameContentSize(in, n);
+	long long frames;
 	size_t got;
 
 	*out = NULL;
@@ -46,11 +47,14 @@ int hwt_trace_decompress(const uint8_t *in, size_t n, uint64_t decoded_size,
 				   "bytes decoded; at most %llu are read",
 				   (unsigned long long)decoded_size,
 				   HWT_BUNDLE_MAX_DECODED);
-	if (frame == ZSTD_CONTENTSIZE_ERROR)
-		return hwt_err_set(err, EINVAL, "not a zstd frame");
-	if (frame != ZSTD_CONTENTSIZE_UNKNOWN && frame != decoded_size)
-		return hwt_err_set(err, EINVAL, "the zstd frame holds %llu "
-				   "bytes, trace.json says %llu", frame,
+	frames = frames_size(in, n);
+	if (frames < 0)
+		return hwt_err_set(err, EINVAL, "the compressed trace is "
+				   "damaged: its bytes are not zstd frames "
+				   "that state their size");
+	if ((unsigned long long)frames != decoded_size)
+		return hwt_err_set(err, EINVAL, "the zstd frames hold %lld "
+				   "bytes, trace.json says %llu", frames,
 				   (unsigned long long)decoded_size);
 	if (!(*out = malloc(decoded_size ? (size_t)decoded_size : 1)))
 		return hwt_err_set(err, ENOMEM, "out of memory for %llu bytes "

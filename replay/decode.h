@@ -146,9 +146,31 @@ extern const struct hwt_decoder hwt_decoder_sw;
 /* hwt-sw segments: at most this many instructions, so a reader wanting
  * the newest few decodes a few thousand; HWT_SW_SEG_ASYNC: the segment's
  * first instruction was reached by entering a signal handler. */
-#define HWT_SW_SEG_INSNS 4096u
+#define HWT_SW_SEG_INSNS HWT_SW_INDEX_STRIDE
 #define HWT_SW_SEG_ASYNC 0x1u
 #define HWT_SW_SEG_EXPANDED 0x2u  /* records in .bytes (expand_sw.c) */
+
+/* The segments of a trace with an index (common/sw_index.c), exactly as
+ * indexing the trace itself cuts them, without reading it: each chunk's
+ * records are checked when it is decoded. Returns 0 or -ENOMEM. */
+int hwt_sw_index_segments(const struct hwt_sw_index *ix, uint64_t lost_insns,
+			  struct hwt_segments *segs, struct hwt_err *err);
+
+/* replay/sw_chunks.c: a bundle thread's indexed hwt-sw trace, mapped,
+ * its frames of chunks decompressed when asked for. Open fails (the message says
+ * why) when the thread has no index or it does not match its trace. */
+struct hwt_sw_chunks;
+int hwt_sw_chunks_open(const struct hwt_bundle *b,
+		       const struct hwt_bundle_thread *t,
+		       struct hwt_sw_chunks **out, struct hwt_err *err);
+const struct hwt_sw_index *hwt_sw_chunks_index(const struct hwt_sw_chunks *c);
+/* The decoded frame holding seg (*base, *size) and seg with its offset
+ * made relative to it (*local). */
+int hwt_sw_chunks_get(struct hwt_sw_chunks *c, const struct hwt_segment *seg,
+		      const uint8_t **base, size_t *size,
+		      struct hwt_segment *local, struct hwt_err *err);
+size_t hwt_sw_chunks_memory(const struct hwt_sw_chunks *c);
+void hwt_sw_chunks_free(struct hwt_sw_chunks *c);
 
 /* replay/expand_sw.c: hwt-sw chunks of branch records
  * (HWT_SW_CHUNK_BRANCHES) expanded with the image into plain records

@@ -222,6 +222,39 @@ static int index_branch_chunk(struct sw_index *x, size_t off,
 						x->chunk, pay + at, e.msg));
 }
 
+/* What every chunk starts with, found by scanning or from the index:
+ * the gaps before it (instructions the ring dropped, skipped bytes,
+ * chunks out of order). Sets *follows when it continues the previous
+ * chunk with nothing lost between them. */
+static int chunk_begin(struct sw_index *x, size_t off,
+		       const struct hwt_sw_chunk_hdr *h, uint64_t lost_insns,
+		       uint64_t *next_seq, bool *follows)
+{
+	uint64_t lost = 0;
+	int rc;
+
+	x->chunk++;
+	/* The first chunk's first_seq counts what the ring dropped before
+	 * it; the bundle's count is the fallback. */
+	if (x->chunk == 1)
+		lost = h->first_seq ? h->first_seq : lost_insns;
+	else if (h->first_seq > *next_seq)
+		lost = h->first_seq - *next_seq;
+	*follows = x->chunk > 1 && !lost && !x->skip_len &&
+		h->first_seq == *next_seq;
+	rc = flush_skip(x, lost);
+	if (!rc && x->chunk > 1 && h->first_seq < *next_seq)
+		rc = push_gap(x, hwt_segments_reason(x->segs,
+			"chunk %u at offset %zu goes back to instruction %llu "
+			"after %llu; chunks are out of order", x->chunk, off,
+			(unsigned long long)h->first_seq,
+			(unsigned long long)*next_seq));
+	if (!(h->flags & HWT_SW_CHUNK_BRANCHES))
+		x->branch_prev = false;
+	*next_seq = h->first_seq + h->insn_count;
+	return rc;
+}
+
 static int sw_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 		    uint64_t end_pc, struct hwt_image *img,
 		    struct hwt_segments *segs, struct hwt_err *err)
@@ -235,7 +268,6 @@ static int sw_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 	while (off < size && !rc) {
 		struct hwt_sw_chunk_hdr h;
 		struct hwt_err e = { 0 };
-		uint64_t lost = 0;
 		size_t next;
 		bool follows;
 
@@ -252,30 +284,11 @@ static int sw_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 			off = next;
 			continue;
 		}
-		x.chunk++;
-		/* The first chunk's first_seq counts what the ring dropped
-		 * before it; the bundle's count is the fallback. */
-		if (x.chunk == 1)
-			lost = h.first_seq ? h.first_seq : lost_insns;
-		else if (h.first_seq > next_seq)
-			lost = h.first_seq - next_seq;
-		follows = x.chunk > 1 && !lost && !x.skip_len &&
-			h.first_seq == next_seq;
-		rc = flush_skip(&x, lost);
-		if (!rc && x.chunk > 1 && h.first_seq < next_seq)
-			rc = push_gap(&x, hwt_segments_reason(segs,
-				"chunk %u at offset %zu goes back to "
-				"instruction %llu after %llu; chunks are out "
-				"of order", x.chunk, off,
-				(unsigned long long)h.first_seq,
-				(unsigned long long)next_seq));
-		if (!(h.flags & HWT_SW_CHUNK_BRANCHES))
-			x.branch_prev = false;
+		rc = chunk_begin(&x, off, &h, lost_insns, &next_seq, &follows);
 		if (!rc)
 			rc = h.flags & HWT_SW_CHUNK_BRANCHES ?
 				index_branch_chunk(&x, off, &h, follows) :
 				index_chunk(&x, off, &h);
-		next_seq = h.first_seq + h.insn_count;
 		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
 	}
 	if (!rc)
@@ -286,6 +299,57 @@ static int sw_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 	if (rc)
 		return hwt_err_set(err, ENOMEM, "out of memory indexing a "
 				   "%zu-byte trace", size);
+	return 0;
+}
+
+/* The pieces of an indexed chunk, from its restart points: the same
+ * segments index_chunk cuts by reading the records. */
+static int index_cuts(struct sw_index *x, const struct hwt_sw_index *ix,
+		      const struct hwt_sw_index_chunk *c)
+{
+	size_t pay = c->decoded_off + HWT_SW_CHUNK_HDR_SIZE, from = 0;
+	uint64_t pc = c->hdr.first_pc;
+	bool async = false;
+	int rc = 0;
+
+	for (size_t k = 0; k < c->ncuts && !rc; k++) {
+		const struct hwt_sw_index_cut *cut = &ix->cuts[c->first_cut + k];
+
+		rc = push_piece(x, pay, from, cut->rec_off, pc,
+				HWT_SW_SEG_INSNS, async);
+		from = cut->rec_off + cut->rec_len;
+		pc = cut->pc;
+		async = cut->async;
+	}
+	if (!rc)
+		rc = push_piece(x, pay, from, c->hdr.payload_size, pc,
+				c->hdr.insn_count -
+				(uint32_t)(c->ncuts * HWT_SW_SEG_INSNS), async);
+	return rc;
+}
+
+int hwt_sw_index_segments(const struct hwt_sw_index *ix, uint64_t lost_insns,
+			  struct hwt_segments *segs, struct hwt_err *err)
+{
+	struct sw_index x = { .segs = segs, .size = ix->decoded_size };
+	uint64_t next_seq = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < ix->nchunks && !rc; i++) {
+		const struct hwt_sw_index_chunk *c = &ix->chunks[i];
+		bool follows;
+
+		rc = chunk_begin(&x, c->decoded_off, &c->hdr, lost_insns,
+				 &next_seq, &follows);
+		if (!rc)
+			rc = index_cuts(&x, ix, c);
+	}
+	if (!rc)
+		rc = flush_skip(&x, x.chunk ? 0 : lost_insns);
+	if (rc)
+		return hwt_err_set(err, ENOMEM, "out of memory indexing a "
+				   "%llu-byte trace",
+				   (unsigned long long)ix->decoded_size);
 	return 0;
 }
 

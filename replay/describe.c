@@ -74,9 +74,14 @@ static int describe_threads(FILE *f, const struct hwt_bundle *b,
 				t->step_gaps);
 		if (t->encoding == HWT_TRACE_ZSTD)
 			fprintf(f, "trace %" PRIu64 " bytes (zstd, %" PRIu64
-				" decoded)\n", t->trace_size, t->decoded_size);
+				" decoded%s)\n", t->trace_size, t->decoded_size,
+				t->index_file && !hwt_history_index_note(h) ?
+				", indexed" : "");
 		else
 			fprintf(f, "trace %" PRIu64 " bytes\n", t->trace_size);
+		if (hwt_history_index_note(h))
+			fprintf(f, "    index not used (the trace was read "
+				"whole): %s\n", hwt_history_index_note(h));
 		hwt_history_free(h);
 	}
 	return 0;

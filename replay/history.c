@@ -42,6 +42,10 @@ struct hwt_history {
 	const uint8_t *trace;
 	size_t size;
 	uint8_t *owned;          /* trace bytes read from a bundle */
+	struct hwt_sw_chunks *chunks; /* indexed hwt-sw: read chunk by chunk */
+	/* Why a bundle's trace index was not used (the trace was read whole
+	 * instead), or empty. */
+	char index_note[sizeof(((struct hwt_err *)0)->msg)];
 	struct hwt_image *img;
 	struct hwt_segments segs;
 	uint64_t count;
@@ -172,12 +176,50 @@ static int open_per_cpu(const struct hwt_bundle *b, size_t thread_idx,
 	return rc;
 }
 
+/* A bundle's indexed hwt-sw trace: the segments come from the index and
+ * chunks are decompressed as they are decoded. */
+static int open_indexed(struct hwt_sw_chunks *chunks, uint64_t lost_insns,
+			struct hwt_image *img, struct hwt_history **out,
+			struct hwt_err *err)
+{
+	struct hwt_history *h;
+	uint64_t first = 1;
+	int rc;
+
+	if (!img || !(h = calloc(1, sizeof(*h)))) {
+		hwt_sw_chunks_free(chunks);
+		return hwt_err_set(err, img ? ENOMEM : EINVAL, img ?
+				   "out of memory" : "a history needs an "
+				   "image to decode instructions");
+	}
+	h->dec = &hwt_decoder_sw;
+	h->chunks = chunks;
+	h->img = img;
+	h->cur = -1;
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		h->cache[i].seg = SIZE_MAX;
+	rc = hwt_sw_index_segments(hwt_sw_chunks_index(chunks), lost_insns,
+				   &h->segs, err);
+	if (rc) {
+		hwt_history_free(h);
+		return rc;
+	}
+	for (size_t i = 0; i < h->segs.n; i++) {
+		h->segs.v[i].first = first;
+		first += h->segs.v[i].nitems;
+	}
+	h->count = first - 1;
+	*out = h;
+	return 0;
+}
+
 int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 		     struct hwt_image *img, struct hwt_history **out,
 		     struct hwt_err *err)
 {
 	const struct hwt_bundle_thread *t;
 	const struct hwt_decoder *dec;
+	char note[sizeof(((struct hwt_err *)0)->msg)] = "";
 	uint64_t end_pc;
 	uint8_t *data;
 	size_t size;
@@ -199,6 +241,17 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 	if (!t->trace_file)
 		return hwt_err_set(err, EINVAL, "thread %lld has no trace",
 				   (long long)t->tid);
+	if (dec == &hwt_decoder_sw && t->index_file) {
+		struct hwt_err ie = { 0 };
+		struct hwt_sw_chunks *chunks;
+
+		if (!hwt_sw_chunks_open(b, t, &chunks, &ie))
+			return open_indexed(chunks, t->lost_insns, img, out,
+					    err);
+		if (ie.code == ENOMEM)
+			return hwt_err_set(err, ENOMEM, "%s", ie.msg);
+		snprintf(note, sizeof(note), "%s", ie.msg);
+	}
 	rc = hwt_bundle_load_trace(b, t, &data, &size, err);
 	if (rc)
 		return hwt_err_prefix(err, "trace of thread %lld: ",
@@ -206,8 +259,17 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 	/* The only current pc a bundle gives is the faulting thread's. */
 	end_pc = b->stop_reason == HWT_STOP_FAULT && b->stop_tid == t->tid ?
 		b->stop_pc : 0;
-	return open_trace(dec, data, size, data, t->lost_insns, end_pc,
-			  &b->cpu, b, thread_idx, NULL, 0, img, out, err);
+	rc = open_trace(dec, data, size, data, t->lost_insns, end_pc,
+			&b->cpu, b, thread_idx, NULL, 0, img, out, err);
+	if (!rc)
+		snprintf((*out)->index_note, sizeof((*out)->index_note), "%s",
+			 note);
+	return rc;
+}
+
+const char *hwt_history_index_note(const struct hwt_history *h)
+{
+	return h->index_note[0] ? h->index_note : NULL;
 }
 
 static void slot_free(struct hwt_history *h, int i)
@@ -232,6 +294,7 @@ void hwt_history_free(struct hwt_history *h)
 	hwt_segments_free(&h->segs);
 	free(h->walk);
 	free(h->owned);
+	hwt_sw_chunks_free(h->chunks);
 	free(h);
 }
 
@@ -267,7 +330,8 @@ size_t hwt_history_memory(const struct hwt_history *h)
 		h->segs.strcap * sizeof(char *) + h->segs.str_bytes +
 		h->segs.priv_bytes +
 		h->cache_bytes + h->walk_cap * sizeof(*h->walk) +
-		(h->owned ? h->size : 0);
+		(h->owned ? h->size : 0) +
+		(h->chunks ? hwt_sw_chunks_memory(h->chunks) : 0);
 }
 
 static size_t find_seg(const struct hwt_history *h, uint64_t index)
@@ -298,7 +362,22 @@ static int load(struct hwt_history *h, size_t s, struct hwt_err *err)
 			return i;
 	}
 	h->decodes++;
-	rc = h->dec->decode(h->trace, h->size, seg, h->img, &out, err);
+	if (h->chunks && seg->nitems > (seg->reason ? 1u : 0u)) {
+		const uint8_t *base;
+		struct hwt_segment local;
+		size_t size;
+
+		rc = hwt_sw_chunks_get(h->chunks, seg, &base, &size, &local,
+				       err);
+		if (!rc)
+			rc = h->dec->decode(base, size, &local, h->img, &out,
+					    err);
+		if (rc)
+			hwt_err_prefix(err, "decoding with the trace's "
+				       "index: ");
+	} else {
+		rc = h->dec->decode(h->trace, h->size, seg, h->img, &out, err);
+	}
 	if (rc) {
 		free(out.v);
 		return rc;

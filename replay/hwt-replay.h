@@ -158,6 +158,10 @@ struct hwt_run {
 int hwt_history_runs(struct hwt_history *h,
 		     int (*fn)(void *arg, const struct hwt_run *r), void *arg,
 		     struct hwt_err *err);
+/* Why the bundle's index of the thread's trace was not used (missing
+ * file, stale or damaged: the trace was then read whole), or NULL when
+ * it was used or the trace has none. Valid while the history lives. */
+const char *hwt_history_index_note(const struct hwt_history *h);
 /* Bytes the history holds now (index, caches, retained trace). */
 size_t hwt_history_memory(const struct hwt_history *h);
 

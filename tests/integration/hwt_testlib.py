@@ -159,5 +159,8 @@ def decompress_traces(bundle):
             f.write(out.raw)
         t['traceSize'] = n
         del t['traceEncoding'], t['traceDecodedSize']
+        if 'traceIndex' in t:
+            os.unlink(os.path.join(bundle, t['traceIndex']))
+            del t['traceIndex'], t['traceIndexSize']
     with open(path, 'w') as f:
         json.dump(doc, f, indent=2)

@@ -200,6 +200,58 @@ def main():
             expect_survives(hwtrace, f'bit flips x{1 + i} in a compressed trace', ['dump', '--insn', '--tsv', d],
                             want_gap=False)
 
+        # --- the compressed trace's index (docs/swtrace.md) --------------------
+        # Never trusted: one that is missing, damaged or another trace's is
+        # not used (info says why) and the trace is read whole, giving the
+        # same history; damage it cannot see is an error naming the frame.
+        pindex = pthread.get('traceIndex')
+        report('a recorded hwt-sw trace has an index', bool(pindex) and
+               os.path.getsize(os.path.join(packed, pindex)) == pthread.get('traceIndexSize'),
+               f'{pthread}')
+        if pindex:
+            rc, whole, err = run(hwtrace, 'dump', '--insn', '--tsv', packed)
+            rc_i, info, _ = run(hwtrace, 'info', packed)
+            report('an index that holds is used', rc == 0 and rc_i == 0 and 'indexed' in info and
+                   'index not used' not in info, f'rc {rc}/{rc_i}: {err.strip()[-300:]}')
+            iraw = open(os.path.join(packed, pindex), 'rb').read()
+            other = os.path.join(tmp, 'other')
+            orc, _, _ = run(os.path.join(args.build, 'hwtrace'), 'record', '-q', '-o', other, '--',
+                            os.path.join(args.build, 'programs', 'threads4'))
+            othread = load(other)['processes'][0]['threads'][0] if orc == 0 else {}
+            cases = [('missing', None, 'No such file'),
+                     ('flipped', bytes(iraw[:len(iraw) // 2]) + bytes([iraw[len(iraw) // 2] ^ 4]) +
+                      bytes(iraw[len(iraw) // 2 + 1:]), 'index')]
+            if othread.get('traceIndex'):
+                cases.append(('stale', open(os.path.join(other, othread['traceIndex']), 'rb').read(),
+                              'index'))
+            for name, content, needle in cases:
+                d = variant(tmp, packed, f'index-{name}')
+                path = os.path.join(d, pindex)
+                os.unlink(path)
+                if content is not None:
+                    with open(path, 'wb') as f:
+                        f.write(content)
+                    bad = json.loads(json.dumps(pdoc))
+                    bad['processes'][0]['threads'][0]['traceIndexSize'] = len(content)
+                    save(d, bad)
+                rc_i, info, err = run(hwtrace, 'info', d)
+                rc, out, err2 = run(hwtrace, 'dump', '--insn', '--tsv', d)
+                note = next((l for l in info.splitlines() if 'index not used' in l), '')
+                report(f'index {name}: not used, said why, the same history',
+                       rc_i == 0 and needle in note and rc == 0 and out == whole,
+                       f'rc {rc_i}/{rc}, note {note!r}: {(err + err2).strip()[-300:]}')
+            # A frame damaged past what its header shows: its items are an
+            # error naming it, not a crash or a made-up history.
+            d = variant(tmp, packed, 'index-frame-damaged')
+            buf = bytearray(pdata)
+            buf[len(buf) // 2] ^= 0x10
+            with open(os.path.join(d, ptrace), 'wb') as f:
+                f.write(buf)
+            rc, out, err = run(hwtrace, 'dump', '--insn', '--tsv', d)
+            report('index: a damaged frame is an error naming it',
+                   rc == 1 and 'frame' in err and not sanitizer_report(err),
+                   f'rc {rc}: {err.strip()[-300:]}')
+
         # --- damage inside the trace: gaps, not crashes -------------------------
         d = variant(tmp, good, 'truncfixed')
         with open(os.path.join(d, thread['swTrace']), 'r+b') as f:

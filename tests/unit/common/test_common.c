@@ -564,16 +564,19 @@ static void test_write_per_cpu(void)
  * bounded before anything is allocated; damage is an error. */
 static void test_trace_zstd(void)
 {
-	uint8_t in[4096], *packed = NULL, *out = NULL;
-	size_t n = 0;
+	uint8_t in[4096], *packed = NULL, *out = NULL, *idx = NULL;
+	size_t n = 0, idx_n = 0;
 	struct hwt_err err = { 0 };
 	int rc;
 
 	for (size_t i = 0; i < sizeof(in); i++)
 		in[i] = (uint8_t)(i % 7 * 3);
-	rc = hwt_trace_compress(in, sizeof(in), &packed, &n, &err);
+	rc = hwt_sw_trace_pack(in, sizeof(in), &packed, &n, &idx, &idx_n,
+			       &err);
 	CHECK("zstd: a repetitive trace compresses", rc == 0 && n < 200,
 	      "rc %d (%s), %zu bytes", rc, err.msg, n);
+	CHECK("zstd: bytes that are no hwt-sw chunks get no index",
+	      idx == NULL && idx_n == 0, "%zu bytes of index", idx_n);
 	if (rc)
 		return;
 	rc = hwt_trace_decompress(packed, n, sizeof(in), &out, &err);

@@ -1,0 +1,183 @@
+/* sw_chunks.c - an indexed hwt-sw trace read frame by frame.
+ *
+ * A history opened on a bundle whose compressed hwt-sw trace has an
+ * index (common/sw_index.c) maps the trace file and decompresses a frame
+ * of chunks only when one of its segments is decoded, keeping the few
+ * last used: opening costs the index, not the trace, and the newest view
+ * decodes one frame (at most 4 MiB) of a gigabyte of history.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "replay-int.h"
+
+/* Decoded frames kept: a cursor crossing a frame's border goes back and
+ * forth between two. */
+#define SLOTS 3
+
+struct slot {
+	size_t frame;            /* SIZE_MAX: free */
+	uint8_t *bytes;
+	uint64_t used;
+};
+
+struct hwt_sw_chunks {
+	struct hwt_sw_index *ix;
+	uint8_t *map;            /* the compressed trace file */
+	size_t map_size;
+	struct slot slots[SLOTS];
+	uint64_t tick;
+};
+
+static int map_file(const char *path, uint64_t expect, uint8_t **map,
+		    size_t *size, struct hwt_err *err)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	*map = NULL;
+	*size = 0;
+	if (fd < 0)
+		return hwt_err_set(err, errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		rc = hwt_err_set(err, errno, "%s: %s", path, strerror(errno));
+	else if ((uint64_t)st.st_size != expect)
+		rc = hwt_err_set(err, EINVAL, "%s changed size: %lld bytes, "
+				 "trace.json says %llu", path,
+				 (long long)st.st_size,
+				 (unsigned long long)expect);
+	else if (st.st_size > 0) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ,
+			       MAP_PRIVATE, fd, 0);
+
+		if (p == MAP_FAILED)
+			rc = hwt_err_set(err, errno, "%s: %s", path,
+					 strerror(errno));
+		else {
+			*map = p;
+			*size = (size_t)st.st_size;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+void hwt_sw_chunks_free(struct hwt_sw_chunks *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < SLOTS; i++)
+		free(c->slots[i].bytes);
+	if (c->map)
+		munmap(c->map, c->map_size);
+	hwt_sw_index_free(c->ix);
+	free(c);
+}
+
+int hwt_sw_chunks_open(const struct hwt_bundle *b,
+		       const struct hwt_bundle_thread *t,
+		       struct hwt_sw_chunks **out, struct hwt_err *err)
+{
+	struct hwt_sw_chunks *c;
+	uint8_t *idx = NULL;
+	size_t idx_n = 0;
+	char *path;
+	int rc;
+
+	*out = NULL;
+	if (!t->index_file || t->encoding != HWT_TRACE_ZSTD)
+		return hwt_err_set(err, ENOENT, "the trace has no index");
+	if (!(c = calloc(1, sizeof(*c))) ||
+	    !(path = hwt_bundle_path(b, t->trace_file))) {
+		free(c);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < SLOTS; i++)
+		c->slots[i].frame = SIZE_MAX;
+	rc = map_file(path, t->trace_size, &c->map, &c->map_size, err);
+	free(path);
+	if (!rc)
+		rc = hwt_bundle_load_file(b, t->index_file, t->index_size,
+					  &idx, &idx_n, err);
+	if (!rc)
+		rc = hwt_sw_index_parse(idx, idx_n, c->map, c->map_size,
+					t->decoded_size, &c->ix, err);
+	free(idx);
+	if (rc) {
+		hwt_sw_chunks_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+const struct hwt_sw_index *hwt_sw_chunks_index(const struct hwt_sw_chunks *c)
+{
+	return c->ix;
+}
+
+/* The frame whose decoded bytes hold offset off. */
+static size_t find_frame(const struct hwt_sw_index *ix, uint64_t off)
+{
+	size_t lo = 0, hi = ix->nframes;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ix->frames[mid].decoded_off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : 0;
+}
+
+int hwt_sw_chunks_get(struct hwt_sw_chunks *c, const struct hwt_segment *seg,
+		      const uint8_t **base, size_t *size,
+		      struct hwt_segment *local, struct hwt_err *err)
+{
+	size_t i = find_frame(c->ix, seg->off);
+	const struct hwt_sw_index_frame *f = &c->ix->frames[i];
+	struct slot *s = &c->slots[0];
+	int rc;
+
+	for (int k = 0; k < SLOTS; k++) {
+		if (c->slots[k].frame == i) {
+			s = &c->slots[k];
+			goto found;
+		}
+		if (c->slots[k].used < s->used)
+			s = &c->slots[k];
+	}
+	if (!s->bytes && !(s->bytes = malloc(HWT_SW_INDEX_FRAME_MAX)))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	s->frame = SIZE_MAX;
+	if ((rc = hwt_sw_index_frame_read(c->ix, c->map, i, s->bytes, err)))
+		return rc;
+	s->frame = i;
+found:
+	s->used = ++c->tick;
+	*base = s->bytes;
+	*size = f->decoded_len;
+	*local = *seg;
+	local->off = seg->off - f->decoded_off;
+	return 0;
+}
+
+size_t hwt_sw_chunks_memory(const struct hwt_sw_chunks *c)
+{
+	size_t n = sizeof(*c) + c->ix->nframes * sizeof(*c->ix->frames) +
+		c->ix->nchunks * sizeof(*c->ix->chunks) +
+		c->ix->ncuts * sizeof(*c->ix->cuts);
+
+	for (int i = 0; i < SLOTS; i++)
+		if (c->slots[i].bytes)
+			n += HWT_SW_INDEX_FRAME_MAX;
+	return n;
+}
