@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hwt-collect.h"
+#include "spill.h"
 
 /* hwt-sw, one record per instruction, is stored compressed (a thirtieth
  * of its size, docs/bundle.md); hardware traces are already dense, and
@@ -32,6 +33,11 @@ static int stage_trace(const char *staging, const struct hwt_collect_thread *t,
 	int rc;
 
 	bt->trace_size = t->trace_size;
+	/* A spill that could not keep its part leaves the ring's alone. */
+	if (t->spill && (rc = hwt_sw_spill_stage(t->spill, t->trace,
+						 t->trace_size, staging, bt,
+						 err)) != -ENOSPC)
+		return rc;
 	if (!compress)
 		return hwt_bundle_stage_write(staging, bt->trace_file, t->trace,
 					      t->trace_size, err);

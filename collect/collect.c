@@ -97,6 +97,14 @@ static int check_backend_opts(const struct hwt_collect_opts *o,
 	if (o->follow_fork && o->live_control)
 		return hwt_err_set(err, EINVAL, "forked children are followed "
 				   "in recordings, not under live control");
+	if (o->whole_bound && !(be->caps & HWT_COLLECT_CAP_WHOLE))
+		return hwt_err_set(err, EINVAL, "the %s backend keeps a window "
+				   "of the newest history, not the whole; the "
+				   "valgrind backend keeps the whole",
+				   be->name);
+	if (o->whole_bound && o->live_control)
+		return hwt_err_set(err, EINVAL, "the whole history is kept in "
+				   "recordings, not under live control");
 	if (o->defer_recording && !o->live_control)
 		return hwt_err_set(err, EINVAL, "deferred recording needs live "
 				   "control: a recording run records from "
@@ -164,6 +172,9 @@ static int pick_backend(const struct hwt_collect_opts *o,
 		if (o->follow_fork)
 			strcat(strcat(want, want[0] ? ", " : ""),
 			       "forks followed");
+		if (o->whole_bound)
+			strcat(strcat(want, want[0] ? ", " : ""),
+			       "the whole history");
 		return hwt_err_set(err, EINVAL, "no trace backend offers all "
 				   "that was asked: %s", want);
 	}

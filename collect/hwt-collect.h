@@ -79,6 +79,11 @@ struct hwt_collect_opts {
 	 * asking for its history). Backends without
 	 * HWT_COLLECT_CAP_DEFER record from launch and ignore it. */
 	bool defer_recording;
+	/* Keep the whole history, not a window of it: what the window
+	 * drops is compressed to disk, at most whole_bound bytes per
+	 * thread, the newest kept past it (HWT_COLLECT_CAP_WHOLE; 0: the
+	 * window alone). */
+	uint64_t whole_bound;
 };
 
 /* An Intel PT address filter: size bytes from start, start being an
@@ -114,6 +119,9 @@ struct hwt_collect_thread {
 	 * code, or left as gaps (ptrace backend). */
 	uint64_t step_repairs, step_gaps;
 	bool exited;
+	/* --whole: the older history is on disk here (collect/spill.h) and
+	 * trace holds the newest; the bundle joins them. NULL otherwise. */
+	struct hwt_sw_spill *spill;
 };
 
 /* An executable file mapping seen while the program ran. */
@@ -188,6 +196,8 @@ enum hwt_collect_cap {
 	HWT_COLLECT_CAP_FOLLOW_FORK = 1u << 7,
 	/* defer_recording: untraced until hwt_collect_record_start */
 	HWT_COLLECT_CAP_DEFER = 1u << 8,
+	/* Keeps the whole history on disk (opts.whole_bound). */
+	HWT_COLLECT_CAP_WHOLE = 1u << 9,
 };
 /* HWT_COLLECT_CAP_* of the backend recording. */
 unsigned hwt_collect_backend_caps(const struct hwt_collector *c);

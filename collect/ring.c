@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ring.h"
+#include "spill.h"
 
 /* First allocation of the closed-chunk queue; it doubles up to capacity. */
 #define QUEUE_INITIAL_ALLOC (64u << 10)
@@ -86,8 +87,13 @@ static void drop_oldest_chunk(struct hwt_sw_ring *r)
 		return;
 	}
 	bytes = HWT_SW_CHUNK_HDR_SIZE + hdr.payload_size;
-	r->lost_bytes += bytes;
-	r->lost_insns += hdr.insn_count;
+	if (r->spill) {
+		queue_read(r, 0, hwt_sw_spill_scratch(r->spill), bytes);
+		hwt_sw_spill_chunk(r->spill, bytes);
+	} else {
+		r->lost_bytes += bytes;
+		r->lost_insns += hdr.insn_count;
+	}
 	r->queue_head = (r->queue_head + bytes) % r->queue_alloc;
 	r->queue_used -= bytes;
 }
@@ -355,6 +361,7 @@ int hwt_sw_ring_seal(struct hwt_sw_ring *r, struct hwt_err *err)
 
 void hwt_sw_ring_free(struct hwt_sw_ring *r)
 {
+	hwt_sw_spill_free(r->spill);
 	free(r->queue);
 	free(r->open);
 	free(r->sealed);

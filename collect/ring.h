@@ -4,8 +4,9 @@
  * chunk. A full chunk is closed (its header filled in) and queued, and the
  * next instruction opens a new chunk. When the queued chunks plus the open
  * one would exceed the ring's capacity, the oldest whole chunks are dropped
- * and counted as lost, so what is kept is always the newest history and
- * every kept chunk decodes on its own.
+ * and counted as lost (or, with a spill, written to disk), so what is
+ * kept is always the newest history and every kept chunk decodes on its
+ * own.
  */
 #ifndef HWT_RING_H
 #define HWT_RING_H
@@ -39,6 +40,10 @@ struct hwt_sw_ring {
 	uint64_t insn_total;      /* instructions recorded, lost ones included */
 	uint64_t lost_bytes;
 	uint64_t lost_insns;
+
+	/* hwtrace record --whole: the chunks the ring drops go here
+	 * instead of being lost (spill.h); owned, freed with the ring. */
+	struct hwt_sw_spill *spill;
 
 	/* After hwt_sw_ring_seal or hwt_sw_ring_snapshot: every chunk, oldest
 	 * first, contiguous. */

@@ -232,6 +232,38 @@ struct hwt_sw_index {
 int hwt_sw_trace_pack(const uint8_t *trace, size_t n, uint8_t **zst,
 		      size_t *zst_n, uint8_t **idx, size_t *idx_n,
 		      struct hwt_err *err);
+
+/* The same built up chunk by chunk (sw_pack.c), for traces too long to
+ * hold in memory: frames go to write() as they fill, at consecutive
+ * offsets from 0, and the oldest may be forgotten to bound what is kept. */
+typedef int (*hwt_sw_pack_write_fn)(void *ctx, const uint8_t *frame,
+				    size_t n, struct hwt_err *err);
+struct hwt_sw_packer;
+int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
+		      struct hwt_sw_packer **out, struct hwt_err *err);
+/* Add the chunk at c (header and payload, n bytes); -EBADMSG when it is
+ * not a plain chunk whose records agree with its header (nothing added). */
+int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,
+		      struct hwt_err *err);
+/* Write the frame being filled. */
+int hwt_sw_packer_flush(struct hwt_sw_packer *p, struct hwt_err *err);
+/* Forget the oldest written frames until those kept take at most
+ * max_bytes of the output (0: everything, the frame being filled too);
+ * adds what they held to *lost_insns and *lost_bytes (decoded). */
+void hwt_sw_packer_forget(struct hwt_sw_packer *p, uint64_t max_bytes,
+			  uint64_t *lost_insns, uint64_t *lost_bytes);
+/* Output offsets of the oldest kept frame and of the end of the last;
+ * decoded bytes and instructions of the kept frames. */
+uint64_t hwt_sw_packer_kept_from(const struct hwt_sw_packer *p);
+uint64_t hwt_sw_packer_end(const struct hwt_sw_packer *p);
+uint64_t hwt_sw_packer_decoded(const struct hwt_sw_packer *p);
+uint64_t hwt_sw_packer_insns(const struct hwt_sw_packer *p);
+/* The index of the kept frames, after a flush, for a trace file that
+ * holds the output from hwt_sw_packer_kept_from on (*idx malloc'd). */
+int hwt_sw_packer_index(struct hwt_sw_packer *p, uint8_t **idx,
+			size_t *idx_n, struct hwt_err *err);
+void hwt_sw_packer_free(struct hwt_sw_packer *p);
+
 /* Parse the index idx and check it against the compressed trace zst and
  * the decoded size trace.json gives; -EINVAL saying what disagrees. */
 int hwt_sw_index_parse(const uint8_t *idx, size_t idx_n, const uint8_t *zst,

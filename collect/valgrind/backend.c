@@ -322,6 +322,9 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		rc = hwt_err_set(err, errno, "cannot make a directory for the "
 				 "trace stream (%s): %s", c->dir,
 				 strerror(errno));
+	/* --whole: what the window drops goes beside the stream. */
+	c->rd.whole_dir = opts->whole_bound ? c->dir : NULL;
+	c->rd.whole_bound = opts->whole_bound;
 	if (rc == 0 &&
 	    (asprintf(&c->stream_path, "%s/stream", c->dir) < 0 ||
 	     asprintf(&c->log_path, "%s/valgrind.log", c->dir) < 0 ||
@@ -602,6 +605,7 @@ static void add_threads(struct vg_collector *c, const struct hwt_vg_reader *rd)
 			.lost_insns = t->ring.lost_insns,
 			.insn_total = t->ring.insn_total,
 			.exited = t->exited,
+			.spill = t->ring.spill,
 		};
 	}
 }
@@ -831,7 +835,8 @@ static size_t vg_modules(struct hwt_collector *base,
 const struct hwt_backend hwt_backend_valgrind = {
 	.name = "valgrind",
 	.caps = HWT_COLLECT_CAP_LIVE | HWT_COLLECT_CAP_CORE |
-		HWT_COLLECT_CAP_BUNDLE | HWT_COLLECT_CAP_FOLLOW_FORK,
+		HWT_COLLECT_CAP_BUNDLE | HWT_COLLECT_CAP_FOLLOW_FORK |
+		HWT_COLLECT_CAP_WHOLE,
 	.no_attach = "Valgrind must start the program to run it on its "
 		     "synthetic cpu",
 	/* A flight recorder: each thread's newest 64 MiB of history (about

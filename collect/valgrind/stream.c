@@ -7,6 +7,7 @@
 
 #include "array.h"
 #include "stream.h"
+#include "spill.h"
 #include "valgrind/vgstream.h"
 
 struct hwt_vg_sb {
@@ -158,8 +159,13 @@ static struct hwt_vg_thread *add(struct hwt_vg_reader *r, uint64_t tid,
 	rc = hwt_sw_ring_init(&t->ring, r->ring_capacity,
 			      hwt_sw_ring_chunk_payload_for(r->ring_capacity),
 			      err);
-	if (rc < 0)
+	if (rc == 0 && r->whole_dir)
+		rc = hwt_sw_spill_new(r->whole_dir, t->tid, r->whole_bound,
+				      &t->ring.spill, err);
+	if (rc < 0) {
+		hwt_sw_ring_free(&t->ring);
 		return NULL;
+	}
 	r->nthreads++;
 	return t;
 }

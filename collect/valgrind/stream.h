@@ -42,6 +42,10 @@ struct hwt_vg_thread {
 
 struct hwt_vg_reader {
 	uint64_t ring_capacity;   /* bytes per thread (--size) */
+	/* --whole: each thread's spill file goes in this directory, at most
+	 * whole_bound bytes (collect/spill.h); NULL: the window alone. */
+	const char *whole_dir;
+	uint64_t whole_bound;
 	/* The tool's file, whose code runs as the program's (the signal
 	 * return trampoline): its module is flagged recorder. NULL: none. */
 	const char *tool_path;

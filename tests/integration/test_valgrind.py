@@ -818,6 +818,41 @@ def check_long_stream(hwtrace, programs, tmp):
            f'function {last}, note {note!r}, stderr {err.strip()[-300:]}')
 
 
+def check_whole(hwtrace, programs, tmp):
+    """--whole keeps every instruction with a window that holds a
+    fraction of them (the rest on disk, in frames with the index), from
+    the program's first to the fault, and opens in GDB's terms: the
+    newest item is the faulting store. A backend that keeps a window only
+    refuses the option by name."""
+    try:
+        rc, err, doc, t = record_spin(hwtrace, programs, tmp, 'whole',
+                                      2_000_000, ('--size', '64K', '--whole'))
+        bundle = os.path.join(tmp, 'whole')
+        last = last_function(hwtrace, bundle)
+        rc2, out, err2 = run_tool(hwtrace, 'dump', '--insn', '--tsv', '--last',
+                                  '1', bundle)
+        items = int(out.split('\t')[1]) if rc2 == 0 else -1
+        rc3, info, _ = run_tool(hwtrace, 'info', bundle)
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        report('--whole: every instruction kept', False, str(e))
+        return
+    report('--whole: every instruction kept with a window of a fraction of '
+           'them, to the fault, indexed',
+           rc == 139 and t['instructions'] > 10_000_000 and
+           t.get('lostInstructions', 0) == 0 and
+           items == t['instructions'] and last == 'crash_here' and
+           'indexed' in info and 'traceIndex' in t,
+           f'exit {rc}, {t.get("instructions")} instructions, '
+           f'{t.get("lostInstructions")} lost, {items} items, last {last}, '
+           f'stderr {err.strip()[-300:]}')
+    rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'ptrace',
+                          '--whole', '-o', os.path.join(tmp, 'nowhole'), '--',
+                          '/bin/true')
+    report('--whole with a backend that keeps a window: a clear error',
+           rc != 0 and 'keeps a window' in err and
+           not os.path.exists(os.path.join(tmp, 'nowhole')), f'{rc}: {err}')
+
+
 def on_small_disk(tmp, size, cmd):
     """Run cmd with a size-byte tmpfs mounted at tmp/small in a mount
     namespace of its own (as root, or through a user namespace): the
@@ -950,6 +985,8 @@ def main():
             check_window(hwtrace, programs, tmp)
         if selected('long-stream'):
             check_long_stream(hwtrace, programs, tmp)
+        if selected('whole'):
+            check_whole(hwtrace, programs, tmp)
         if selected('tool-killed'):
             check_tool_killed(hwtrace, tmp)
         if selected('full-disk'):

@@ -40,6 +40,11 @@ static const char record_usage[] =
 	"      --no-copy        record module paths without copying the files\n"
 	"      --snapshot       perf backends: let the hardware overwrite its\n"
 	"                       buffer of --size bytes instead of draining it\n"
+	"      --whole[=BYTES]  keep the whole history, not a window of it\n"
+	"                       (valgrind backend): what the window drops is\n"
+	"                       compressed to a file beside the recording, at\n"
+	"                       most BYTES per thread (default 4G), the newest\n"
+	"                       kept past that; memory stays the window's\n"
 	"      --follow-fork    record the children the program forks too\n"
 	"                       (valgrind backend), their threads beside its own\n"
 	"      --block-step     module backend: one record per taken branch\n"
@@ -50,7 +55,11 @@ static const char record_usage[] =
 	"Examples:\n"
 	"  hwtrace record -o crash.bundle -- ./myprog --flag input\n"
 	"  hwtrace record --backend valgrind -- python3 -c pass\n"
-	"  hwtrace record --size 64M --backend ptrace -- ./myprog\n";
+	"  hwtrace record --size 64M --backend ptrace -- ./myprog\n"
+	"  hwtrace record --whole=16G -- ./long-test-suite\n";
+
+/* Disk a whole recording keeps per thread by default. */
+#define HWT_RECORD_WHOLE_DEFAULT (4ull << 30)
 
 /* The usage text, then the registered backends: the list comes from the
  * collector library so it never goes stale. */
@@ -87,6 +96,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "snapshot", no_argument, NULL, 'S' },
 		{ "block-step", no_argument, NULL, 'B' },
 		{ "follow-fork", no_argument, NULL, 'F' },
+		{ "whole", optional_argument, NULL, 'W' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -135,6 +145,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'F':
 			a->opts.follow_fork = true;
+			break;
+		case 'W':
+			v = HWT_RECORD_WHOLE_DEFAULT;
+			if (optarg && (hwt_parse_size(optarg, &v) ||
+				       v < HWT_COLLECT_MIN_BUFFER))
+				return cli_usage_error("record",
+					"--whole='%s' must be a size of at "
+					"least 64K", optarg);
+			a->opts.whole_bound = v;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -212,7 +231,8 @@ static int exit_code(const struct hwt_collect_end *end)
 }
 
 static void summary(const char *dir, const struct hwt_bundle *b,
-		    const struct hwt_collect_end *end, bool block_step)
+		    const struct hwt_collect_end *end, bool block_step,
+		    bool whole)
 {
 	uint64_t total = 0, lost = 0;
 
@@ -248,7 +268,8 @@ static void summary(const char *dir, const struct hwt_bundle *b,
 			(unsigned long long)total);
 	}
 	if (lost)
-		fprintf(stderr, ", %llu oldest lost to ring wrap",
+		fprintf(stderr, whole ? ", %llu oldest lost to the --whole "
+			"bound" : ", %llu oldest lost to ring wrap",
 			(unsigned long long)lost);
 	fputc('\n', stderr);
 }
@@ -345,7 +366,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	cli_progress_end(&pr);
 	if (!a.quiet)
-		summary(outdir, &b, &end, a.opts.block_step);
+		summary(outdir, &b, &end, a.opts.block_step,
+			a.opts.whole_bound != 0);
 out:
 	cli_progress_end(&pr);
 	if (rc) {

@@ -1,0 +1,482 @@
+/* sw_pack.c - hwt-sw traces compressed frame by frame, with their index.
+ *
+ * Opening a history must not cost the length of the trace: a billion
+ * instructions are a gigabyte of records, and decompressing and scanning
+ * them all took most of a second before the first answer. So a bundle
+ * stores the trace as zstd frames of whole chunks, each frame up to
+ * HWT_SW_INDEX_FRAME_MAX bytes decoded (recorders write chunks of a few
+ * kilobytes, which compress far worse alone: a frame of 4 MiB keeps the
+ * trace within 1.5x of one frame for all, one of 1 MiB 3x), with an index
+ * saying where every frame is, the headers of its chunks and the restart
+ * points every HWT_SW_INDEX_STRIDE instructions that the replay engine
+ * cuts segments at (layout: sw_index_layout.h). The frames together are
+ * still one valid zstd stream, which whole-trace readers decompress as
+ * before.
+ *
+ * The packer takes chunks one at a time and hands each frame to its
+ * writer as it fills, so a whole recording streams to disk in bounded
+ * memory (collect/spill.c); it may forget its oldest frames to keep the
+ * newest within a bound.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "hwt-common.h"
+#include "sw_index_layout.h"
+
+struct hwt_sw_packer {
+	hwt_sw_pack_write_fn write;
+	void *ctx;
+	ZSTD_CCtx *cc;
+	/* The kept frames, their chunks and cuts; frames[nframes] is the
+	 * one being filled while pending_n > 0. */
+	struct hwt_sw_index ix;
+	size_t frame_cap, chunk_cap, cut_cap;
+	uint8_t *pending;        /* chunks of the frame being filled */
+	size_t pending_n;
+	uint8_t *zbuf;           /* a compressed frame */
+	size_t zcap;
+	uint64_t end;            /* bytes written */
+	uint64_t decoded;        /* decoded bytes of the kept frames */
+	uint64_t insns;          /* instructions of the kept frames */
+};
+
+/* Room for one more element of *v (n used of *cap). */
+static int grow(void **v, size_t n, size_t *cap, size_t size)
+{
+	if (n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		void *p = realloc(*v, ncap * size);
+
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = ncap;
+	}
+	return 0;
+}
+
+void hwt_sw_packer_free(struct hwt_sw_packer *p)
+{
+	if (!p)
+		return;
+	ZSTD_freeCCtx(p->cc);
+	free(p->ix.frames);
+	free(p->ix.chunks);
+	free(p->ix.cuts);
+	free(p->pending);
+	free(p->zbuf);
+	free(p);
+}
+
+int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
+		      struct hwt_sw_packer **out, struct hwt_err *err)
+{
+	struct hwt_sw_packer *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p || !(p->cc = ZSTD_createCCtx()) ||
+	    !(p->pending = malloc(HWT_SW_INDEX_FRAME_MAX)) ||
+	    !(p->zbuf = malloc(p->zcap =
+			       ZSTD_compressBound(HWT_SW_INDEX_FRAME_MAX)))) {
+		hwt_sw_packer_free(p);
+		return hwt_err_set(err, ENOMEM, "out of memory for the trace "
+				   "packer");
+	}
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(p->cc,
+						ZSTD_c_compressionLevel,
+						HWT_SW_ZSTD_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(p->cc, ZSTD_c_checksumFlag,
+						1))) {
+		hwt_sw_packer_free(p);
+		return hwt_err_set(err, EIO, "zstd refused its parameters");
+	}
+	p->write = write;
+	p->ctx = ctx;
+	*out = p;
+	return 0;
+}
+
+/* The chunk c (n bytes) as an index entry with its cuts, appended to the
+ * index; -EBADMSG, the index unchanged, when it is not a plain chunk
+ * whose records agree with its header. */
+static int index_chunk(struct hwt_sw_packer *p, const uint8_t *c, size_t n)
+{
+	struct hwt_sw_index *ix = &p->ix;
+	struct hwt_sw_index_chunk e = { .first_cut = ix->ncuts,
+					.frame = ix->nframes };
+	struct hwt_sw_reader r;
+	const uint8_t *pay = c + HWT_SW_CHUNK_HDR_SIZE;
+	uint64_t total = 1;
+	bool async;
+	int rr;
+
+	if (hwt_sw_chunk_hdr_unpack(c, n, &e.hdr, NULL) ||
+	    HWT_SW_CHUNK_HDR_SIZE + (size_t)e.hdr.payload_size != n)
+		return -EBADMSG;
+	hwt_sw_reader_init(&r, pay, e.hdr.payload_size, e.hdr.first_pc);
+	for (;;) {
+		size_t at;
+
+		/* Most records are one byte, a short step, and most are no
+		 * restart point: this loop is what a whole recording costs
+		 * per instruction. */
+		while (total % HWT_SW_INDEX_STRIDE && r.p < r.end &&
+		       *r.p >= 1 && *r.p <= HWT_SW_TAG_STEP_MAX) {
+			r.pc += *r.p++;
+			total++;
+		}
+		at = (size_t)(r.p - pay);
+		rr = hwt_sw_reader_next(&r, &async, NULL);
+		if (rr <= 0)
+			break;
+		if (total++ % HWT_SW_INDEX_STRIDE == 0) {
+			if (grow((void **)&ix->cuts, ix->ncuts, &p->cut_cap,
+				 sizeof(*ix->cuts)))
+				goto nomem;
+			ix->cuts[ix->ncuts++] = (struct hwt_sw_index_cut){
+				.rec_off = (uint32_t)at,
+				.rec_len = (uint8_t)((size_t)(r.p - pay) - at),
+				.async = async, .pc = r.pc,
+			};
+		}
+	}
+	if (rr < 0 || total != e.hdr.insn_count || r.pc != e.hdr.last_pc) {
+		ix->ncuts = e.first_cut;
+		return -EBADMSG;
+	}
+	e.ncuts = ix->ncuts - e.first_cut;
+	if (grow((void **)&ix->chunks, ix->nchunks, &p->chunk_cap,
+		 sizeof(*ix->chunks)))
+		goto nomem;
+	ix->chunks[ix->nchunks++] = e;
+	return 0;
+nomem:
+	ix->ncuts = e.first_cut;
+	return -ENOMEM;
+}
+
+int hwt_sw_packer_flush(struct hwt_sw_packer *p, struct hwt_err *err)
+{
+	struct hwt_sw_index *ix = &p->ix;
+	struct hwt_sw_index_frame *f;
+	size_t got;
+	int rc;
+
+	if (!p->pending_n)
+		return 0;
+	if (grow((void **)&ix->frames, ix->nframes, &p->frame_cap,
+		 sizeof(*ix->frames)))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	got = ZSTD_compress2(p->cc, p->zbuf, p->zcap, p->pending,
+			     p->pending_n);
+	if (ZSTD_isError(got))
+		return hwt_err_set(err, EIO, "compressing the trace: %s",
+				   ZSTD_getErrorName(got));
+	if ((rc = p->write(p->ctx, p->zbuf, got, err)))
+		return rc;
+	f = &ix->frames[ix->nframes];
+	*f = (struct hwt_sw_index_frame){
+		.file_off = p->end, .file_len = (uint32_t)got,
+		.checksum = hwt_get_le32(p->zbuf + got - 4),
+		.decoded_len = (uint32_t)p->pending_n,
+	};
+	/* The chunks not yet in a frame are this one's. */
+	f->first_chunk = ix->nframes ? ix->frames[ix->nframes - 1].first_chunk +
+		ix->frames[ix->nframes - 1].nchunks : 0;
+	f->nchunks = ix->nchunks - f->first_chunk;
+	ix->nframes++;
+	p->end += got;
+	p->decoded += p->pending_n;
+	for (size_t k = f->first_chunk; k < ix->nchunks; k++)
+		p->insns += ix->chunks[k].hdr.insn_count;
+	p->pending_n = 0;
+	return 0;
+}
+
+int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,
+		      struct hwt_err *err)
+{
+	int rc;
+
+	if (n > HWT_SW_INDEX_FRAME_MAX)
+		return hwt_err_set(err, EBADMSG, "a %zu-byte chunk", n);
+	if (p->pending_n + n > HWT_SW_INDEX_FRAME_MAX &&
+	    (rc = hwt_sw_packer_flush(p, err)))
+		return rc;
+	rc = index_chunk(p, c, n);
+	if (rc == -ENOMEM)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	if (rc)
+		return hwt_err_set(err, EBADMSG, "not a plain hwt-sw chunk "
+				   "whose records agree with its header");
+	memcpy(p->pending + p->pending_n, c, n);
+	p->pending_n += n;
+	return 0;
+}
+
+void hwt_sw_packer_forget(struct hwt_sw_packer *p, uint64_t max_bytes,
+			  uint64_t *lost_insns, uint64_t *lost_bytes)
+{
+	struct hwt_sw_index *ix = &p->ix;
+	size_t drop = 0, chunks, cuts;
+
+	if (!max_bytes && p->pending_n) {
+		/* The frame being filled goes too. */
+		size_t first = ix->nframes ?
+			ix->frames[ix->nframes - 1].first_chunk +
+			ix->frames[ix->nframes - 1].nchunks : 0;
+
+		for (size_t k = first; k < ix->nchunks; k++)
+			*lost_insns += ix->chunks[k].hdr.insn_count;
+		*lost_bytes += p->pending_n;
+		ix->ncuts = first < ix->nchunks ? ix->chunks[first].first_cut :
+			ix->ncuts;
+		ix->nchunks = first;
+		p->pending_n = 0;
+	}
+	while (drop < ix->nframes &&
+	       p->end - ix->frames[drop].file_off > max_bytes) {
+		const struct hwt_sw_index_frame *f = &ix->frames[drop];
+
+		*lost_bytes += f->decoded_len;
+		p->decoded -= f->decoded_len;
+		for (size_t k = f->first_chunk;
+		     k < f->first_chunk + f->nchunks; k++) {
+			*lost_insns += ix->chunks[k].hdr.insn_count;
+			p->insns -= ix->chunks[k].hdr.insn_count;
+		}
+		drop++;
+	}
+	if (!drop)
+		return;
+	chunks = drop < ix->nframes ? ix->frames[drop].first_chunk :
+		ix->frames[drop - 1].first_chunk + ix->frames[drop - 1].nchunks;
+	cuts = chunks < ix->nchunks ? ix->chunks[chunks].first_cut :
+		ix->ncuts;
+	memmove(ix->frames, ix->frames + drop,
+		(ix->nframes - drop) * sizeof(*ix->frames));
+	ix->nframes -= drop;
+	for (size_t i = 0; i < ix->nframes; i++)
+		ix->frames[i].first_chunk -= chunks;
+	memmove(ix->chunks, ix->chunks + chunks,
+		(ix->nchunks - chunks) * sizeof(*ix->chunks));
+	ix->nchunks -= chunks;
+	for (size_t i = 0; i < ix->nchunks; i++) {
+		ix->chunks[i].first_cut -= cuts;
+		ix->chunks[i].frame -= drop;
+	}
+	memmove(ix->cuts, ix->cuts + cuts,
+		(ix->ncuts - cuts) * sizeof(*ix->cuts));
+	ix->ncuts -= cuts;
+}
+
+uint64_t hwt_sw_packer_kept_from(const struct hwt_sw_packer *p)
+{
+	return p->ix.nframes ? p->ix.frames[0].file_off : p->end;
+}
+
+uint64_t hwt_sw_packer_end(const struct hwt_sw_packer *p)
+{
+	return p->end;
+}
+
+uint64_t hwt_sw_packer_decoded(const struct hwt_sw_packer *p)
+{
+	return p->decoded;
+}
+
+uint64_t hwt_sw_packer_insns(const struct hwt_sw_packer *p)
+{
+	return p->insns;
+}
+
+static uint8_t *index_bytes(const struct hwt_sw_packer *p, size_t *len)
+{
+	const struct hwt_sw_index *ix = &p->ix;
+	uint64_t base = hwt_sw_packer_kept_from(p);
+	size_t n = HWT_SWX_HDR_BYTES + ix->nframes * HWT_SWX_FRAME_BYTES +
+		ix->nchunks * HWT_SWX_CHUNK_BYTES +
+		ix->ncuts * HWT_SWX_CUT_BYTES;
+	uint8_t *o = calloc(1, n), *q;
+
+	if (!o)
+		return NULL;
+	memcpy(o, HWT_SW_INDEX_MAGIC, 4);
+	hwt_put_le32(o + 4, HWT_SW_INDEX_VERSION);
+	hwt_put_le64(o + 8, p->decoded);
+	hwt_put_le32(o + 16, (uint32_t)ix->nframes);
+	hwt_put_le32(o + 20, (uint32_t)ix->nchunks);
+	hwt_put_le32(o + 24, (uint32_t)ix->ncuts);
+	hwt_put_le32(o + 28, HWT_SW_INDEX_STRIDE);
+	q = o + HWT_SWX_HDR_BYTES;
+	for (size_t i = 0; i < ix->nframes; i++, q += HWT_SWX_FRAME_BYTES) {
+		const struct hwt_sw_index_frame *f = &ix->frames[i];
+
+		hwt_put_le64(q, f->file_off - base);
+		hwt_put_le32(q + 8, f->file_len);
+		hwt_put_le32(q + 12, f->checksum);
+		hwt_put_le32(q + 16, f->decoded_len);
+		hwt_put_le32(q + 20, (uint32_t)f->nchunks);
+	}
+	for (size_t i = 0; i < ix->nchunks; i++, q += HWT_SWX_CHUNK_BYTES) {
+		const struct hwt_sw_index_chunk *c = &ix->chunks[i];
+
+		hwt_put_le64(q, c->hdr.first_pc);
+		hwt_put_le64(q + 8, c->hdr.first_seq);
+		hwt_put_le64(q + 16, c->hdr.last_pc);
+		hwt_put_le32(q + 24, c->hdr.payload_size);
+		hwt_put_le32(q + 28, c->hdr.insn_count);
+		hwt_put_le32(q + 32, c->hdr.flags);
+		hwt_put_le32(q + 36, (uint32_t)c->ncuts);
+	}
+	for (size_t i = 0; i < ix->ncuts; i++, q += HWT_SWX_CUT_BYTES) {
+		hwt_put_le32(q, ix->cuts[i].rec_off);
+		q[4] = ix->cuts[i].rec_len;
+		q[5] = ix->cuts[i].async;
+		hwt_put_le64(q + 8, ix->cuts[i].pc);
+	}
+	*len = n;
+	return o;
+}
+
+int hwt_sw_packer_index(struct hwt_sw_packer *p, uint8_t **idx,
+			size_t *idx_n, struct hwt_err *err)
+{
+	size_t raw_n = 0, cap, got;
+	uint8_t *raw;
+
+	*idx = NULL;
+	*idx_n = 0;
+	if (p->pending_n)
+		return hwt_err_set(err, EINVAL, "the trace packer was not "
+				   "flushed before its index was asked for");
+	raw = index_bytes(p, &raw_n);
+	cap = ZSTD_compressBound(raw_n);
+	if (!raw || !(*idx = malloc(cap))) {
+		free(raw);
+		return hwt_err_set(err, ENOMEM, "out of memory for the "
+				   "trace's index");
+	}
+	got = ZSTD_compress2(p->cc, *idx, cap, raw, raw_n);
+	free(raw);
+	if (ZSTD_isError(got)) {
+		free(*idx);
+		*idx = NULL;
+		return hwt_err_set(err, EIO, "compressing the trace's index: "
+				   "%s", ZSTD_getErrorName(got));
+	}
+	*idx_n = got;
+	return 0;
+}
+
+/* ---- a whole trace in memory ---- */
+
+struct membuf {
+	uint8_t *v;
+	size_t n, cap;
+};
+
+static int mem_write(void *ctx, const uint8_t *frame, size_t n,
+		     struct hwt_err *err)
+{
+	struct membuf *m = ctx;
+
+	if (m->cap - m->n < n) {
+		size_t cap = m->cap * 2 > m->n + n ? m->cap * 2 : m->n + n;
+		uint8_t *v = realloc(m->v, cap);
+
+		if (!v)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		m->v = v;
+		m->cap = cap;
+	}
+	memcpy(m->v + m->n, frame, n);
+	m->n += n;
+	return 0;
+}
+
+/* Every chunk of trace into p; -EBADMSG when one is not a plain chunk
+ * that holds (the trace then gets no index). */
+static int pack_chunks(struct hwt_sw_packer *p, const uint8_t *trace,
+		       size_t n, struct hwt_err *err)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		struct hwt_sw_chunk_hdr h;
+		size_t len;
+		int rc;
+
+		if (hwt_sw_chunk_hdr_unpack(trace + off, n - off, &h, NULL))
+			return -EBADMSG;
+		len = HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
+		if ((rc = hwt_sw_packer_add(p, trace + off, len, err)))
+			return rc;
+		off += len;
+	}
+	return hwt_sw_packer_flush(p, err);
+}
+
+/* A trace that cannot be indexed: one frame. */
+static int pack_whole(const uint8_t *trace, size_t n, struct membuf *m,
+		      struct hwt_err *err)
+{
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	size_t got;
+	int rc = 0;
+
+	m->cap = ZSTD_compressBound(n);
+	if (!cc || !(m->v = malloc(m->cap))) {
+		ZSTD_freeCCtx(cc);
+		return hwt_err_set(err, ENOMEM, "out of memory compressing "
+				   "%zu bytes of trace", n);
+	}
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel,
+			       HWT_SW_ZSTD_LEVEL);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+	got = ZSTD_compress2(cc, m->v, m->cap, trace, n);
+	if (ZSTD_isError(got))
+		rc = hwt_err_set(err, EIO, "compressing the trace: %s",
+				 ZSTD_getErrorName(got));
+	else
+		m->n = got;
+	ZSTD_freeCCtx(cc);
+	return rc;
+}
+
+int hwt_sw_trace_pack(const uint8_t *trace, size_t n, uint8_t **zst,
+		      size_t *zst_n, uint8_t **idx, size_t *idx_n,
+		      struct hwt_err *err)
+{
+	struct membuf m = { 0 };
+	struct hwt_sw_packer *p = NULL;
+	int rc = 0;
+
+	*zst = *idx = NULL;
+	*zst_n = *idx_n = 0;
+	if (n && n <= HWT_BUNDLE_MAX_DECODED &&
+	    !(rc = hwt_sw_packer_new(mem_write, &m, &p, err))) {
+		rc = pack_chunks(p, trace, n, err);
+		if (!rc)
+			rc = hwt_sw_packer_index(p, idx, idx_n, err);
+		hwt_sw_packer_free(p);
+		if (rc == -EBADMSG) {
+			free(m.v);
+			m = (struct membuf){ 0 };
+		}
+	}
+	if (rc == -ENOMEM || (rc && rc != -EBADMSG)) {
+		free(m.v);
+		return rc;
+	}
+	if (!*idx && (rc = pack_whole(trace, n, &m, err))) {
+		free(m.v);
+		return rc;
+	}
+	*zst = m.v;
+	*zst_n = m.n;
+	return 0;
+}
