@@ -29,7 +29,7 @@ _hwtrace()
 				return
 			fi
 		done
-		opts="--output --backend --size --cpu --no-pin --no-copy --snapshot --follow-fork --block-step --quiet --help --" ;;
+		opts="--output --backend --size --cpu --no-pin --no-copy --snapshot --whole --follow-fork --block-step --quiet --help --" ;;
 	dump) opts="--insn --calls --ranges --thread --range --last --since --tsv --help" ;;
 	info) opts="--help" ;;
 	export) opts="--lldb --chrome --svg --per-cpu --cpus --slice --output --range --last --since --help" ;;
