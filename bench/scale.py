@@ -8,6 +8,8 @@ Workloads, each of a second or more of real work:
   cc1       gcc's cc1 -O2 on one of this project's own files
   threads   four threads of arithmetic
   make      make -j2 of four small C files, --follow-fork
+  whole     spin (BUILD/programs) for about 1.4 G instructions, --whole:
+            a billion-instruction history kept whole and opened
 
 For each: the time and peak RSS of `valgrind --tool=none` and of `hwtrace
 record` (defaults: the flight-recorder window), their ratio, instructions
@@ -18,7 +20,8 @@ the time and RSS of opening the bundle (`hwtrace info`, `hwtrace dump
 
 Usage: bench/scale.py BUILD [WORKLOAD...]; sizes through SCALE_PYJSON
 (iterations, 5000: about 760 M instructions), SCALE_THREADS (iterations
-per thread, 25000000), SCALE_MAKE_FILES (4).
+per thread, 25000000), SCALE_MAKE_FILES (4), SCALE_WHOLE_CALLS (spin's
+calls, 120000000).
 """
 import json
 import os
@@ -85,7 +88,7 @@ def gdb_reverse(build, bundle, prog, work):
         srv.wait()
 
 
-def workloads(work, only):
+def workloads(build, work, only):
     """name -> (argv, cwd, extra record options)."""
     python = os.path.realpath('/usr/bin/python3')
     out = {}
@@ -121,6 +124,10 @@ def workloads(work, only):
             objs = ' '.join(f'f{i}.o' for i in range(n))
             f.write(f'all: {objs}\n%.o: %.c\n\tgcc -O2 -c $< -o $@\n')
         out['make'] = (['make', '-s', '-j2', '-B'], proj, ['--follow-fork'])
+    if 'whole' in only:
+        out['whole'] = ([os.path.join(build, 'programs', 'spin'),
+                         os.environ.get('SCALE_WHOLE_CALLS', '120000000')],
+                        work, ['--whole'])
     return out
 
 
@@ -129,13 +136,15 @@ def main():
         print(__doc__)
         return 2
     build = os.path.abspath(sys.argv[1])
-    only = sys.argv[2:] or ['pyjson', 'cc1', 'threads', 'make']
+    only = sys.argv[2:] or ['pyjson', 'cc1', 'threads', 'make', 'whole']
     hwtrace = os.path.join(build, 'hwtrace')
     work = tempfile.mkdtemp(prefix='hwtrace-scale-')
     rows = []
     try:
-        for name, (argv, cwd, extra) in workloads(work, only).items():
-            follow = ['--trace-children=yes'] if extra else []
+        for name, (argv, cwd, extra) in workloads(build, work,
+                                                  only).items():
+            follow = (['--trace-children=yes'] if '--follow-fork' in extra
+                      else [])
             none_s, none_mb, _, _ = timed(['valgrind', '--tool=none', '-q',
                                            *follow, *argv], cwd=cwd)
             bundle = os.path.join(work, name + '.bundle')
@@ -151,7 +160,10 @@ def main():
             info_s, info_mb, _, _ = timed([hwtrace, 'info', bundle])
             calls_s, calls_mb, _, _ = timed([hwtrace, 'dump', '--calls',
                                              '--last', '50', bundle])
-            gdb_s = gdb_reverse(build, bundle, argv[0], work)
+            # GDB's record btrace reads the whole history into GDB: not
+            # asked of a billion instructions.
+            gdb_s = (None if '--whole' in extra else
+                     gdb_reverse(build, bundle, argv[0], work))
             rows.append((name, none_s, rec_s, rec_mb, insns, kept,
                          size / insns if insns else 0, info_s, info_mb,
                          calls_s, calls_mb, gdb_s))
@@ -167,7 +179,7 @@ def main():
               f'{rec_s / none_s:.2f}x | {rec_mb:.0f} MiB | {insns / 1e6:.0f} M '
               f'({kept / 1e6:.0f} M) | {bpi:.4f} | {info_s:.2f} s, '
               f'{info_mb:.0f} MiB | {calls_s:.2f} s, {calls_mb:.0f} MiB | '
-              f'{"%.2f s" % gdb_s if gdb_s is not None else "no core"} |')
+              f'{"%.2f s" % gdb_s if gdb_s is not None else "not run"} |')
     return 0
 
 
