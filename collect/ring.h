@@ -63,7 +63,8 @@ uint32_t hwt_sw_ring_chunk_payload_for(uint64_t capacity);
 /* Keep at most capacity bytes from now on (never less than two chunks,
  * never more than the ring was made with): the oldest chunks beyond it
  * are dropped and counted as lost, and the memory they took is given
- * back; a larger capacity lets the ring grow again. */
+ * back once the ring holds an eighth more than capacity; a larger
+ * capacity lets the ring grow again. */
 void hwt_sw_ring_set_capacity(struct hwt_sw_ring *r, uint64_t capacity);
 
 /* Bytes the ring holds now: closed chunks and the open one. */
