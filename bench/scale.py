@@ -7,6 +7,7 @@ Workloads, each of a second or more of real work:
   pyjson    Debian's python3 encoding and decoding JSON, then SIGSEGV
   cc1       gcc's cc1 -O2 on one of this project's own files
   threads   four threads of arithmetic
+  threads64 64 threads of arithmetic, about 120 M instructions each
   make      make -j2 of four small C files, --follow-fork
   whole     spin (BUILD/programs) for about 1.4 G instructions, --whole:
             a billion-instruction history kept whole and opened
@@ -20,7 +21,7 @@ the time and RSS of opening the bundle (`hwtrace info`, `hwtrace dump
 
 Usage: bench/scale.py BUILD [WORKLOAD...]; sizes through SCALE_PYJSON
 (iterations, 5000: about 760 M instructions), SCALE_THREADS (iterations
-per thread, 25000000), SCALE_MAKE_FILES (4), SCALE_WHOLE_CALLS (spin's
+per thread, 25000000), SCALE_THREADS64 (10000000), SCALE_MAKE_FILES (4), SCALE_WHOLE_CALLS (spin's
 calls, 120000000).
 """
 import json
@@ -113,6 +114,14 @@ def workloads(build, work, only):
                        check=True)
         out['threads'] = ([exe, os.environ.get('SCALE_THREADS', '25000000')],
                           work, [])
+    if 'threads64' in only:
+        exe = os.path.join(work, 'threads')
+        subprocess.run(['gcc', '-O1', '-pthread', '-o', exe,
+                        os.path.join(HERE, 'workloads', 'threads.c')],
+                       check=True)
+        out['threads64'] = ([exe, os.environ.get('SCALE_THREADS64',
+                                                 '10000000'), '64'],
+                            work, [])
     if 'make' in only:
         proj = os.path.join(work, 'proj')
         os.makedirs(proj, exist_ok=True)
@@ -136,7 +145,8 @@ def main():
         print(__doc__)
         return 2
     build = os.path.abspath(sys.argv[1])
-    only = sys.argv[2:] or ['pyjson', 'cc1', 'threads', 'make', 'whole']
+    only = sys.argv[2:] or ['pyjson', 'cc1', 'threads', 'threads64', 'make',
+                            'whole']
     hwtrace = os.path.join(build, 'hwtrace')
     work = tempfile.mkdtemp(prefix='hwtrace-scale-')
     rows = []

@@ -1,5 +1,6 @@
-/* threads.c - four threads of arithmetic, `threads N`: each runs N
- * iterations (about 10 instructions each), then the program exits. */
+/* threads.c - threads of arithmetic, `threads N [T]`: T threads (default
+ * 4, at most 256) each run N iterations (about 10 instructions each),
+ * then the program exits. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,12 +18,15 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t t[4];
+	pthread_t t[256];
+	unsigned long nt = argc > 2 ? strtoul(argv[2], NULL, 10) : 4;
 
 	n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
-	for (int i = 0; i < 4; i++)
+	if (nt < 1 || nt > 256)
+		return 2;
+	for (unsigned long i = 0; i < nt; i++)
 		pthread_create(&t[i], NULL, work, (void *)(uintptr_t)(i + 1));
-	for (int i = 0; i < 4; i++)
+	for (unsigned long i = 0; i < nt; i++)
 		pthread_join(t[i], NULL);
 	return 0;
 }
