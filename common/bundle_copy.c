@@ -30,26 +30,39 @@ static int copy_member(const char *staging, const struct hwt_bundle *b,
 	return rc;
 }
 
+/* A compressed trace is copied as it is, with its index: a whole
+ * recording decodes to gigabytes. Others are written decoded. */
 static int copy_threads(const char *staging, const struct hwt_bundle *b,
 			struct hwt_bundle_thread *out, struct hwt_err *err)
 {
 	for (size_t i = 0; i < b->nthreads; i++) {
 		const struct hwt_bundle_thread *t = &b->threads[i];
+		bool packed = t->encoding == HWT_TRACE_ZSTD;
 		uint8_t *data;
 		size_t size;
 		int rc;
 
 		out[i] = *t;
-		out[i].trace_file = NULL;
-		out[i].index_file = NULL;   /* the copy is stored decoded */
-		if (asprintf(&out[i].trace_file, "threads/%lld.trace",
-			     (long long)t->tid) < 0) {
-			out[i].trace_file = NULL;
+		out[i].trace_file = out[i].index_file = NULL;
+		if (asprintf(&out[i].trace_file, packed ? "threads/%lld.trace.zst"
+			     : "threads/%lld.trace", (long long)t->tid) < 0 ||
+		    (packed && t->index_file &&
+		     asprintf(&out[i].index_file, "threads/%lld.trace.idx",
+			      (long long)t->tid) < 0)) {
+			out[i].trace_file = out[i].index_file = NULL;
 			return hwt_err_set(err, ENOMEM, "out of memory");
+		}
+		if (packed) {
+			if ((rc = copy_member(staging, b, t->trace_file,
+					      out[i].trace_file, err)) ||
+			    (out[i].index_file &&
+			     (rc = copy_member(staging, b, t->index_file,
+					       out[i].index_file, err))))
+				return rc;
+			continue;
 		}
 		if ((rc = hwt_bundle_load_trace(b, t, &data, &size, err)))
 			return rc;
-		out[i].encoding = HWT_TRACE_RAW;
 		out[i].trace_size = size;
 		rc = hwt_bundle_stage_write(staging, out[i].trace_file, data,
 					    size, err);
@@ -121,8 +134,10 @@ int hwt_bundle_copy(const struct hwt_bundle *b, const char *out_dir,
 	}
 	free(staging);
 out:
-	for (size_t i = 0; o.threads && i < b->nthreads; i++)
+	for (size_t i = 0; o.threads && i < b->nthreads; i++) {
 		free(o.threads[i].trace_file);
+		free(o.threads[i].index_file);
+	}
 	for (size_t i = 0; o.modules && i < b->nmodules; i++)
 		free(o.modules[i].file);
 	free(o.threads);

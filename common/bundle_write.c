@@ -119,19 +119,47 @@ int hwt_bundle_stage_write(const char *staging_dir, const char *rel,
 	return rc;
 }
 
+/* Copy src to staging_dir/rel a piece at a time: a whole recording's
+ * trace may be larger than memory should hold. */
 int hwt_bundle_stage_copy(const char *staging_dir, const char *rel,
 			  const char *src, struct hwt_err *err)
 {
-	uint8_t *data;
-	size_t size;
-	int rc;
+	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, rc;
+	char *path = NULL, *buf;
 
-	/* Modules are ELF files of bounded size; 1 GiB is far above any. */
-	rc = hwt_read_file(src, 1u << 30, &data, &size, err);
-	if (rc)
-		return rc;
-	rc = hwt_bundle_stage_write(staging_dir, rel, data, size, err);
-	free(data);
+	if (in < 0)
+		return hwt_err_set(err, errno, "%s: %s", src, strerror(errno));
+	if (!(buf = malloc(1 << 16))) {
+		close(in);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	rc = hwt_bundle_stage_write(staging_dir, rel, "", 0, err);
+	if (!rc && asprintf(&path, "%s/%s", staging_dir, rel) < 0) {
+		path = NULL;
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	if (!rc && (out = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		rc = hwt_err_set(err, errno, "%s: %s", path, strerror(errno));
+	while (!rc) {
+		ssize_t n = read(in, buf, 1 << 16);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = hwt_err_set(err, errno, "reading %s: %s", src,
+					 strerror(errno));
+		else if (n == 0)
+			break;
+		else if ((rc = write_all(out, buf, (size_t)n)))
+			hwt_err_set(err, -rc, "writing %s: %s", path,
+				    strerror(-rc));
+	}
+	if (out >= 0 && close(out) < 0 && !rc)
+		rc = hwt_err_set(err, errno, "writing %s: %s", path,
+				 strerror(errno));
+	close(in);
+	free(buf);
+	free(path);
 	return rc;
 }
 

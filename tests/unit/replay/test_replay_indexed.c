@@ -182,6 +182,40 @@ out:
 	free(t.v);
 }
 
+/* A bundle saved elsewhere (hwt_bundle_copy: LLDB's and GDB's save of
+ * a loaded bundle) keeps the trace compressed with its index. */
+static void test_copy(struct hwt_image *img)
+{
+	struct trace t = { 0 };
+	struct hwt_bundle *orig, *copy = NULL;
+	struct hwt_history *a = NULL, *b = NULL;
+	struct hwt_err err = { 0 };
+	char path[700];
+	int rc;
+
+	add_chunk(&t, 70000, 0);
+	add_chunk(&t, 9000, 3);
+	orig = write_bundle("orig", &t, NULL, false);
+	snprintf(path, sizeof(path), "%s/copy", dir);
+	rc = hwt_bundle_copy(orig, path, &err);
+	if (!rc)
+		rc = hwt_bundle_read(path, &copy, &err);
+	if (!rc)
+		rc = hwt_history_open(copy, 0, img, &a, &err);
+	if (!rc)
+		rc = hwt_history_open(orig, 0, img, &b, &err);
+	CHECK("indexed: a copy keeps the trace compressed and indexed, the "
+	      "same items", rc == 0 && copy->threads[0].index_file &&
+	      copy->threads[0].encoding == HWT_TRACE_ZSTD &&
+	      !hwt_history_index_note(a) && hwt_history_decodes(a) == 0 &&
+	      first_difference(a, b) == 0, "rc %d (%s)", rc, err.msg);
+	hwt_history_free(a);
+	hwt_history_free(b);
+	hwt_bundle_free(orig);
+	hwt_bundle_free(copy);
+	free(t.v);
+}
+
 /* An index that cannot be used: the history says why and reads the
  * trace whole; the items are the trace's. */
 static void test_not_used(struct hwt_image *img)
@@ -283,6 +317,7 @@ int main(void)
 		return 2;
 	RUN(test_same_items, img);
 	RUN(test_not_used, img);
+	RUN(test_copy, img);
 	RUN(test_damaged_chunk, img);
 	hwt_image_free(img);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
