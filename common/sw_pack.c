@@ -268,8 +268,9 @@ void hwt_sw_packer_forget(struct hwt_sw_packer *p, uint64_t max_bytes,
 		ix->chunks[i].first_cut -= cuts;
 		ix->chunks[i].frame -= drop;
 	}
-	memmove(ix->cuts, ix->cuts + cuts,
-		(ix->ncuts - cuts) * sizeof(*ix->cuts));
+	if (ix->ncuts > cuts)   /* no cuts yet: no array either */
+		memmove(ix->cuts, ix->cuts + cuts,
+			(ix->ncuts - cuts) * sizeof(*ix->cuts));
 	ix->ncuts -= cuts;
 }
 
