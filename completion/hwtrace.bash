@@ -7,7 +7,7 @@ _hwtrace()
 	local cmd=${COMP_WORDS[1]} opts
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "record dump info export backends --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "record dump info index export backends --help --version" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -32,6 +32,7 @@ _hwtrace()
 		opts="--output --backend --size --cpu --no-pin --no-copy --snapshot --whole --follow-fork --block-step --quiet --help --" ;;
 	dump) opts="--insn --calls --ranges --thread --range --last --since --tsv --help" ;;
 	info) opts="--help" ;;
+	index) opts="--help" ;;
 	export) opts="--lldb --chrome --svg --per-cpu --cpus --slice --output --range --last --since --help" ;;
 	*) return ;;
 	esac

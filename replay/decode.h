@@ -156,6 +156,18 @@ extern const struct hwt_decoder hwt_decoder_sw;
 int hwt_sw_index_segments(const struct hwt_sw_index *ix, uint64_t lost_insns,
 			  struct hwt_segments *segs, struct hwt_err *err);
 
+/* replay/seg_store.c: the segments of a trace kept beside it
+ * (TRACE.hwtidx) by `hwtrace index`, for formats whose indexing decodes
+ * the whole trace. Save refuses (-ENOTSUP) an index that holds decoded
+ * data (segs->priv); load fails (-EINVAL, saying why) on a file that is
+ * not of this format and trace or does not parse, appending to segs. */
+int hwt_segments_save(const struct hwt_segments *segs, const char *format,
+		      const uint8_t *trace, size_t size, uint8_t **out,
+		      size_t *out_n, struct hwt_err *err);
+int hwt_segments_load(const uint8_t *in, size_t n, const char *format,
+		      const uint8_t *trace, size_t size,
+		      struct hwt_segments *segs, struct hwt_err *err);
+
 /* replay/sw_chunks.c: a bundle thread's indexed hwt-sw trace, mapped,
  * its frames of chunks decompressed when asked for. Open fails (the message says
  * why) when the thread has no index or it does not match its trace. */

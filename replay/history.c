@@ -46,6 +46,7 @@ struct hwt_history {
 	/* Why a bundle's trace index was not used (the trace was read whole
 	 * instead), or empty. */
 	char index_note[sizeof(((struct hwt_err *)0)->msg)];
+	bool kept;               /* segments read from TRACE.hwtidx */
 	struct hwt_image *img;
 	struct hwt_segments segs;
 	uint64_t count;
@@ -58,6 +59,48 @@ struct hwt_history {
 	size_t walk_cap, walk_seg, walk_blk;
 	bool walk_valid;
 };
+
+/* The segments kept beside a bundle thread's trace (seg_store.c) into
+ * h->segs: 0, or why not (note, for the caller to tell). */
+static int load_kept(struct hwt_history *h, const struct hwt_bundle *b,
+		     size_t thread_idx, char *note, size_t note_size)
+{
+	const struct hwt_bundle_thread *t;
+	struct hwt_err e = { 0 };
+	uint8_t *kept = NULL;
+	size_t n = 0;
+	char *path;
+	int rc;
+
+	if (!b || thread_idx >= b->nthreads || h->segs.in.pieces ||
+	    !(t = &b->threads[thread_idx])->trace_file)
+		return -ENOENT;
+	if (asprintf(&path, "%s.hwtidx", t->trace_file) < 0)
+		return -ENOMEM;
+	{
+		char *full = hwt_bundle_path(b, path);
+
+		free(path);
+		if (!full)
+			return -ENOMEM;
+		rc = hwt_read_file(full, 1u << 30, &kept, &n, &e);
+		free(full);
+	}
+	if (rc == -ENOENT)
+		return rc;
+	if (!rc)
+		rc = hwt_segments_load(kept, n, h->dec->format, h->trace,
+				       h->size, &h->segs, &e);
+	free(kept);
+	if (rc) {
+		struct hwt_index_in in = h->segs.in;
+
+		snprintf(note, note_size, "%s", e.msg);
+		hwt_segments_free(&h->segs);
+		h->segs.in = in;   /* the trace is indexed next */
+	}
+	return rc;
+}
 
 static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 		      size_t size, uint8_t *owned, uint64_t lost_insns,
@@ -95,7 +138,12 @@ static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 		.cpu = cpu, .bundle = b, .thread = thread_idx,
 		.pieces = pieces, .npieces = npieces,
 	};
-	if (dec->index_image)
+	h->kept = dec != &hwt_decoder_sw &&
+		load_kept(h, b, thread_idx, h->index_note,
+			  sizeof(h->index_note)) == 0;
+	if (h->kept)
+		rc = 0;
+	else if (dec->index_image)
 		rc = dec->index_image(trace, size, lost_insns, end_pc, img,
 				      &h->segs, err);
 	else
@@ -261,7 +309,7 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 		b->stop_pc : 0;
 	rc = open_trace(dec, data, size, data, t->lost_insns, end_pc,
 			&b->cpu, b, thread_idx, NULL, 0, img, out, err);
-	if (!rc)
+	if (!rc && note[0])
 		snprintf((*out)->index_note, sizeof((*out)->index_note), "%s",
 			 note);
 	return rc;
@@ -270,6 +318,21 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 const char *hwt_history_index_note(const struct hwt_history *h)
 {
 	return h->index_note[0] ? h->index_note : NULL;
+}
+
+bool hwt_history_index_kept(const struct hwt_history *h)
+{
+	return h->kept;
+}
+
+int hwt_history_index_save(const struct hwt_history *h, uint8_t **out,
+			   size_t *out_n, struct hwt_err *err)
+{
+	if (h->chunks || h->dec == &hwt_decoder_sw)
+		return hwt_err_set(err, ENOTSUP, "an hwt-sw trace is indexed "
+				   "when it is recorded");
+	return hwt_segments_save(&h->segs, h->dec->format, h->trace, h->size,
+				 out, out_n, err);
 }
 
 static void slot_free(struct hwt_history *h, int i)

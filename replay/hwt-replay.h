@@ -162,6 +162,15 @@ int hwt_history_runs(struct hwt_history *h,
  * file, stale or damaged: the trace was then read whole), or NULL when
  * it was used or the trace has none. Valid while the history lives. */
 const char *hwt_history_index_note(const struct hwt_history *h);
+/* Whether the segments came from the index kept beside the trace
+ * (`hwtrace index`) instead of decoding the whole trace. */
+bool hwt_history_index_kept(const struct hwt_history *h);
+/* The history's segment index as `hwtrace index` keeps it beside the
+ * trace in TRACE.hwtidx (*out malloc'd); -ENOTSUP for traces indexed
+ * otherwise (hwt-sw at recording) or whose index holds decoded data
+ * (CoreSight, block-step expansion). */
+int hwt_history_index_save(const struct hwt_history *h, uint8_t **out,
+			   size_t *out_n, struct hwt_err *err);
 /* Bytes the history holds now (index, caches, retained trace). */
 size_t hwt_history_memory(const struct hwt_history *h);
 

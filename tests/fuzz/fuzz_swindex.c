@@ -10,6 +10,10 @@
  *     what parses is decoded segment by segment through the frames it
  *     names, which must never read outside them; what does not parse is
  *     refused with a message.
+ *   - As the contents of a segment index kept beside a trace
+ *     (replay/seg_store.c, `hwtrace index`), its size and fingerprint
+ *     made to match the fixed trace so the rest is reached: what loads
+ *     has every segment inside the trace.
  * Seeds (HWT_FUZZ_SEEDS): the fixed trace and its real index.
  */
 #include <zstd.h>
@@ -200,11 +204,58 @@ static void as_index(const uint8_t *data, size_t size, struct hwt_image *img)
 	free(idx);
 }
 
+/* seg_store.c's fingerprint: FNV-1a over the first and last 64 KiB. */
+static uint64_t fingerprint(const uint8_t *t, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	size_t head = n < 65536 ? n : 65536;
+	size_t tail = n - head < 65536 ? n - head : 65536;
+
+	for (size_t i = 0; i < head; i++)
+		h = (h ^ t[i]) * 0x100000001b3ull;
+	for (size_t i = n - tail; i < n; i++)
+		h = (h ^ t[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static void as_kept(const uint8_t *data, size_t size)
+{
+	static const uint8_t trace[300] = { 1, 2, 3 };
+	struct hwt_segments segs = { 0 };
+	uint8_t *raw = malloc(size + 48), *z;
+	size_t cap = ZSTD_compressBound(size + 48), n;
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+
+	memcpy(raw, data, size < 48 ? size : 48);
+	if (size < 48)
+		memset(raw + size, 0, 48 - size);
+	memcpy(raw, "HWTG", 4);
+	hwt_put_le64(raw + 8, sizeof(trace));
+	hwt_put_le64(raw + 16, fingerprint(trace, sizeof(trace)));
+	memcpy(raw + 40, "intel-pt", 8);
+	if (size > 48)
+		memcpy(raw + 48, data + 48, size - 48);
+	z = malloc(cap);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+	n = ZSTD_compress2(cc, z, cap, raw, size > 48 ? size : 48);
+	ZSTD_freeCCtx(cc);
+	if (!ZSTD_isError(n) &&
+	    !hwt_segments_load(z, n, "intel-pt", trace, sizeof(trace), &segs,
+			       NULL))
+		for (size_t i = 0; i < segs.n; i++)
+			if (segs.v[i].off + segs.v[i].len > sizeof(trace))
+				abort();
+	hwt_segments_free(&segs);
+	free(raw);
+	free(z);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hwt_image *img = fuzz_image();
 
 	as_trace(data, size, img);
 	as_index(data, size, img);
+	as_kept(data, size);
 	return 0;
 }

@@ -12,6 +12,7 @@
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
 struct hwt_image;

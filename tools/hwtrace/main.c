@@ -16,6 +16,8 @@ static const char usage[] =
 	"         instruction or function-call history of a bundle\n"
 	"  info PATH\n"
 	"         what a bundle holds\n"
+	"  index PATH\n"
+	"         keep each trace's index beside it, for a fast open\n"
 	"  export --lldb [--per-cpu] -o OUTDIR PATH\n"
 	"         write an x86-64 history as an LLDB intel-pt bundle\n"
 	"  export --chrome -o FILE PATH | export --svg -o FILE PATH\n"
@@ -98,6 +100,7 @@ int main(int argc, char **argv)
 		{ "record", cmd_record },
 		{ "dump", cmd_dump },
 		{ "info", cmd_info },
+		{ "index", cmd_index },
 		{ "export", cmd_export },
 		{ "backends", cmd_backends },
 	};
