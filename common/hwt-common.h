@@ -533,6 +533,12 @@ int hwt_linux_signal(int gdb_sig);
 /* ---- small utilities --------------------------------------------------- */
 
 /* Read a whole file refusing more than max bytes. */
+/* Map a whole regular file read-only; its size must be expect (a bundle
+ * member trace.json sizes). An empty file maps to NULL. Undo with
+ * hwt_unmap_file. */
+int hwt_map_file(const char *path, uint64_t expect, uint8_t **map,
+		 size_t *size, struct hwt_err *err);
+void hwt_unmap_file(uint8_t *map, size_t size);
 int hwt_read_file(const char *path, size_t max, uint8_t **data, size_t *size,
 		  struct hwt_err *err);
 /* GNU build-id of an ELF file as lowercase hex into out (>= 41 bytes);

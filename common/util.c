@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -177,4 +178,44 @@ size_t hwt_remove_stale(const char *dir, const char *prefix)
 	}
 	closedir(d);
 	return n;
+}
+
+int hwt_map_file(const char *path, uint64_t expect, uint8_t **map,
+		 size_t *size, struct hwt_err *err)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	*map = NULL;
+	*size = 0;
+	if (fd < 0)
+		return hwt_err_set(err, errno, "cannot open %s: %s", path,
+				   strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		rc = hwt_err_set(err, EINVAL, "%s is not a regular file", path);
+	else if ((uint64_t)st.st_size != expect)
+		rc = hwt_err_set(err, EINVAL, "%s changed size: %lld bytes, "
+				 "trace.json says %llu", path,
+				 (long long)st.st_size,
+				 (unsigned long long)expect);
+	else if (st.st_size > 0) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ,
+			       MAP_PRIVATE, fd, 0);
+
+		if (p == MAP_FAILED)
+			rc = hwt_err_set(err, errno, "%s: %s", path,
+					 strerror(errno));
+		else {
+			*map = p;
+			*size = (size_t)st.st_size;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+void hwt_unmap_file(uint8_t *map, size_t size)
+{
+	if (map)
+		munmap(map, size);
 }

@@ -42,6 +42,7 @@ struct hwt_history {
 	const uint8_t *trace;
 	size_t size;
 	uint8_t *owned;          /* trace bytes read from a bundle */
+	uint8_t *mapped;         /* or mapped from it, size bytes */
 	struct hwt_sw_chunks *chunks; /* indexed hwt-sw: read chunk by chunk */
 	/* Why a bundle's trace index was not used (the trace was read whole
 	 * instead), or empty. */
@@ -300,6 +301,30 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 			return hwt_err_set(err, ENOMEM, "%s", ie.msg);
 		snprintf(note, sizeof(note), "%s", ie.msg);
 	}
+	/* A trace stored as it is, is mapped: opening then reads only what
+	 * the index (kept or made) and the views ask for. */
+	if (t->encoding == HWT_TRACE_RAW && t->trace_size) {
+		char *path = hwt_bundle_path(b, t->trace_file);
+		uint8_t *map = NULL;
+
+		if (!path)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		rc = hwt_map_file(path, t->trace_size, &map, &size, err);
+		free(path);
+		if (rc)
+			return hwt_err_prefix(err, "trace of thread %lld: ",
+					      (long long)t->tid);
+		end_pc = b->stop_reason == HWT_STOP_FAULT &&
+			b->stop_tid == t->tid ? b->stop_pc : 0;
+		rc = open_trace(dec, map, size, NULL, t->lost_insns, end_pc,
+				&b->cpu, b, thread_idx, NULL, 0, img, out,
+				err);
+		if (rc)
+			hwt_unmap_file(map, size);
+		else
+			(*out)->mapped = map;
+		return rc;
+	}
 	rc = hwt_bundle_load_trace(b, t, &data, &size, err);
 	if (rc)
 		return hwt_err_prefix(err, "trace of thread %lld: ",
@@ -357,6 +382,7 @@ void hwt_history_free(struct hwt_history *h)
 	hwt_segments_free(&h->segs);
 	free(h->walk);
 	free(h->owned);
+	hwt_unmap_file(h->mapped, h->size);
 	hwt_sw_chunks_free(h->chunks);
 	free(h);
 }
@@ -393,7 +419,7 @@ size_t hwt_history_memory(const struct hwt_history *h)
 		h->segs.strcap * sizeof(char *) + h->segs.str_bytes +
 		h->segs.priv_bytes +
 		h->cache_bytes + h->walk_cap * sizeof(*h->walk) +
-		(h->owned ? h->size : 0) +
+		(h->owned || h->mapped ? h->size : 0) +
 		(h->chunks ? hwt_sw_chunks_memory(h->chunks) : 0);
 }
 

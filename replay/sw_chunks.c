@@ -7,12 +7,8 @@
  * decodes one frame (at most 4 MiB) of a gigabyte of history.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "decode.h"
 #include "replay-int.h"
@@ -35,47 +31,13 @@ struct hwt_sw_chunks {
 	uint64_t tick;
 };
 
-static int map_file(const char *path, uint64_t expect, uint8_t **map,
-		    size_t *size, struct hwt_err *err)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-
-	*map = NULL;
-	*size = 0;
-	if (fd < 0)
-		return hwt_err_set(err, errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0)
-		rc = hwt_err_set(err, errno, "%s: %s", path, strerror(errno));
-	else if ((uint64_t)st.st_size != expect)
-		rc = hwt_err_set(err, EINVAL, "%s changed size: %lld bytes, "
-				 "trace.json says %llu", path,
-				 (long long)st.st_size,
-				 (unsigned long long)expect);
-	else if (st.st_size > 0) {
-		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ,
-			       MAP_PRIVATE, fd, 0);
-
-		if (p == MAP_FAILED)
-			rc = hwt_err_set(err, errno, "%s: %s", path,
-					 strerror(errno));
-		else {
-			*map = p;
-			*size = (size_t)st.st_size;
-		}
-	}
-	close(fd);
-	return rc;
-}
-
 void hwt_sw_chunks_free(struct hwt_sw_chunks *c)
 {
 	if (!c)
 		return;
 	for (int i = 0; i < SLOTS; i++)
 		free(c->slots[i].bytes);
-	if (c->map)
-		munmap(c->map, c->map_size);
+	hwt_unmap_file(c->map, c->map_size);
 	hwt_sw_index_free(c->ix);
 	free(c);
 }
@@ -100,7 +62,7 @@ int hwt_sw_chunks_open(const struct hwt_bundle *b,
 	}
 	for (int i = 0; i < SLOTS; i++)
 		c->slots[i].frame = SIZE_MAX;
-	rc = map_file(path, t->trace_size, &c->map, &c->map_size, err);
+	rc = hwt_map_file(path, t->trace_size, &c->map, &c->map_size, err);
 	free(path);
 	if (!rc)
 		rc = hwt_bundle_load_file(b, t->index_file, t->index_size,
