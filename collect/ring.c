@@ -83,10 +83,14 @@ static void drop_oldest_chunk(struct hwt_sw_ring *r)
 		/* Only this file writes the queue, so this means memory
 		 * corruption; dropping everything keeps the ring consistent. */
 		r->lost_bytes += r->queue_used;
+		if (r->budget)
+			r->budget->used -= r->queue_used;
 		r->queue_head = r->queue_used = 0;
 		return;
 	}
 	bytes = HWT_SW_CHUNK_HDR_SIZE + hdr.payload_size;
+	if (r->budget)
+		r->budget->used -= bytes;
 	if (r->spill) {
 		queue_read(r, 0, hwt_sw_spill_scratch(r->spill), bytes);
 		hwt_sw_spill_chunk(r->spill, bytes);
@@ -159,6 +163,12 @@ static void close_open_chunk(struct hwt_sw_ring *r)
 	hwt_sw_chunk_hdr_pack(&r->open_hdr, raw);
 	queue_write(r, raw, sizeof(raw));
 	queue_write(r, r->open, r->open_size);
+	if (r->budget && (r->budget->used += bytes) > r->budget->limit &&
+	    !r->budget->in_over) {
+		r->budget->in_over = true;
+		r->budget->over(r->budget->ctx);
+		r->budget->in_over = false;
+	}
 }
 
 static void open_chunk(struct hwt_sw_ring *r, uint64_t pc)
@@ -373,6 +383,9 @@ int hwt_sw_ring_seal(struct hwt_sw_ring *r, struct hwt_err *err)
 		return rc;
 	free(r->queue);
 	free(r->open);
+	if (r->budget)
+		r->budget->used -= r->queue_used;
+	r->budget = NULL;   /* done growing: the window is shared no more */
 	r->queue = r->open = NULL;
 	r->queue_alloc = r->queue_head = r->queue_used = 0;
 	return 0;
@@ -380,6 +393,8 @@ int hwt_sw_ring_seal(struct hwt_sw_ring *r, struct hwt_err *err)
 
 void hwt_sw_ring_free(struct hwt_sw_ring *r)
 {
+	if (r->budget)
+		r->budget->used -= r->queue_used;
 	hwt_sw_spill_free(r->spill);
 	free(r->queue);
 	free(r->open);

@@ -21,6 +21,18 @@
 #define HWT_RING_RECORD_ROOM (HWT_SW_MAX_RECORD + 1u)
 #define HWT_RING_MIN_CHUNK_PAYLOAD (4u * HWT_RING_RECORD_ROOM)
 
+/* Bytes many rings share (the valgrind backend's window for all threads):
+ * the closed chunks of every ring count, and a ring that takes the total
+ * past limit calls over() to share the window anew at once, instead of
+ * at the next look, so the rings together never hold much more than
+ * limit however fast one of them grows. */
+struct hwt_sw_ring_budget {
+	uint64_t limit, used;
+	void (*over)(void *ctx);
+	void *ctx;
+	bool in_over;
+};
+
 struct hwt_sw_ring {
 	uint64_t capacity;        /* bytes kept: chunk headers + payloads */
 	uint64_t max_capacity;    /* the capacity it was made with */
@@ -40,6 +52,9 @@ struct hwt_sw_ring {
 	uint64_t insn_total;      /* instructions recorded, lost ones included */
 	uint64_t lost_bytes;
 	uint64_t lost_insns;
+
+	/* The budget it shares with other rings, or NULL. */
+	struct hwt_sw_ring_budget *budget;
 
 	/* hwtrace record --whole: the chunks the ring drops go here
 	 * instead of being lost (spill.h); owned, freed with the ring. */

@@ -37,6 +37,8 @@
 
 #define TOOL_FILE "hwtrace-amd64-linux"
 #define READ_PIECE (1u << 20)
+
+static void share_now(void *ctx);
 #define IDLE_NS 5000000L          /* between looks at a quiet stream */
 /* Threads alive at once: Valgrind's default, 500, is below what servers
  * run; each slot costs Valgrind about 7 KB up front, so not the bundle's
@@ -324,6 +326,10 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 				 strerror(errno));
 	/* --whole: what the window drops goes beside the stream. */
 	c->rd.whole_dir = opts->whole_bound ? c->dir : NULL;
+	c->budget = (struct hwt_sw_ring_budget){
+		.limit = 2 * opts->buffer_size, .over = share_now, .ctx = c,
+	};
+	c->rd.budget = &c->budget;
 	c->rd.whole_bound = opts->whole_bound;
 	if (rc == 0 &&
 	    (asprintf(&c->stream_path, "%s/stream", c->dir) < 0 ||
@@ -518,6 +524,12 @@ static void share_window(struct vg_collector *c)
 		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
 			hwt_sw_ring_set_capacity(
 				&c->children[j].rd.threads[i].ring, cap);
+}
+
+/* A ring took all rings past the shared window: share it now. */
+static void share_now(void *ctx)
+{
+	share_window(ctx);
 }
 
 /* Read every stream as far as it goes now, sharing the window between

@@ -159,6 +159,7 @@ static struct hwt_vg_thread *add(struct hwt_vg_reader *r, uint64_t tid,
 	rc = hwt_sw_ring_init(&t->ring, r->ring_capacity,
 			      hwt_sw_ring_chunk_payload_for(r->ring_capacity),
 			      err);
+	t->ring.budget = r->budget;
 	if (rc == 0 && r->whole_dir)
 		rc = hwt_sw_spill_new(r->whole_dir, t->tid, r->whole_bound,
 				      &t->ring.spill, err);

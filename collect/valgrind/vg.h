@@ -41,6 +41,8 @@ struct vg_collector {
 	int stream_fd;
 	uint8_t *piece;           /* READ_PIECE bytes: what drain reads into */
 	uint64_t *used;           /* share_window: each ring's bytes */
+	/* All rings' bytes: past twice the window, shared anew at once. */
+	struct hwt_sw_ring_budget budget;
 	size_t used_alloc;
 	bool reaped;
 	struct hwt_vg_reader rd;

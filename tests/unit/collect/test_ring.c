@@ -396,6 +396,62 @@ static void test_edges(void)
 	free(d.steps);
 }
 
+/* Rings sharing a budget: the one that takes them past it has the
+ * window shared at once (here: halved between the two), so together they
+ * never hold more than the budget and a chunk, however one grows. */
+struct pair {
+	struct hwt_sw_ring a, b;
+	unsigned shares;
+};
+
+static void halve(void *ctx)
+{
+	struct pair *p = ctx;
+
+	p->shares++;
+	hwt_sw_ring_set_capacity(&p->a, 32u << 10);
+	hwt_sw_ring_set_capacity(&p->b, 32u << 10);
+}
+
+static void test_budget(void)
+{
+	const size_t n = 60000;
+	struct step *s = make_steps(n, 9);
+	struct pair p;
+	struct hwt_sw_ring_budget budget = { .limit = 64u << 10,
+					     .over = halve, .ctx = &p };
+	uint64_t worst = 0;
+	bool ok;
+
+	ok = hwt_sw_ring_init(&p.a, 64u << 10, 512, NULL) == 0 &&
+		hwt_sw_ring_init(&p.b, 64u << 10, 512, NULL) == 0;
+	p.shares = 0;
+	p.a.budget = p.b.budget = &budget;
+	hwt_sw_ring_start(&p.a, s[0].pc);
+	hwt_sw_ring_start(&p.b, s[0].pc);
+	/* b fills its window alone, then a grows past the budget. */
+	for (size_t i = 1; i < n / 2; i++)
+		hwt_sw_ring_step(&p.b, s[i].pc, s[i].async);
+	for (size_t i = 1; i < n; i++) {
+		hwt_sw_ring_step(&p.a, s[i].pc, s[i].async);
+		if (budget.used > worst)
+			worst = budget.used;
+	}
+	CHECK("ring: rings sharing a budget hold no more than it and a chunk, "
+	      "the window shared as soon as one passes it",
+	      ok && p.shares > 0 && worst <= (64u << 10) + 600 &&
+	      budget.used == p.a.queue_used + p.b.queue_used,
+	      "%u shares, at most %llu bytes, %llu counted, %zu held",
+	      p.shares, (unsigned long long)worst,
+	      (unsigned long long)budget.used,
+	      p.a.queue_used + p.b.queue_used);
+	hwt_sw_ring_free(&p.a);
+	hwt_sw_ring_free(&p.b);
+	CHECK("ring: freed rings give their bytes back to the budget",
+	      budget.used == 0, "%llu left", (unsigned long long)budget.used);
+	free(s);
+}
+
 int main(void)
 {
 	RUN(test_no_wrap);
@@ -404,5 +460,6 @@ int main(void)
 	RUN(test_shrink);
 	RUN(test_regrow);
 	RUN(test_edges);
+	RUN(test_budget);
 	return check_exit();
 }
