@@ -24,13 +24,45 @@ from hwt_testlib import (ServerProcess, exit_status, parse_args, report,
                          run_tool, selected)
 
 
+def where_stuck(pid):
+    """What a recorder that stopped making progress is doing: its stack
+    (GDB attached for a moment) and the state of each of its children."""
+    lines = []
+    try:
+        p = subprocess.run(['gdb', '-nx', '-batch', '-p', str(pid), '-ex',
+                            'thread apply all bt 12'], capture_output=True,
+                           text=True, timeout=60)
+        lines += [l for l in p.stdout.splitlines() if l.startswith('#')]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        lines.append(f'gdb: {e}')
+    try:
+        for child in open(f'/proc/{pid}/task/{pid}/children').read().split():
+            for task in sorted(os.listdir(f'/proc/{child}/task'))[:20]:
+                with open(f'/proc/{child}/task/{task}/stat') as f:
+                    lines.append(f'tracee {child}/{task}: state '
+                                 f'{f.read().split(")")[-1].split()[0]}')
+    except OSError as e:
+        lines.append(f'tracees: {e}')
+    return '\n'.join(lines[-60:])
+
+
 def record(build, tmp, backend, prog, *args):
+    """(status, stderr, bundle) of hwtrace record; a run past 900 s is a
+    hang, reported with where the recorder was stuck."""
     out = os.path.join(tmp, f'{backend}-{os.path.basename(prog)}-'
                        f'{"-".join(args)}')
-    rc, o, err = run_tool(os.path.join(build, 'hwtrace'), 'record',
-                          '--backend', backend, '-o', out, '--', prog, *args,
-                          timeout=900)
-    return rc, err, out
+    p = subprocess.Popen([os.path.join(build, 'hwtrace'), 'record',
+                          '--backend', backend, '-o', out, '--', prog, *args],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, errors='replace')
+    try:
+        _, err = p.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        stuck = where_stuck(p.pid)
+        p.kill()
+        _, err = p.communicate()
+        return -1, f'hung for 900 s; {err[-300:]}\n{stuck}', out
+    return p.returncode, err, out
 
 
 def test_record(build, tmp, backend):
