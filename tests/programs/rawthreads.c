@@ -78,9 +78,11 @@ int main(int argc, char **argv)
 		}
 		go = 1;
 		syscall(SYS_futex, &go, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
+		/* Wait on the value seen: re-reading it for the call would
+		 * wait on 0 if the thread exited in between, for ever. */
 		for (long i = 0; i < alive; i++)
-			while (tids[i])
-				syscall(SYS_futex, &tids[i], FUTEX_WAIT, tids[i],
+			for (int v; (v = tids[i]) != 0;)
+				syscall(SYS_futex, &tids[i], FUTEX_WAIT, v,
 					NULL, NULL, 0);
 	}
 	return ran == waves * alive ? 0 : 1;
