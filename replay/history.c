@@ -61,6 +61,26 @@ struct hwt_history {
 	bool walk_valid;
 };
 
+/* Number the items of an indexed history 1..count and hand it out, or
+ * free it when indexing failed (rc). */
+static int finish_open(struct hwt_history *h, int rc,
+		       struct hwt_history **out)
+{
+	uint64_t first = 1;
+
+	if (rc) {
+		hwt_history_free(h);
+		return rc;
+	}
+	for (size_t i = 0; i < h->segs.n; i++) {
+		h->segs.v[i].first = first;
+		first += h->segs.v[i].nitems;
+	}
+	h->count = first - 1;
+	*out = h;
+	return 0;
+}
+
 /* The segments kept beside a bundle thread's trace (seg_store.c) into
  * h->segs: 0, or why not (note, for the caller to tell). */
 static int load_kept(struct hwt_history *h, const struct hwt_bundle *b,
@@ -113,7 +133,6 @@ static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 		      struct hwt_err *err)
 {
 	struct hwt_history *h;
-	uint64_t first = 1;
 	int rc;
 
 	if (!img) {
@@ -152,17 +171,7 @@ static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 	/* The pieces belong to the caller and are needed only here. */
 	h->segs.in.pieces = NULL;
 	h->segs.in.npieces = 0;
-	if (rc) {
-		hwt_history_free(h);
-		return rc;
-	}
-	for (size_t i = 0; i < h->segs.n; i++) {
-		h->segs.v[i].first = first;
-		first += h->segs.v[i].nitems;
-	}
-	h->count = first - 1;
-	*out = h;
-	return 0;
+	return finish_open(h, rc, out);
 }
 
 int hwt_history_open_sw(const uint8_t *trace, size_t size,
@@ -232,7 +241,6 @@ static int open_indexed(struct hwt_sw_chunks *chunks, uint64_t lost_insns,
 			struct hwt_err *err)
 {
 	struct hwt_history *h;
-	uint64_t first = 1;
 	int rc;
 
 	if (!img || !(h = calloc(1, sizeof(*h)))) {
@@ -249,17 +257,7 @@ static int open_indexed(struct hwt_sw_chunks *chunks, uint64_t lost_insns,
 		h->cache[i].seg = SIZE_MAX;
 	rc = hwt_sw_index_segments(hwt_sw_chunks_index(chunks), lost_insns,
 				   &h->segs, err);
-	if (rc) {
-		hwt_history_free(h);
-		return rc;
-	}
-	for (size_t i = 0; i < h->segs.n; i++) {
-		h->segs.v[i].first = first;
-		first += h->segs.v[i].nitems;
-	}
-	h->count = first - 1;
-	*out = h;
-	return 0;
+	return finish_open(h, rc, out);
 }
 
 int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
