@@ -504,6 +504,13 @@ int hwt_bundle_load_trace(const struct hwt_bundle *b,
  * decoded_size. */
 int hwt_trace_decompress(const uint8_t *in, size_t n, uint64_t decoded_size,
 			 uint8_t **out, struct hwt_err *err);
+/* Small files kept beside traces (their indexes): one zstd frame with its
+ * content checksum (*out malloc'd), and back, refused (-EINVAL, saying
+ * why) unless in is exactly such a frame decoding to at most max bytes. */
+int hwt_zstd_pack(const void *in, size_t n, uint8_t **out, size_t *out_n,
+		  struct hwt_err *err);
+int hwt_zstd_unpack(const uint8_t *in, size_t n, uint64_t max, uint8_t **out,
+		    size_t *out_n, struct hwt_err *err);
 
 /* Writing: the caller fills a struct hwt_bundle (dir unused) and places the
  * files in the staging directory it got from hwt_bundle_stage_begin; commit

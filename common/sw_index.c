@@ -227,34 +227,18 @@ int hwt_sw_index_parse(const uint8_t *idx, size_t idx_n, const uint8_t *zst,
 		       size_t zst_n, uint64_t decoded_size,
 		       struct hwt_sw_index **out, struct hwt_err *err)
 {
-	unsigned long long raw_n = ZSTD_getFrameContentSize(idx, idx_n);
 	uint8_t *raw;
-	size_t got;
+	size_t raw_n;
 	int rc;
 
 	*out = NULL;
-	if (raw_n == ZSTD_CONTENTSIZE_ERROR ||
-	    raw_n == ZSTD_CONTENTSIZE_UNKNOWN ||
-	    ZSTD_findFrameCompressedSize(idx, idx_n) != idx_n ||
-	    !(idx_n > 4 && (idx[4] & HWT_ZSTD_FHD_CHECKSUM)))
-		return hwt_err_set(err, EINVAL, "the trace's index is not one "
-				   "checksummed zstd frame");
-	if (decoded_size > HWT_BUNDLE_MAX_DECODED ||
-	    raw_n > index_bound(decoded_size))
-		return hwt_err_set(err, EINVAL, "the trace's index decodes to "
-				   "%llu bytes, more than a %llu-byte trace "
-				   "can need", raw_n,
-				   (unsigned long long)decoded_size);
-	if (!(raw = malloc(raw_n ? (size_t)raw_n : 1)))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	got = ZSTD_decompress(raw, (size_t)raw_n, idx, idx_n);
-	if (ZSTD_isError(got) || got != raw_n)
-		rc = hwt_err_set(err, EINVAL, "the trace's index is damaged: "
-				 "%s", ZSTD_isError(got) ?
-				 ZSTD_getErrorName(got) : "short");
-	else
-		rc = parse_raw(raw, (size_t)raw_n, zst, zst_n, decoded_size,
-			       out, err);
+	if (decoded_size > HWT_BUNDLE_MAX_DECODED)
+		return hwt_err_set(err, EINVAL, "the trace's index is for a "
+				   "trace larger than 16 GiB");
+	if ((rc = hwt_zstd_unpack(idx, idx_n, index_bound(decoded_size), &raw,
+				  &raw_n, err)))
+		return hwt_err_prefix(err, "the trace's index: ");
+	rc = parse_raw(raw, raw_n, zst, zst_n, decoded_size, out, err);
 	free(raw);
 	return rc;
 }

@@ -346,31 +346,21 @@ static uint8_t *index_bytes(const struct hwt_sw_packer *p, size_t *len)
 int hwt_sw_packer_index(struct hwt_sw_packer *p, uint8_t **idx,
 			size_t *idx_n, struct hwt_err *err)
 {
-	size_t raw_n = 0, cap, got;
+	size_t raw_n = 0;
 	uint8_t *raw;
+	int rc;
 
 	*idx = NULL;
 	*idx_n = 0;
 	if (p->pending_n)
 		return hwt_err_set(err, EINVAL, "the trace packer was not "
 				   "flushed before its index was asked for");
-	raw = index_bytes(p, &raw_n);
-	cap = ZSTD_compressBound(raw_n);
-	if (!raw || !(*idx = malloc(cap))) {
-		free(raw);
+	if (!(raw = index_bytes(p, &raw_n)))
 		return hwt_err_set(err, ENOMEM, "out of memory for the "
 				   "trace's index");
-	}
-	got = ZSTD_compress2(p->cc, *idx, cap, raw, raw_n);
+	rc = hwt_zstd_pack(raw, raw_n, idx, idx_n, err);
 	free(raw);
-	if (ZSTD_isError(got)) {
-		free(*idx);
-		*idx = NULL;
-		return hwt_err_set(err, EIO, "compressing the trace's index: "
-				   "%s", ZSTD_getErrorName(got));
-	}
-	*idx_n = got;
-	return 0;
+	return rc;
 }
 
 /* ---- a whole trace in memory ---- */
@@ -421,33 +411,6 @@ static int pack_chunks(struct hwt_sw_packer *p, const uint8_t *trace,
 	return hwt_sw_packer_flush(p, err);
 }
 
-/* A trace that cannot be indexed: one frame. */
-static int pack_whole(const uint8_t *trace, size_t n, struct membuf *m,
-		      struct hwt_err *err)
-{
-	ZSTD_CCtx *cc = ZSTD_createCCtx();
-	size_t got;
-	int rc = 0;
-
-	m->cap = ZSTD_compressBound(n);
-	if (!cc || !(m->v = malloc(m->cap))) {
-		ZSTD_freeCCtx(cc);
-		return hwt_err_set(err, ENOMEM, "out of memory compressing "
-				   "%zu bytes of trace", n);
-	}
-	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel,
-			       HWT_SW_ZSTD_LEVEL);
-	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-	got = ZSTD_compress2(cc, m->v, m->cap, trace, n);
-	if (ZSTD_isError(got))
-		rc = hwt_err_set(err, EIO, "compressing the trace: %s",
-				 ZSTD_getErrorName(got));
-	else
-		m->n = got;
-	ZSTD_freeCCtx(cc);
-	return rc;
-}
-
 int hwt_sw_trace_pack(const uint8_t *trace, size_t n, uint8_t **zst,
 		      size_t *zst_n, uint8_t **idx, size_t *idx_n,
 		      struct hwt_err *err)
@@ -469,14 +432,13 @@ int hwt_sw_trace_pack(const uint8_t *trace, size_t n, uint8_t **zst,
 			m = (struct membuf){ 0 };
 		}
 	}
-	if (rc == -ENOMEM || (rc && rc != -EBADMSG)) {
+	if (rc && rc != -EBADMSG) {
 		free(m.v);
 		return rc;
 	}
-	if (!*idx && (rc = pack_whole(trace, n, &m, err))) {
-		free(m.v);
+	/* A trace that cannot be indexed: one frame. */
+	if (!*idx && (rc = hwt_zstd_pack(trace, n, &m.v, &m.n, err)))
 		return rc;
-	}
 	*zst = m.v;
 	*zst_n = m.n;
 	return 0;

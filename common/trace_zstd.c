@@ -12,6 +12,7 @@
 #include <zstd.h>
 
 #include "hwt-common.h"
+#include "sw_index_layout.h"
 
 /* The decoded size of the frames of in, one after another (a bundle's
  * trace is one frame per chunk, sw_index.c), or -1 when they are not all
@@ -95,5 +96,63 @@ int hwt_bundle_load_trace(const struct hwt_bundle *b,
 		return rc;
 	}
 	*size = (size_t)t->decoded_size;
+	return 0;
+}
+
+int hwt_zstd_pack(const void *in, size_t n, uint8_t **out, size_t *out_n,
+		  struct hwt_err *err)
+{
+	size_t cap = ZSTD_compressBound(n), got = 0;
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+
+	*out = NULL;
+	*out_n = 0;
+	if (!cc || !(*out = malloc(cap ? cap : 1))) {
+		ZSTD_freeCCtx(cc);
+		return hwt_err_set(err, ENOMEM, "out of memory compressing "
+				   "%zu bytes", n);
+	}
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel,
+						HWT_SW_ZSTD_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)) ||
+	    ZSTD_isError(got = ZSTD_compress2(cc, *out, cap, in, n))) {
+		ZSTD_freeCCtx(cc);
+		free(*out);
+		*out = NULL;
+		return hwt_err_set(err, EIO, "compressing %zu bytes failed", n);
+	}
+	ZSTD_freeCCtx(cc);
+	*out_n = got;
+	return 0;
+}
+
+int hwt_zstd_unpack(const uint8_t *in, size_t n, uint64_t max, uint8_t **out,
+		    size_t *out_n, struct hwt_err *err)
+{
+	unsigned long long len = ZSTD_getFrameContentSize(in, n);
+	size_t got;
+
+	*out = NULL;
+	*out_n = 0;
+	if (len == ZSTD_CONTENTSIZE_ERROR || len == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    ZSTD_findFrameCompressedSize(in, n) != n || n < 5 ||
+	    !(in[4] & HWT_ZSTD_FHD_CHECKSUM))
+		return hwt_err_set(err, EINVAL, "not one checksummed zstd "
+				   "frame");
+	if (len > max)
+		return hwt_err_set(err, EINVAL, "it decodes to %llu bytes, "
+				   "more than the %llu it can need", len,
+				   (unsigned long long)max);
+	if (!(*out = malloc(len ? (size_t)len : 1)))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	got = ZSTD_decompress(*out, (size_t)len, in, n);
+	if (ZSTD_isError(got) || got != len) {
+		free(*out);
+		*out = NULL;
+		return hwt_err_set(err, EINVAL, "it is damaged (%s)",
+				   ZSTD_isError(got) ? ZSTD_getErrorName(got) :
+				   "short");
+	}
+	*out_n = (size_t)len;
 	return 0;
 }

@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "decode.h"
 #include "replay-int.h"
@@ -51,8 +50,9 @@ int hwt_segments_save(const struct hwt_segments *segs, const char *format,
 		      const uint8_t *trace, size_t size, uint8_t **out,
 		      size_t *out_n, struct hwt_err *err)
 {
-	size_t raw_n = HDR + segs->n * SEG, rbytes = 0, nreasons = 0, cap, got;
+	size_t raw_n = HDR + segs->n * SEG, rbytes = 0, nreasons = 0;
 	uint8_t *raw, *p, *r;
+	int rc;
 
 	*out = NULL;
 	if (segs->priv || strlen(format) > FORMAT_MAX)
@@ -94,28 +94,9 @@ int hwt_segments_save(const struct hwt_segments *segs, const char *format,
 			r += len;
 		}
 	}
-	cap = ZSTD_compressBound(raw_n + rbytes);
-	if (!(*out = malloc(cap))) {
-		free(raw);
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	}
-	{
-		ZSTD_CCtx *cc = ZSTD_createCCtx();
-
-		if (cc)
-			ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-		got = cc ? ZSTD_compress2(cc, *out, cap, raw, raw_n + rbytes) :
-			(size_t)-1;
-		ZSTD_freeCCtx(cc);
-	}
+	rc = hwt_zstd_pack(raw, raw_n + rbytes, out, out_n, err);
 	free(raw);
-	if (ZSTD_isError(got)) {
-		free(*out);
-		*out = NULL;
-		return hwt_err_set(err, EIO, "compressing the index failed");
-	}
-	*out_n = got;
-	return 0;
+	return rc;
 }
 
 static int bad(struct hwt_err *err, const char *what)
@@ -209,24 +190,16 @@ int hwt_segments_load(const uint8_t *in, size_t n, const char *format,
 		      const uint8_t *trace, size_t size,
 		      struct hwt_segments *segs, struct hwt_err *err)
 {
-	unsigned long long raw_n = ZSTD_getFrameContentSize(in, n);
 	uint8_t *raw;
-	size_t got;
+	size_t raw_n;
 	int rc;
 
-	if (raw_n == ZSTD_CONTENTSIZE_ERROR ||
-	    raw_n == ZSTD_CONTENTSIZE_UNKNOWN ||
-	    ZSTD_findFrameCompressedSize(in, n) != n || n < 5 ||
-	    !(in[4] & 0x04))
-		return bad(err, "not one checksummed zstd frame");
-	/* A segment holds an item at least, an item a byte of trace. */
-	if (raw_n > HDR + (size + 1) * (uint64_t)(SEG + 4096))
-		return bad(err, "larger than any index of this trace");
-	if (!(raw = malloc(raw_n ? (size_t)raw_n : 1)))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	got = ZSTD_decompress(raw, (size_t)raw_n, in, n);
-	rc = ZSTD_isError(got) || got != raw_n ? bad(err, "it is damaged") :
-		parse(raw, (size_t)raw_n, format, trace, size, segs, err);
+	/* A segment holds an item at least, an item a byte of trace, a
+	 * reason at most a few KB. */
+	if ((rc = hwt_zstd_unpack(in, n, HDR + (size + 1) *
+				  (uint64_t)(SEG + 4096), &raw, &raw_n, err)))
+		return hwt_err_prefix(err, "the trace's kept index: ");
+	rc = parse(raw, raw_n, format, trace, size, segs, err);
 	free(raw);
 	return rc;
 }
