@@ -8,58 +8,7 @@
 
 #include "hwt-common.h"
 #include "check.h"
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-struct trace {
-	uint8_t *v;
-	size_t n, cap;
-	uint64_t seq;
-};
-
-static void put(struct trace *t, const void *p, size_t n)
-{
-	if (t->n + n > t->cap) {
-		t->cap = (t->n + n) * 2;
-		t->v = realloc(t->v, t->cap);
-	}
-	memcpy(t->v + t->n, p, n);
-	t->n += n;
-}
-
-/* A plain chunk of insns instructions: mostly short steps, some jumps
- * and signal entries, as a recorder writes them. */
-static void add_chunk(struct trace *t, uint32_t insns, uint64_t lost)
-{
-	uint8_t rec[HWT_SW_MAX_RECORD + 1], hdr[HWT_SW_CHUNK_HDR_SIZE] = { 0 };
-	struct hwt_sw_chunk_hdr h = { .first_pc = 0x401000 + (next_rand() &
-							     0xfff0),
-				      .first_seq = t->seq + lost,
-				      .insn_count = insns };
-	size_t at = t->n;
-	uint64_t pc = h.first_pc;
-
-	put(t, hdr, sizeof(hdr));
-	for (uint32_t i = 1; i < insns; i++) {
-		uint64_t x = next_rand(), next;
-
-		next = x % 8 ? pc + 1 + x % 15 : pc + (x >> 40) - (1u << 23);
-		put(t, rec, hwt_sw_encode_step(pc, next, x % 101 == 0, rec));
-		pc = next;
-	}
-	h.payload_size = (uint32_t)(t->n - at - sizeof(hdr));
-	h.last_pc = pc;
-	hwt_sw_chunk_hdr_pack(&h, t->v + at);
-	t->seq = h.first_seq + insns;
-}
+#include "sw_chunks_gen.h"
 
 struct packed {
 	uint8_t *zst, *idx;
@@ -67,7 +16,7 @@ struct packed {
 	int rc;
 };
 
-static struct packed pack(const struct trace *t)
+static struct packed pack(const struct gen_trace *t)
 {
 	struct packed p = { 0 };
 	struct hwt_err err = { 0 };
@@ -114,7 +63,7 @@ static int parse_raw(const struct packed *p, const uint8_t *raw, size_t n,
 
 static void test_roundtrip(void)
 {
-	struct trace t = { 0 };
+	struct gen_trace t = { 0 };
 	uint32_t counts[] = { 10000, 1, 4096, 4097, 8193, 300000 };
 	struct hwt_err err = { 0 };
 	struct hwt_sw_index *ix = NULL;
@@ -125,7 +74,7 @@ static void test_roundtrip(void)
 	int rc;
 
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
-		add_chunk(&t, counts[i], i == 3 ? 777 : 0);
+		gen_chunk(&t, counts[i], i == 3 ? 777 : 0);
 	p = pack(&t);
 	CHECK("index: a trace of plain chunks gets one",
 	      p.rc == 0 && p.idx && p.idx_n < 2000, "rc %d, %zu bytes", p.rc,
@@ -216,7 +165,7 @@ static bool same_index(const struct hwt_sw_index *x,
  * were changed: refused with a message, never used. */
 static void test_refused(void)
 {
-	struct trace a = { 0 }, b = { 0 };
+	struct gen_trace a = { 0 }, b = { .rng = 12345 };
 	struct hwt_err err = { 0 };
 	struct hwt_sw_index *ix = NULL, *ix0 = NULL;
 	struct packed pa, pb;
@@ -246,12 +195,12 @@ static void test_refused(void)
 		{ "a restart's spare bits", 32 + 24 + 3 * 40 + 6, 1 },
 	};
 
-	add_chunk(&a, 9000, 0);
-	add_chunk(&a, 5000, 0);
-	add_chunk(&a, 100, 0);
-	add_chunk(&b, 9000, 0);
-	add_chunk(&b, 5000, 0);
-	add_chunk(&b, 100, 0);
+	gen_chunk(&a, 9000, 0);
+	gen_chunk(&a, 5000, 0);
+	gen_chunk(&a, 100, 0);
+	gen_chunk(&b, 9000, 0);
+	gen_chunk(&b, 5000, 0);
+	gen_chunk(&b, 100, 0);
 	pa = pack(&a);
 	pb = pack(&b);
 	rc = hwt_sw_index_parse(pa.idx, pa.idx_n, pb.zst, pb.zst_n, a.n, &ix,
@@ -328,15 +277,15 @@ static void test_refused(void)
  * scan it. */
 static void test_not_indexed(void)
 {
-	struct trace t = { 0 };
+	struct gen_trace t = { 0 };
 	struct hwt_err err = { 0 };
 	uint8_t *whole = NULL;
 	struct packed p;
 	int rc;
 
-	add_chunk(&t, 5000, 0);
-	put(&t, "junk", 4);
-	add_chunk(&t, 5000, 0);
+	gen_chunk(&t, 5000, 0);
+	gen_put(&t, "junk", 4);
+	gen_chunk(&t, 5000, 0);
 	p = pack(&t);
 	rc = hwt_trace_decompress(p.zst, p.zst_n, t.n, &whole, &err);
 	CHECK("index: none for a damaged trace, which is kept whole",
@@ -346,7 +295,7 @@ static void test_not_indexed(void)
 	packed_free(&p);
 	/* A chunk of branch records is expanded with code: not indexed. */
 	t.n = 0;
-	add_chunk(&t, 3000, 0);
+	gen_chunk(&t, 3000, 0);
 	t.v[36] = HWT_SW_CHUNK_BRANCHES;
 	p = pack(&t);
 	CHECK("index: none for branch chunks", p.rc == 0 && !p.idx,

@@ -11,65 +11,15 @@
 
 #include "replay-int.h"
 #include "check.h"
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-struct trace {
-	uint8_t *v;
-	size_t n, cap;
-	uint64_t seq;
-};
-
-static void put(struct trace *t, const void *p, size_t n)
-{
-	if (t->n + n > t->cap) {
-		t->cap = (t->n + n) * 2;
-		t->v = realloc(t->v, t->cap);
-	}
-	memcpy(t->v + t->n, p, n);
-	t->n += n;
-}
-
-/* A chunk of insns instructions after lost ones the ring dropped. */
-static void add_chunk(struct trace *t, uint32_t insns, uint64_t lost)
-{
-	uint8_t rec[HWT_SW_MAX_RECORD + 1], hdr[HWT_SW_CHUNK_HDR_SIZE] = { 0 };
-	struct hwt_sw_chunk_hdr h = { .first_pc = 0x10000 + (next_rand() &
-							     0xfffff0),
-				      .first_seq = t->seq + lost,
-				      .insn_count = insns };
-	size_t at = t->n;
-	uint64_t pc = h.first_pc;
-
-	put(t, hdr, sizeof(hdr));
-	for (uint32_t i = 1; i < insns; i++) {
-		uint64_t x = next_rand(), next;
-
-		next = x % 8 ? pc + 1 + x % 15 : 0x10000 + (x >> 40);
-		put(t, rec, hwt_sw_encode_step(pc, next, x % 211 == 0, rec));
-		pc = next;
-	}
-	h.payload_size = (uint32_t)(t->n - at - sizeof(hdr));
-	h.last_pc = pc;
-	hwt_sw_chunk_hdr_pack(&h, t->v + at);
-	t->seq = h.first_seq + insns;
-}
+#include "sw_chunks_gen.h"
 
 static char dir[] = "/tmp/hwt-test-indexed-XXXXXX";
 
 /* A bundle at dir/name of trace t, compressed; with its index unless
  * idx_from (another trace whose index it gets instead) says otherwise:
  * NULL its own, or no index at all when no_index. */
-static struct hwt_bundle *write_bundle(const char *name, const struct trace *t,
-				       const struct trace *idx_from,
+static struct hwt_bundle *write_bundle(const char *name, const struct gen_trace *t,
+				       const struct gen_trace *idx_from,
 				       bool no_index)
 {
 	struct hwt_bundle_thread th = { .tid = 7, .trace_file = "t.zst",
@@ -134,7 +84,7 @@ static uint64_t first_difference(struct hwt_history *a, struct hwt_history *b)
 
 static void test_same_items(struct hwt_image *img)
 {
-	struct trace t = { 0 };
+	struct gen_trace t = { 0 };
 	struct hwt_bundle *with, *without;
 	struct hwt_history *a = NULL, *b = NULL;
 	struct hwt_err err = { 0 };
@@ -142,15 +92,15 @@ static void test_same_items(struct hwt_image *img)
 	uint64_t diff;
 	int rc;
 
-	add_chunk(&t, 50000, 1234);
-	add_chunk(&t, 4096, 0);
-	add_chunk(&t, 4097, 0);
-	add_chunk(&t, 1, 5);
-	add_chunk(&t, 200000, 0);
-	add_chunk(&t, 77777, 99);
+	gen_chunk(&t, 50000, 1234);
+	gen_chunk(&t, 4096, 0);
+	gen_chunk(&t, 4097, 0);
+	gen_chunk(&t, 1, 5);
+	gen_chunk(&t, 200000, 0);
+	gen_chunk(&t, 77777, 99);
 	/* past the first frame's 4 MiB */
 	for (int i = 0; i < 5; i++)
-		add_chunk(&t, 600000, 0);
+		gen_chunk(&t, 600000, 0);
 	with = write_bundle("with", &t, NULL, false);
 	without = write_bundle("without", &t, NULL, true);
 	rc = hwt_history_open(with, 0, img, &a, &err);
@@ -186,15 +136,15 @@ out:
  * a loaded bundle) keeps the trace compressed with its index. */
 static void test_copy(struct hwt_image *img)
 {
-	struct trace t = { 0 };
+	struct gen_trace t = { 0 };
 	struct hwt_bundle *orig, *copy = NULL;
 	struct hwt_history *a = NULL, *b = NULL;
 	struct hwt_err err = { 0 };
 	char path[700];
 	int rc;
 
-	add_chunk(&t, 70000, 0);
-	add_chunk(&t, 9000, 3);
+	gen_chunk(&t, 70000, 0);
+	gen_chunk(&t, 9000, 3);
 	orig = write_bundle("orig", &t, NULL, false);
 	snprintf(path, sizeof(path), "%s/copy", dir);
 	rc = hwt_bundle_copy(orig, path, &err);
@@ -220,17 +170,17 @@ static void test_copy(struct hwt_image *img)
  * trace whole; the items are the trace's. */
 static void test_not_used(struct hwt_image *img)
 {
-	struct trace t = { 0 }, other = { 0 };
+	struct gen_trace t = { 0 }, other = { .rng = 12345 };
 	struct hwt_bundle *stale, *plain;
 	struct hwt_history *a = NULL, *b = NULL;
 	struct hwt_err err = { 0 };
 	char path[700];
 	int rc;
 
-	add_chunk(&t, 30000, 0);
-	add_chunk(&t, 30000, 0);
-	add_chunk(&other, 30000, 0);
-	add_chunk(&other, 30000, 0);
+	gen_chunk(&t, 30000, 0);
+	gen_chunk(&t, 30000, 0);
+	gen_chunk(&other, 30000, 0);
+	gen_chunk(&other, 30000, 0);
 	stale = write_bundle("stale", &t, &other, false);
 	plain = write_bundle("plain", &t, NULL, true);
 	rc = hwt_history_open(stale, 0, img, &a, &err);
@@ -263,7 +213,7 @@ static void test_not_used(struct hwt_image *img)
  * error naming it when it is decoded, the others read. */
 static void test_damaged_chunk(struct hwt_image *img)
 {
-	struct trace t = { 0 };
+	struct gen_trace t = { 0 };
 	struct hwt_bundle *bb;
 	struct hwt_history *h = NULL;
 	struct hwt_err err = { 0 };
@@ -273,7 +223,7 @@ static void test_damaged_chunk(struct hwt_image *img)
 	int rc, rc_old;
 
 	for (int i = 0; i < 6; i++)
-		add_chunk(&t, 600000, 0);
+		gen_chunk(&t, 600000, 0);
 	bb = write_bundle("damaged", &t, NULL, false);
 	/* A byte inside the first of the two frames. */
 	snprintf(path, sizeof(path), "%s/damaged/t.zst", dir);
