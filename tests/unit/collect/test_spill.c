@@ -4,10 +4,12 @@
  * and the counts say exactly what was lost; the staged trace and its
  * index read back as the history's newest instructions, in order. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "hwt-common.h"
@@ -137,6 +139,31 @@ static void test_whole(void)
 	free(pcs);
 }
 
+/* Whether the file system under dir gives back the disk of a punched
+ * hole: where it does not, the spill keeps the same history but its file
+ * keeps its size until removed. */
+static bool can_punch(void)
+{
+	char path[600];
+	static char buf[1 << 20];
+	struct stat st;
+	bool ok = false;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/punch-probe", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return false;
+	memset(buf, 1, sizeof(buf));
+	if (write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) && !fsync(fd) &&
+	    !fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+		       sizeof(buf)) && !fstat(fd, &st))
+		ok = (uint64_t)st.st_blocks * 512 < sizeof(buf) / 2;
+	close(fd);
+	unlink(path);
+	return ok;
+}
+
 static void test_bound(void)
 {
 	enum { N = 3000000 };
@@ -149,9 +176,13 @@ static void test_bound(void)
 	      "rc %d (%s): %llu kept, %llu lost, first %llu", r.rc, r.msg,
 	      (unsigned long long)r.kept, (unsigned long long)r.lost_insns,
 	      (unsigned long long)r.first_seq);
-	CHECK("bound: the disk the spill holds stays within it (holes "
-	      "punched)", r.disk <= bound + (4u << 20), "%llu bytes",
-	      (unsigned long long)r.disk);
+	if (!can_punch())
+		printf("SKIP bound: the disk the spill holds: the file system "
+		       "under %s does not give back punched holes\n", dir);
+	else
+		CHECK("bound: the disk the spill holds stays within it (holes "
+		      "punched)", r.disk <= bound + (4u << 20), "%llu bytes",
+		      (unsigned long long)r.disk);
 	free(pcs);
 }
 
