@@ -42,8 +42,6 @@
 #include "seize.h"
 
 #define SYSCALL_STOP (SIGTRAP | 0x80)     /* with PTRACE_O_TRACESYSGOOD */
-#define POLL_MIN_MS 1
-#define POLL_MAX_MS 16
 
 #ifndef TRAP_HWBKPT
 #define TRAP_HWBKPT 4
@@ -350,47 +348,41 @@ static bool any_running(const struct hwt_seize *s)
 }
 
 /* Wait for the next stop; with interrupt_fd or recorder descriptors,
- * poll them between non-blocking waits. Returns the tid, 0 after serving
- * descriptors (or an interrupt), or a negative errno. */
+ * poll them too. Returns the tid, 0 after serving descriptors (or an
+ * interrupt, or nothing), or a negative errno. */
 static pid_t next_stop(struct hwt_seize *s, int interrupt_fd, int *status,
 		       int *idle_ms, struct hwt_err *err)
 {
-	struct pollfd *rfds = NULL, fds[17];
+	struct pollfd *rfds = NULL, fds[HWT_SEIZE_POLL_MAX];
 	size_t nr = s->ops->pollfds ? s->ops->pollfds(s->ctx, &rfds) : 0;
 	size_t n = 0;
 	bool poll_int = interrupt_fd >= 0 && !s->rules.stopping &&
 		!hwt_live_has_first(&s->rules) && !s->rules.interrupted;
 	pid_t tid;
-	int rc;
+	int ready;
 
-	if (nr > 16)
-		nr = 16;
-	tid = hwt_seize_wait(s, status, nr || poll_int ? WNOHANG : 0, "", err);
-	if (tid > 0)
-		*idle_ms = POLL_MIN_MS;
-	if (tid != 0)
-		return tid;
+	if (nr > HWT_SEIZE_POLL_MAX - 1)
+		nr = HWT_SEIZE_POLL_MAX - 1;
+	if (!nr && !poll_int)
+		return hwt_seize_wait(s, status, 0, "", err);
 	for (size_t i = 0; i < nr; i++)
 		fds[n++] = rfds[i];
 	if (poll_int)
 		fds[n++] = (struct pollfd){ .fd = interrupt_fd,
 					    .events = POLLIN };
-	rc = poll(fds, (nfds_t)n, *idle_ms);
-	if (rc < 0 && errno != EINTR)
-		return hwt_err_set(err, errno, "poll: %s", strerror(errno));
-	if (rc > 0 && poll_int && fds[n - 1].revents) {
+	tid = hwt_seize_wait_or_poll(s, status, fds, n, idle_ms, &ready, err);
+	if (tid != 0)
+		return tid;
+	if (ready && poll_int && fds[n - 1].revents) {
 		/* The rules queue INTERRUPTED on the thread they pick. */
 		s->rules.interrupted = true;
-		fds[n - 1].revents = 0;
-		rc--;
+		ready--;
 	}
-	if (rc > 0 && nr) {
+	if (ready && nr) {
 		for (size_t i = 0; i < nr; i++)
 			rfds[i].revents = fds[i].revents;
 		return s->ops->readable(s->ctx, err);
 	}
-	if (*idle_ms < POLL_MAX_MS)
-		*idle_ms *= 2;
 	return 0;
 }
 
@@ -399,7 +391,7 @@ static pid_t next_stop(struct hwt_seize *s, int interrupt_fd, int *status,
  * (ENDED). */
 static int loop(struct hwt_seize *s, int interrupt_fd, struct hwt_err *err)
 {
-	int idle_ms = POLL_MIN_MS, rc;
+	int idle_ms = HWT_SEIZE_IDLE_MS, rc;
 
 	while (any_running(s) &&
 	       (s->rules.stopping ||

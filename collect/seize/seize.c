@@ -39,7 +39,6 @@
 /* While a recorder has descriptors to watch, ptrace stops are reaped
  * without blocking between polls; an idle wait grows to this bound, which
  * is the longest a new stop waits for us. */
-#define POLL_MIN_MS 1
 #define POLL_MAX_MS 16
 
 /* on_stop: the process stopped on a fatal signal. */
@@ -55,6 +54,7 @@ void hwt_seize_init(struct hwt_seize *s, const struct hwt_seize_ops *ops,
 	s->pid = -1;
 	s->held.pid = -1;
 	s->held.go_fd = s->held.err_fd = -1;
+	hwt_child_wake_init(&s->wake);
 }
 
 static struct hwt_seize_thread *find(struct hwt_seize *s, pid_t tid)
@@ -308,6 +308,42 @@ pid_t hwt_seize_wait(struct hwt_seize *s, int *status, int flags,
 	}
 }
 
+pid_t hwt_seize_wait_or_poll(struct hwt_seize *s, int *status,
+			     struct pollfd *fds, size_t n, int *idle_ms,
+			     int *ready, struct hwt_err *err)
+{
+	struct pollfd all[HWT_SEIZE_POLL_MAX + 1];
+	int wake_fd, rc;
+	pid_t tid;
+
+	*ready = 0;
+	if (n > HWT_SEIZE_POLL_MAX)
+		n = HWT_SEIZE_POLL_MAX;
+	/* Armed before the non-blocking wait: a stop after it wakes poll. */
+	wake_fd = hwt_child_wake_arm(&s->wake);
+	tid = hwt_seize_wait(s, status, WNOHANG, "", err);
+	if (tid != 0) {
+		hwt_child_wake_disarm(&s->wake);
+		if (tid > 0)
+			*idle_ms = HWT_SEIZE_IDLE_MS;
+		return tid;
+	}
+	memcpy(all, fds, n * sizeof(*fds));
+	if (wake_fd >= 0)
+		all[n] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
+	rc = poll(all, (nfds_t)n + (wake_fd >= 0), *idle_ms);
+	hwt_child_wake_disarm(&s->wake);
+	if (rc < 0 && errno != EINTR)
+		return hwt_err_set(err, errno, "poll: %s", strerror(errno));
+	for (size_t i = 0; i < n; i++) {
+		fds[i].revents = all[i].revents;
+		*ready += all[i].revents != 0;
+	}
+	if (rc == 0 && *idle_ms < POLL_MAX_MS)
+		*idle_ms *= 2;
+	return 0;
+}
+
 /* Wait for the next ptrace event. With descriptors to watch, poll them
  * between non-blocking waits: their wakeups are served while no stop
  * comes. Returns the tid, or 0 after serving descriptors. */
@@ -317,21 +353,14 @@ static pid_t next_event(struct hwt_seize *s, int *status, int *idle_ms,
 	struct pollfd *fds = NULL;
 	size_t n = s->ops->pollfds ? s->ops->pollfds(s->ctx, &fds) : 0;
 	pid_t tid;
-	int rc;
+	int ready;
 
-	tid = hwt_seize_wait(s, status, n ? WNOHANG : 0, "", err);
-	if (tid > 0)
-		*idle_ms = POLL_MIN_MS;
+	if (!n)
+		return hwt_seize_wait(s, status, 0, "", err);
+	tid = hwt_seize_wait_or_poll(s, status, fds, n, idle_ms, &ready, err);
 	if (tid != 0)
 		return tid;
-	rc = poll(fds, (nfds_t)n, *idle_ms);
-	if (rc < 0 && errno != EINTR)
-		return hwt_err_set(err, errno, "poll: %s", strerror(errno));
-	if (rc > 0)
-		return s->ops->readable(s->ctx, err);
-	if (*idle_ms < POLL_MAX_MS)
-		*idle_ms *= 2;
-	return 0;
+	return ready ? s->ops->readable(s->ctx, err) : 0;
 }
 
 static bool all_held(const struct hwt_seize *s)
@@ -396,7 +425,7 @@ static int quiesce(struct hwt_seize *s, struct hwt_err *err)
 
 int hwt_seize_run(struct hwt_seize *s, struct hwt_err *err)
 {
-	int idle_ms = POLL_MIN_MS, rc;
+	int idle_ms = HWT_SEIZE_IDLE_MS, rc;
 
 	hwt_held_release(&s->held);
 	/* Started for live control but run to the end instead: let the
@@ -524,6 +553,7 @@ void hwt_seize_close(struct hwt_seize *s)
 		s->reaped = true;
 	}
 	hwt_held_close(&s->held);
+	hwt_child_wake_close(&s->wake);
 	hwt_seize_breaks_free(s);
 	free(s->threads);
 	s->threads = NULL;
@@ -533,6 +563,7 @@ void hwt_seize_close(struct hwt_seize *s)
 void hwt_seize_forget(struct hwt_seize *s)
 {
 	hwt_held_close(&s->held);
+	hwt_child_wake_close(&s->wake);
 	hwt_seize_breaks_free(s);
 	free(s->threads);
 	s->threads = NULL;

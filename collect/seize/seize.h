@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "os/childwake.h"
 #include "os/debugreg.h"
 #include "os/held.h"
 #include "hwt-collect.h"
@@ -118,6 +119,7 @@ struct hwt_seize {
 	/* the rules (collect/live.c) over this layer's mechanisms */
 	struct hwt_live rules;
 	struct hwt_seize_breaks brk;
+	struct hwt_child_wake wake;   /* stops wake the polling waits */
 };
 
 /* Before anything can fail: hwt_seize_close is then safe. */
@@ -136,6 +138,19 @@ int hwt_seize_write_core(struct hwt_seize *s, const char *path,
 /* After a fault: deliver the signal (and those held for other threads)
  * and reap; s->end becomes how the process ended. */
 int hwt_seize_finish(struct hwt_seize *s, struct hwt_err *err);
+/* The descriptors a wait may watch beside the program's stops, at most. */
+#define HWT_SEIZE_POLL_MAX 17
+/* Wait for the next stop, or for one of fds (at most HWT_SEIZE_POLL_MAX)
+ * to become ready, or for a while. A stop is noticed at once (SIGCHLD,
+ * os/childwake.h); without that wakeup, the wait polls with *idle_ms,
+ * doubled from 1 to 16 ms while nothing happens. Returns the stopped tid
+ * (*status set), or 0 with fds' revents set (*ready: how many are set),
+ * or a negative errno. */
+pid_t hwt_seize_wait_or_poll(struct hwt_seize *s, int *status,
+			     struct pollfd *fds, size_t n, int *idle_ms,
+			     int *ready, struct hwt_err *err);
+/* The first *idle_ms for hwt_seize_wait_or_poll. */
+#define HWT_SEIZE_IDLE_MS 1
 /* Whether tid has exited (it, or the whole process, was reaped). */
 bool hwt_seize_exited(const struct hwt_seize *s, pid_t tid);
 /* ---- live control (live.c, break.c) -------------------------

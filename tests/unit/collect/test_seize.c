@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <sys/user.h>
 #include <time.h>
 #include <unistd.h>
@@ -477,6 +479,50 @@ static struct hwt_collector *dummy_run(char **argv, struct hwt_err *err,
 	return c;
 }
 
+/* A stop (here a child's exit) ends a polling wait at once, however long
+ * its timer: SIGCHLD wakes it (os/childwake.h). Without the wakeup the
+ * first wait would sleep its full minute and the alarm ends the test. */
+static void test_wait_woken(void)
+{
+	struct hwt_seize s;
+	struct hwt_err err = { 0 };
+	struct pollfd quiet;
+	sigset_t mask;
+	int never[2], status = 0, idle_ms = 60000, ready = 0, calls = 0;
+	pid_t child, got = 0;
+
+	if (pipe(never) < 0) {
+		CHECK("wait: a pipe", false, "%s", strerror(errno));
+		return;
+	}
+	hwt_seize_init(&s, &plain_ops, NULL, "child");
+	child = fork();
+	if (child == 0) {
+		struct timespec nap = { 0, 50000000 };
+
+		nanosleep(&nap, NULL);
+		_exit(7);
+	}
+	alarm(20);
+	while (got == 0 && calls < 3) {
+		quiet = (struct pollfd){ .fd = never[0], .events = POLLIN };
+		got = hwt_seize_wait_or_poll(&s, &status, &quiet, 1, &idle_ms,
+					     &ready, &err);
+		calls++;
+	}
+	alarm(120);
+	pthread_sigmask(SIG_SETMASK, NULL, &mask);
+	CHECK("wait: a stop ends a polling wait before its timer",
+	      got == child && WIFEXITED(status) && WEXITSTATUS(status) == 7 &&
+	      ready == 0, "got %d (child %d), status 0x%x, %d waits: %s",
+	      (int)got, (int)child, status, calls, err.msg);
+	CHECK("wait: SIGCHLD is not left blocked after the wait",
+	      !sigismember(&mask, SIGCHLD), "blocked");
+	close(never[0]);
+	close(never[1]);
+	hwt_seize_close(&s);
+}
+
 static void test_perf_dummy(void)
 {
 	struct hwt_err err = { 0 };
@@ -589,6 +635,7 @@ int main(int argc, char **argv)
 	RUN(test_caught_signal_and_status);
 	RUN(test_unmap_stop);
 	RUN(test_exec_from_thread);
+	RUN(test_wait_woken);
 	RUN(test_perf_dummy);
 	return check_exit();
 }
