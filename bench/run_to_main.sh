@@ -6,6 +6,10 @@
 # libstdc++ and builds a few globals before main, so the dynamic loader and
 # the constructors run a few million instructions that a stepping server
 # would pay for. Prints both and the ratio (goal: <= 1.5x).
+# Then single steps: GDB's `record full` over work() of bench/loop.c
+# steps every instruction through the server (vCont;s, g, m for each),
+# timed inside GDB, the median of RUNS each: the server's cost per stop
+# against gdbserver's (goal: <= 1.5x).
 set -eu
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,15 +34,35 @@ int main(int argc, char **argv)
 }
 EOF
 c++ -O1 -g -o "$work/prog" "$work/prog.cc"
+cc -O1 -g -o "$work/loop" "$here/loop.c"
+steps=${BENCH_STEP_ITERS:-2000}
+cat >"$work/main.gdb" <<'EOF'
+break main
+continue
+p $pc
+EOF
+cat >"$work/step.gdb" <<'EOF'
+set record full insn-number-max unlimited
+break work
+continue
+record full
+python import time; t0 = time.monotonic()
+finish
+python print("STEPPED %.3f" % (time.monotonic() - t0))
+info record
+EOF
 
 # A free TCP port on the loopback.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# One GDB session to main through server command "$@" (PORT replaced by a
-# free port); its wall time in seconds on stdout.
+# One GDB session running script $1 through server command "$2..." (PORT
+# replaced by a free port) on $prog; its wall time in seconds on stdout,
+# GDB's output in $work/gdb.out.
 session() {
+	script=$1
+	shift
 	port=$(free_port)
 	start=$(date +%s.%N)
 	# shellcheck disable=SC2046
@@ -51,24 +75,43 @@ session() {
 		sleep 0.01
 	done
 	gdb -nx -batch -ex 'set confirm off' -ex "target remote 127.0.0.1:$port" \
-		-ex 'break main' -ex continue -ex 'p $pc' -ex kill "$work/prog" \
-		>"$work/gdb.out" 2>&1
+		-x "$work/$script.gdb" -ex kill "$prog" >"$work/gdb.out" 2>&1
 	wait "$server" || true
 	end=$(date +%s.%N)
-	grep -q "Breakpoint 1, main" "$work/gdb.out" ||
+	grep -q "Breakpoint 1, " "$work/gdb.out" ||
 		{ cat "$work/gdb.out" "$work/server.log" >&2; exit 1; }
 	awk "BEGIN { printf \"%.3f\n\", $end - $start }"
+}
+
+# Seconds GDB spent in `finish` under record full, through "$@".
+stepped() {
+	session step "$@" >/dev/null
+	grep -q '^Log contains' "$work/gdb.out" ||
+		{ cat "$work/gdb.out" >&2; exit 1; }
+	sed -n 's/^STEPPED //p' "$work/gdb.out"
 }
 
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
+prog=$work/prog
 hwt=$(for i in $(seq "$runs"); do
-	session "$build/hwt-server --once --listen 127.0.0.1:PORT -- $work/prog"
+	session main "$build/hwt-server --once --listen 127.0.0.1:PORT -- $prog"
 done | median)
 gds=$(for i in $(seq "$runs"); do
-	session "gdbserver --once 127.0.0.1:PORT $work/prog"
+	session main "gdbserver --once 127.0.0.1:PORT $prog"
 done | median)
 echo "run-to-main: C++ program, GDB session to main: hwt-server $hwt s, gdbserver $gds s (median of $runs)"
 echo "run-to-main: ratio hwt-server / gdbserver = $(awk "BEGIN { printf \"%.2f\", $hwt / $gds }")x (goal <= 1.5x)"
+
+prog=$work/loop
+hwt=$(for i in $(seq "$runs"); do
+	stepped "$build/hwt-server --once --listen 127.0.0.1:PORT -- $prog $steps"
+done | median)
+gds=$(for i in $(seq "$runs"); do
+	stepped "gdbserver --once 127.0.0.1:PORT $prog $steps"
+done | median)
+n=$(sed -n 's/^Log contains \([0-9]*\) .*/\1/p' "$work/gdb.out")
+echo "single steps: GDB record full over work($steps), $n instructions: hwt-server $hwt s, gdbserver $gds s (median of $runs)"
+echo "single steps: ratio hwt-server / gdbserver = $(awk "BEGIN { printf \"%.2f\", $hwt / $gds }")x (goal <= 1.5x)"

@@ -174,6 +174,8 @@ struct srv_thread {
 					   * its trace starts at its birth */
 	struct core_thread regs;          /* live: registers at this stop */
 	bool regs_ok;
+	bool xstate_ok;                   /* live: its XSAVE area is the one
+					   * read last (target_live.c) */
 };
 
 /* Non-stop mode (nonstop.c): which threads GDB has resumed, and the

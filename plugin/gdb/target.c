@@ -76,6 +76,7 @@ void srv_invalidate(struct server *s)
 		 * gives the trace again. */
 		t->btrace_served = false;
 		t->regs_ok = false;
+		t->xstate_ok = false;
 	}
 }
 

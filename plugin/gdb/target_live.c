@@ -377,37 +377,44 @@ static int load_regs(struct server *s, struct srv_thread *t,
 	return 0;
 }
 
-/* The thread's XSAVE area (NT_X86_XSTATE): the ymm upper halves. Read
- * afresh each time: the kernel's copy is the truth after any write. The
- * area is at most a few kB (AMX tiles make it 11 kB). */
+/* The XSAVE area (NT_X86_XSTATE) of the thread whose xstate_ok is set:
+ * the ymm upper halves. Kept for one thread at a time, read once per stop
+ * (a g packet asks for 16 registers from it) and again after any write:
+ * the kernel's copy is the truth. The area is at most a few kB (AMX
+ * tiles make it 11 kB). */
 static uint8_t xstate[16u << 10];
+static size_t xstate_len;
 
-static int load_xstate(struct server *s, const struct srv_thread *t,
-		       size_t *len, struct hwt_err *err)
+static int load_xstate(struct server *s, struct srv_thread *t,
+		       struct hwt_err *err)
 {
 	int rc;
 
-	*len = sizeof(xstate);
+	if (t->xstate_ok)
+		return 0;
+	for (size_t i = 0; i < s->nthreads; i++)
+		s->threads[i].xstate_ok = false;
+	xstate_len = sizeof(xstate);
 	rc = hwt_collect_regset(s->live->c, (pid_t)t->tid, NT_X86_XSTATE,
-				xstate, len, false, err);
+				xstate, &xstate_len, false, err);
 	if (rc)
 		return rc;
-	if (!tdesc_xstate_has_avx(xstate, *len))
+	if (!tdesc_xstate_has_avx(xstate, xstate_len))
 		return hwt_err_set(err, EIO, "thread %lld: its XSAVE area "
 				   "(%zu bytes) has no AVX state",
-				   (long long)t->tid, *len);
+				   (long long)t->tid, xstate_len);
+	t->xstate_ok = true;
 	return 0;
 }
 
 static bool live_reg_get(struct server *s, size_t ti, int regno, uint8_t *out)
 {
 	struct srv_thread *t = &s->threads[ti];
-	size_t len;
 
 	if (s->live->gone)
 		return false;
 	if (regno >= TDESC_YMM0H_REGNUM) {
-		if (!s->avx || load_xstate(s, t, &len, NULL))
+		if (!s->avx || load_xstate(s, t, NULL))
 			return false;
 		tdesc_ymmh_value(xstate, regno - TDESC_YMM0H_REGNUM, out);
 		return true;
@@ -428,14 +435,15 @@ static int live_reg_set(struct server *s, size_t ti, int regno,
 		if (!s->avx)
 			return hwt_err_set(err, EINVAL, "register %d cannot be "
 					   "written", regno);
-		rc = load_xstate(s, t, &len, err);
+		rc = load_xstate(s, t, err);
 		if (rc)
 			return rc;
 		tdesc_ymmh_store(xstate, regno - TDESC_YMM0H_REGNUM, val);
+		len = xstate_len;
 		rc = hwt_collect_regset(s->live->c, (pid_t)t->tid,
 					NT_X86_XSTATE, xstate, &len, true, err);
-		/* The x87/SSE part came along: reread it next time. */
-		t->regs_ok = false;
+		/* The x87/SSE part came along: reread both next time. */
+		t->regs_ok = t->xstate_ok = false;
 		return rc;
 	}
 	rc = load_regs(s, t, err);
@@ -448,8 +456,9 @@ static int live_reg_set(struct server *s, size_t ti, int regno,
 				general ? NT_PRSTATUS : NT_PRFPREG,
 				general ? t->regs.gregs : t->regs.fxsave, &len,
 				true, err);
-	/* Reread next time: the kernel may adjust what it was given. */
-	t->regs_ok = false;
+	/* Reread next time: the kernel may adjust what it was given, and
+	 * the XSAVE area holds the x87/SSE registers too. */
+	t->regs_ok = t->xstate_ok = false;
 	return rc;
 }
 
@@ -800,11 +809,8 @@ int live_open(struct server *s, const struct live_opts *lo,
 	if (rc)
 		return rc;
 	/* GDB gets the ymm registers when the process has AVX state. */
-	if (s->nthreads) {
-		size_t len;
-
-		s->avx = load_xstate(s, &s->threads[0], &len, NULL) == 0;
-	}
+	if (s->nthreads)
+		s->avx = load_xstate(s, &s->threads[0], NULL) == 0;
 	/* Launched: stopped at its first instruction, as after exec's
 	 * SIGTRAP; attached: stopped where it was. */
 	l->last_ev = (struct hwt_collect_event){ .kind = HWT_EVENT_SIGNAL,
