@@ -170,10 +170,7 @@ def main():
             info_s, info_mb, _, _ = timed([hwtrace, 'info', bundle])
             calls_s, calls_mb, _, _ = timed([hwtrace, 'dump', '--calls',
                                              '--last', '50', bundle])
-            # GDB's record btrace reads the whole history into GDB: not
-            # asked of a billion instructions.
-            gdb_s = (None if '--whole' in extra else
-                     gdb_reverse(build, bundle, argv[0], work))
+            gdb_s = gdb_reverse(build, bundle, argv[0], work)
             rows.append((name, none_s, rec_s, rec_mb, insns, kept,
                          size / insns if insns else 0, info_s, info_mb,
                          calls_s, calls_mb, gdb_s))

@@ -653,11 +653,18 @@ int hwt_history_get(struct hwt_history *h, uint64_t index,
 	return 0;
 }
 
-int hwt_history_runs(struct hwt_history *h,
+int hwt_history_runs(struct hwt_history *h, uint64_t from,
 		     int (*fn)(void *arg, const struct hwt_run *r), void *arg,
 		     struct hwt_err *err)
 {
-	for (size_t s = 0; s < h->segs.n; s++) {
+	size_t first_seg = 0;
+
+	if (from > h->count)
+		return 0;
+	if (from > 1)
+		first_seg = find_seg(h, from);
+	for (size_t s = first_seg; s < h->segs.n; s++) {
+		uint64_t index = h->segs.v[s].first;
 		int slot = load(h, s, err);
 		struct dseg *d;
 
@@ -671,13 +678,17 @@ int hwt_history_runs(struct hwt_history *h,
 		d->used = ++h->tick;
 		for (size_t b = 0; b < d->nblocks; b++) {
 			const struct hwt_block *blk = &d->blocks[b];
-			struct hwt_run r = { .begin = blk->begin, .end = blk->end,
+			struct hwt_run r = { .index = index,
+					     .begin = blk->begin, .end = blk->end,
 					     .count = blk->count,
 					     .gap = blk->flags & HWT_BLOCK_GAP };
 			enum hwt_insn_class cls;
 			uint8_t len;
 			int rc;
 
+			index += r.gap ? 1 : r.count;
+			if (index <= from)
+				continue;       /* ends before from */
 			if (!r.gap) {
 				rc = hwt_image_insn_info_isa(h->img, blk->end,
 							     blk->isa, &len,

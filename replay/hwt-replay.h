@@ -146,16 +146,20 @@ int hwt_history_get(struct hwt_history *h, uint64_t index,
 /* A run of items as the decoder produced it: count sequential
  * instructions from begin to end (inclusive), or one gap item. */
 struct hwt_run {
+	uint64_t index;          /* its first item's (1-based) */
 	uint64_t begin, end;
 	uint64_t next;           /* fall-through of end; 0: no code there */
 	uint32_t count;
 	bool gap;
 };
-/* Call fn for every run of the history, oldest first, until it returns
- * non-zero (which is returned). A whole-history export costs one decode
- * per segment and one instruction lookup per run, where hwt_history_get
- * looks up every instruction. fn must not use h. */
-int hwt_history_runs(struct hwt_history *h,
+/* Call fn for every run of the history from the one holding item from
+ * (1-based; 0 or 1: the first), oldest first, until it returns non-zero
+ * (which is returned). That first run may start before from. An export
+ * costs one decode per segment and one instruction lookup per run, where
+ * hwt_history_get looks up every instruction; the segments before from's
+ * are not decoded, so the newest items of a long history cost what they
+ * alone cost. fn must not use h. */
+int hwt_history_runs(struct hwt_history *h, uint64_t from,
 		     int (*fn)(void *arg, const struct hwt_run *r), void *arg,
 		     struct hwt_err *err);
 /* Why the bundle's index of the thread's trace was not used (missing

@@ -55,7 +55,6 @@ struct collect {
 	uint64_t begin, last, next;  /* the block being built */
 	bool open;
 	uint64_t first;              /* the first item served */
-	uint64_t idx;                /* items before this run */
 	bool clipped;                /* the first block starts mid-run */
 };
 
@@ -67,11 +66,10 @@ static int collect_run(void *arg, const struct hwt_run *r)
 	struct collect *c = arg;
 	uint64_t n = r->gap ? 1 : r->count;
 
-	c->idx += n;
-	if (c->idx < c->first)
+	if (r->index + n - 1 < c->first)
 		return 0;
 	/* Starts before the first item: its begin comes from that item. */
-	if (c->idx - n + 1 < c->first)
+	if (r->index < c->first)
 		c->clipped = true;
 	/* BTS has no gap record: the first instruction after a gap starts
 	 * a new block, as after any branch. */
@@ -98,7 +96,7 @@ static int collect_blocks(struct hwt_history *h, uint64_t first,
 {
 	struct collect c = { .b = b, .first = first };
 	struct hwt_item it;
-	int rc = hwt_history_runs(h, collect_run, &c, err);
+	int rc = hwt_history_runs(h, first, collect_run, &c, err);
 
 	if (rc == -ENOMEM || (!rc && c.open && push_block(b, c.begin, c.last)))
 		return hwt_err_set(err, ENOMEM, "out of memory");

@@ -316,7 +316,7 @@ static int snapshot_runs(const struct hwt_bundle *b, struct hwt_image *img,
 		printf("open: %s\n", err.msg);
 		return rc;
 	}
-	rc = hwt_history_runs(h, keep_run, rs, &err);
+	rc = hwt_history_runs(h, 1, keep_run, rs, &err);
 	n = hwt_history_count(h);
 	if (!rc && n && hwt_history_get(h, n, &it, &err) == 0 &&
 	    it.kind == HWT_ITEM_GAP)

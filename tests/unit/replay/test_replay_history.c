@@ -411,6 +411,12 @@ static int check_run(void *arg, const struct hwt_run *r)
 	struct runs_check *c = arg;
 	struct hwt_item it = { 0 };
 
+	if (r->index != c->next_index) {
+		snprintf(c->why, sizeof(c->why), "run at item %llu, expected "
+			 "%llu", (unsigned long long)r->index,
+			 (unsigned long long)c->next_index);
+		return 1;
+	}
 	for (uint32_t k = 0; k < r->count; k++) {
 		uint64_t i = c->next_index + k;
 
@@ -432,6 +438,21 @@ static int check_run(void *arg, const struct hwt_run *r)
 	return 0;
 }
 
+/* The first run given, then stop (1). */
+struct first_run {
+	uint64_t index;
+	uint32_t count;
+	bool gap;
+};
+
+static int first_run(void *arg, const struct hwt_run *r)
+{
+	struct first_run *f = arg;
+
+	*f = (struct first_run){ r->index, r->count, r->gap };
+	return 1;
+}
+
 static void test_runs(struct hwt_image *img)
 {
 	enum { N = 5000, C = 1000 };
@@ -448,12 +469,54 @@ static void test_runs(struct hwt_image *img)
 	encode(&t, addrs + 2 * C, async + 2 * C, N - 2 * C, C, 2 * C + 500);
 	hwt_history_open_sw(t.buf, t.size, 0, img, &h, NULL);
 	c.h = h;
-	rc = hwt_history_runs(h, check_run, &c, NULL);
+	rc = hwt_history_runs(h, 1, check_run, &c, NULL);
 	CHECK("runs: the items of hwt_history_get, gap included",
 	      rc == 0 && c.next_index == hwt_history_count(h) + 1,
 	      "rc %d, %llu of %llu items: %s", rc,
 	      (unsigned long long)c.next_index - 1,
 	      (unsigned long long)hwt_history_count(h), c.why);
+	/* From an item deep in the history: the runs from the segment that
+	 * holds it on, the first one holding it, the same items. */
+	for (uint64_t from = 2; from <= hwt_history_count(h);
+	     from += hwt_history_count(h) / 7) {
+		struct runs_check tail = { .h = h };
+		struct first_run fr = { 0 };
+
+		rc = hwt_history_runs(h, from, first_run, &fr, NULL);
+		tail.next_index = fr.index;
+		if (rc == 1)
+			rc = hwt_history_runs(h, from, check_run, &tail, NULL);
+		CHECK("runs: from an item on, the same runs, the first one "
+		      "holding it and the history's end reached",
+		      rc == 0 && fr.index <= from &&
+		      from < fr.index + (fr.gap ? 1 : fr.count) &&
+		      tail.next_index == hwt_history_count(h) + 1,
+		      "from %llu: rc %d, first run at %llu of %u: %s",
+		      (unsigned long long)from, rc,
+		      (unsigned long long)fr.index, fr.count, tail.why);
+	}
+	hwt_history_free(h);
+	/* The newest runs of a long history cost what they alone cost:
+	 * GDB gets a long history's newest part that way. */
+	hwt_history_open_sw(t.buf, t.size, 0, img, &h, NULL);
+	{
+		struct first_run fr = { 0 };
+
+		rc = hwt_history_runs(h, hwt_history_count(h), first_run, &fr,
+				      NULL);
+		CHECK("runs: from the last item, only the last segment is "
+		      "decoded", rc == 1 && hwt_history_decodes(h) == 1,
+		      "rc %d, %llu decodes", rc,
+		      (unsigned long long)hwt_history_decodes(h));
+	}
+	{
+		struct first_run fr = { 0 };
+
+		CHECK("runs: from past the end, none",
+		      hwt_history_runs(h, hwt_history_count(h) + 1, first_run,
+				       &fr, NULL) == 0 && fr.index == 0,
+		      "a run at %llu", (unsigned long long)fr.index);
+	}
 	hwt_history_free(h);
 	trace_free(&t);
 }
