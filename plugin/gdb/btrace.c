@@ -247,17 +247,10 @@ static int build_pt_doc(struct server *s, struct srv_thread *t,
 	return 0;
 }
 
-/* A thread's whole recorded life goes to GDB up to this many newest
- * instructions, as a hardware buffer would hold: GDB's own btrace
- * processing takes about a second for this many, and grows with it. The
- * server's own reverse execution (reverse-* without `record`) covers the
- * whole history. */
-#define WHOLE_LIFE_MAX_ITEMS (256u << 10)
-
 /* The first item GDB's trace holds: where it enabled it, counted back
  * from the current instruction by what ran since; 1 when the ring lost
  * that far back, or the thread's whole life is served (its newest
- * WHOLE_LIFE_MAX_ITEMS). */
+ * SRV_WHOLE_LIFE_MAX_ITEMS). */
 static uint64_t first_item(struct server *s, struct srv_thread *t,
 			   struct hwt_history *h)
 {
@@ -266,8 +259,7 @@ static uint64_t first_item(struct server *s, struct srv_thread *t,
 	if (count == 0)
 		return 1;
 	if (t->whole_life)
-		return count > WHOLE_LIFE_MAX_ITEMS ?
-			count - WHOLE_LIFE_MAX_ITEMS + 1 : 1;
+		return srv_whole_life_first(count);
 	ran = s->ops->insn_now(s, t) - t->btrace_start;
 	return ran >= count ? 1 : count - ran;
 }

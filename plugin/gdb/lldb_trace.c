@@ -18,9 +18,10 @@
  * There is no buffer to size: iptTraceSize is checked as lldb-server
  * checks it, but the whole history since the start is served (no ring
  * wraps; processBufferSizeLimit and psbPeriod are parsed and have nothing
- * to limit). What the software backend cannot do is refused with the
- * reason: TSC timestamps (the history has none) and per-cpu tracing
- * (there are no cpu buffers). */
+ * to limit), up to a whole life's newest SRV_WHOLE_LIFE_MAX_ITEMS
+ * instructions, as to GDB. What the software backend cannot do is
+ * refused with the reason: TSC timestamps (the history has none) and
+ * per-cpu tracing (there are no cpu buffers). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -113,14 +114,17 @@ static int add(struct server *s, struct lldb_trace *lt, int64_t tid,
 /* The item the trace starts at: counted back from the current one by
  * what ran since the start, as btrace.c does for GDB; 1 when the
  * collector's ring no longer reaches that far back (as a wrapped PT
- * buffer, LLDB gets what is left). */
+ * buffer, LLDB gets what is left); for a thread traced from its birth,
+ * the first of its newest SRV_WHOLE_LIFE_MAX_ITEMS. */
 static uint64_t first_item(struct server *s, struct lt_thread *t,
 			   struct srv_thread *st, uint64_t count)
 {
 	uint64_t ran;
 
-	if (t->from_birth || count == 0)
+	if (count == 0)
 		return 1;
+	if (t->from_birth)
+		return srv_whole_life_first(count);
 	ran = s->ops->insn_now(s, st) - t->start_now;
 	return ran >= count ? 1 : count - ran;
 }

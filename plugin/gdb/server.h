@@ -69,6 +69,19 @@ bool tdesc_reg_store(struct core_thread *t, int regno, const uint8_t *val);
 #define SRV_MAX_BREAKPOINTS 4096u
 #define SRV_MAX_WATCHES 4u               /* x86 debug registers */
 #define SRV_SIGINFO_SIZE 128u            /* the kernel's siginfo_t */
+/* A thread's whole recorded life goes to GDB (btrace.c) and to LLDB
+ * (lldb_trace.c) up to this many newest instructions, as a hardware
+ * buffer would hold: GDB's own btrace processing takes about a second
+ * for this many, and grows with it. The server's own reverse execution
+ * (reverse-* without `record`, `process continue --reverse`) covers the
+ * whole history. */
+#define SRV_WHOLE_LIFE_MAX_ITEMS (256u << 10)
+/* The first item of a whole life of count items that goes out. */
+static inline uint64_t srv_whole_life_first(uint64_t count)
+{
+	return count > SRV_WHOLE_LIFE_MAX_ITEMS ?
+		count - SRV_WHOLE_LIFE_MAX_ITEMS + 1 : 1;
+}
 
 struct server;
 struct srv_thread;

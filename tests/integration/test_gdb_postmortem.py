@@ -253,6 +253,47 @@ def threads(server_exe, hwtrace, tmp):
     srv.stop()
 
 
+# What hwt-server gives GDB (and LLDB) of a thread's whole life:
+# SRV_WHOLE_LIFE_MAX_ITEMS in plugin/gdb/server.h.
+WHOLE_LIFE_MAX_ITEMS = 256 << 10
+
+
+def long_history(server_exe, hwtrace, build, tmp):
+    """A history four times longer than what GDB is given: GDB gets the
+    newest 262144 instructions, the oldest of them where `record goto
+    begin` lands, and the server decodes only that part."""
+    prog = os.path.join(build, 'programs', 'spin')
+    bundle = os.path.join(tmp, 'long.bundle')
+    p = run([hwtrace, 'record', '-q', '--backend', 'valgrind', '-o', bundle,
+             '--', prog, '100000'])
+    info = run([hwtrace, 'info', bundle]).stdout
+    m = re.search(r'(\d+) items in history', info)
+    count = int(m.group(1)) if m else 0
+    if p.returncode != 139 or count < 4 * WHOLE_LIFE_MAX_ITEMS:
+        report('long history: record spin 100000', False,
+               f'rc {p.returncode}, {count} items\n{p.stderr[-500:]}')
+        return
+    first = count - WHOLE_LIFE_MAX_ITEMS + 1
+    d = run([hwtrace, 'dump', '--insn', '--tsv', '--range',
+             f'{first},{first}', bundle]).stdout.split('\t')
+    srv = Server(server_exe, bundle, f'unix:{tmp}/long.sock', tmp, 'long')
+    g = gdb(prog, srv.address, [mark('info'), 'info record', mark('begin'),
+                                'record goto begin', 'p/x $pc', mark('end'),
+                                'kill'])
+    out = g.stdout
+    m = re.search(r'Recorded (\d+) instructions', section(out, 'info', 'begin'))
+    report('long history: GDB gets the newest 262144 instructions, the '
+           'current one not counted',
+           m is not None and int(m.group(1)) == WHOLE_LIFE_MAX_ITEMS - 1,
+           out[-1500:])
+    m = re.search(r'\$1 = (0x[0-9a-f]+)', section(out, 'begin', 'end'))
+    report('long history: record goto begin lands on the oldest of them',
+           m is not None and len(d) > 2 and int(m.group(1), 16) == int(d[2], 16),
+           f'gdb {m and m.group(1)}, hwtrace item {first}: {d}')
+    srv.wait()
+    srv.stop()
+
+
 def main():
     args = parse_args()
     build = args.build
@@ -433,6 +474,7 @@ def main():
         srv.stop()
 
         threads(server_exe, hwtrace, tmp)
+        long_history(server_exe, hwtrace, build, tmp)
 
         # Hostile input goes to the sanitizer build when there is one.
         san = os.environ.get('HWT_SAN_BUILD')

@@ -49,6 +49,11 @@ exactly three executions of the breakpoint address (checked with hwtrace
 dump) and reverse motion only goes back, so the stops are the third, the
 second and the first call, in that order.
 
+Long, for BUILD/programs/spin 100000 (about a million instructions,
+recorded by the valgrind backend): LLDB's trace is the newest 262144
+instructions, as GDB's (SRV_WHOLE_LIFE_MAX_ITEMS), its oldest the history's
+item count - 262143.
+
 Live (`hwt-server -- PROG`, when the server offers it) for loops,
 recursion, qsort and pie_lib: `b main`, `process launch`, `thread trace
 start`, `b exit`, `continue`, `thread trace dump instructions`: the
@@ -482,6 +487,38 @@ def check_reverse(build, server, tmp):
            f'{[(r, hex(a)) for r, a in want]}')
 
 
+def check_long(build, server, tmp):
+    hwtrace = os.path.join(build, 'hwtrace')
+    prog = os.path.join(build, 'programs', 'spin')
+    bundle = os.path.join(tmp, 'long.bundle')
+    rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
+                          '-o', bundle, '--', prog, '100000', timeout=600)
+    _, info, _ = run_tool(hwtrace, 'info', bundle)
+    m = re.search(r'(\d+) items in history', info)
+    count = int(m.group(1)) if m else 0
+    if count < 4 * (256 << 10):
+        report('long: record spin 100000', False,
+               f'exit {rc}, {count} items: {err.strip()[-300:]}')
+        return
+    first = count - (256 << 10) + 1
+    _, tsv, _ = run_tool(hwtrace, 'dump', '--insn', '--tsv', '--range',
+                         f'{first},{first + 1}', bundle)
+    want = [int(line.split('\t')[2], 16) for line in tsv.splitlines()]
+    srv = Server(server, ['--bundle', bundle])
+    try:
+        out = lldb(connect(prog, srv.port) + [
+            'process trace start',
+            'thread trace dump instructions --raw --forwards -c 2'])
+    finally:
+        srv.close()
+    got = [int(a, 16) for a in re.findall(r'^\s+\d+: (0x[0-9a-f]+)', out,
+                                           re.M)]
+    report('long: LLDB gets the newest 262144 instructions of a longer '
+           'history', got == want and len(want) == 2,
+           f'lldb {[hex(a) for a in got]}, hwtrace items {first}.. '
+           f'{[hex(a) for a in want]}')
+
+
 def lldb_error(commands):
     """stderr of lldb-22 -b running commands that must end in an error."""
     cmd = [LLDB, '-b', '--no-lldbinit']
@@ -730,6 +767,11 @@ def main():
                 check_postmortem(build, server, tmp, name)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 report(f'{name} post-mortem', False, str(e))
+        try:
+            if selected('long'):
+                check_long(build, server, tmp)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            report('long', False, str(e))
         try:
             if selected('reverse'):
                 check_reverse(build, server, tmp)
