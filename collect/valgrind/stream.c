@@ -277,6 +277,15 @@ static void sb_free(struct hwt_vg_sb *sb)
 	free(sb->enc_off);
 }
 
+static void drop_translations(struct hwt_vg_reader *r)
+{
+	for (size_t i = 0; i < r->nsbs; i++) {
+		sb_free(r->sbs[i]);
+		free(r->sbs[i]);
+	}
+	r->nsbs = 0;
+}
+
 static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 		   struct hwt_err *err)
 {
@@ -516,6 +525,17 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		return 0;
 	case HWT_VG_REC_END:
 		r->ended = true;
+		/* Nothing runs any more: without a follower to share them
+		 * the translations go (a compiler's are megabytes, and a
+		 * build runs hundreds). */
+		if (!r->forked) {
+			for (size_t i = 0; i < r->nthreads; i++)
+				write_run(r, &r->threads[i]);
+			drop_translations(r);
+		}
+		return 0;
+	case HWT_VG_REC_FORKS:
+		r->forked = true;
 		return 0;
 	case HWT_VG_REC_EXEC:
 		/* Only the thread that exec'd lives on; the new program's
@@ -525,11 +545,8 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 			if (&r->threads[i] != r->cur)
 				r->threads[i].exited = true;
 		}
-		for (size_t i = 0; i < r->nsbs; i++) {
-			sb_free(r->sbs[i]);
-			free(r->sbs[i]);
-		}
-		r->nsbs = 0;
+		drop_translations(r);
+		r->forked = false;
 		r->exit_seen = false;
 		return 0;
 	case HWT_VG_REC_FORK:
@@ -696,10 +713,7 @@ int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)
 
 void hwt_vg_reader_free(struct hwt_vg_reader *r)
 {
-	for (size_t i = 0; i < r->nsbs; i++) {
-		sb_free(r->sbs[i]);
-		free(r->sbs[i]);
-	}
+	drop_translations(r);
 	free(r->sbs);
 	for (size_t i = 0; i < r->nthreads; i++)
 		hwt_sw_ring_free(&r->threads[i].ring);

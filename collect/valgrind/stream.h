@@ -76,6 +76,9 @@ struct hwt_vg_reader {
 	uint64_t offset;          /* stream bytes consumed */
 	bool magic_seen;
 	bool ended;               /* END read: the tool finished */
+	/* FORKS read: a followed child may share the translations, which
+	 * are kept after END; otherwise END drops them. */
+	bool forked;
 	bool full;                /* the tool's byte bound was reached */
 	uint64_t bound;
 	bool exit_seen;

@@ -71,6 +71,12 @@ enum {
 	 * translations the parent's stream had described at the fork; the
 	 * child runs those too, so its own are numbered from N on. */
 	HWT_VG_REC_FORK = 14,
+	/* The process forks, its child followed (--hwt-follow-fork=yes):
+	 * the child's stream may share the translations described so far
+	 * (FORK), so the reader keeps them after this stream ends. No
+	 * fields. A stream without one has no follower: its translations
+	 * are dropped at its END. */
+	HWT_VG_REC_FORKS = 15,
 };
 
 #define HWT_VG_MAX_AUXV 64u

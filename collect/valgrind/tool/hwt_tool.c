@@ -633,9 +633,12 @@ static void print_debug_usage(void)
 /* A forked child runs on under Valgrind with this tool and the parent's
  * descriptor: it must not write into the parent's stream. What the parent
  * wrote before the fork was flushed in on_fork, so the child's stream can
- * refer to the translations described there. */
+ * refer to the translations described there; FORKS tells the reader to
+ * keep them for it. */
 static void on_fork(ThreadId tid)
 {
+	if (clo_follow_fork && room(8))
+		put_rec(HWT_VG_REC_FORKS);
 	flush();
 }
 

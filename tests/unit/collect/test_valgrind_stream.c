@@ -621,6 +621,52 @@ static void test_stops(void)
 	hwt_vg_reader_free(&r);
 }
 
+/* At END a stream's translations go, its last run written first, unless
+ * the process forked a followed child (FORKS), whose stream may still
+ * share them. */
+static void test_end_translations(void)
+{
+	static const uint64_t loop[] = { 0x1000, 0x1003, 0x1007 };
+	static const uint64_t want[] = { 0x1000, 0x1003, 0x1007,
+		0x1000, 0x1003, 0x1007 };
+
+	for (int forks = 0; forks < 2; forks++) {
+		struct hwt_vg_reader r;
+		struct hwt_err err = { 0 };
+		struct stream st;
+		uint64_t pcs[16];
+		bool async[16];
+		size_t n = 0, kept;
+		int rc;
+
+		start(&st);
+		sb(&st, 0, loop, 3, NULL, NULL, 0);
+		thread(&st, HWT_VG_REC_THREAD, 10);
+		run(&st, 0);
+		if (forks)
+			rec(&st, HWT_VG_REC_FORKS);
+		run(&st, 0);
+		rec(&st, HWT_VG_REC_END);
+		rc = hwt_vg_reader_init(&r, 1u << 20, &err);
+		if (rc == 0)
+			rc = hwt_vg_reader_feed(&r, st.b, st.n, &err);
+		kept = r.nsbs;
+		if (rc == 0)
+			rc = hwt_vg_reader_finish(&r, &err);
+		if (rc == 0 && r.nthreads == 1)
+			n = history(&r.threads[0], pcs, async, 16);
+		CHECK(forks ? "end: a stream that forked keeps its translations "
+			      "for its children" :
+			      "end: a stream that did not fork drops its "
+			      "translations, its history whole",
+		      rc == 0 && kept == (forks ? 1u : 0u) &&
+		      same(pcs, n, want, 6),
+		      "rc %d (%s), %zu translations kept, %zu instructions",
+		      rc, err.msg, kept, n);
+		hwt_vg_reader_free(&r);
+	}
+}
+
 /* A forked child's stream shares its parent's first translations (FORK):
  * read before the parent's stream has them, it waits and then goes on;
  * without a way to find parents, or from a parent that ended short, it is
@@ -656,6 +702,7 @@ static void test_fork(void)
 	sb(&ps, 0, loop, 3, NULL, NULL, 0);
 	thread(&ps, HWT_VG_REC_THREAD, 10);
 	run(&ps, 0);
+	rec(&ps, HWT_VG_REC_FORKS);
 	start(&cs);
 	rec(&cs, HWT_VG_REC_FORK);
 	u(&cs, 10);
@@ -721,6 +768,7 @@ int main(void)
 	RUN(test_modules);
 	RUN(test_bad_streams);
 	RUN(test_stops);
+	RUN(test_end_translations);
 	RUN(test_fork);
 	return check_exit();
 }
