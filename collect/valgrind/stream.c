@@ -286,6 +286,17 @@ static void drop_translations(struct hwt_vg_reader *r)
 	r->nsbs = 0;
 }
 
+/* Once the stream has ended and every followed child has taken its
+ * share of the translations (FORK), nothing needs them any more: they go
+ * (a compiler's are megabytes, and a build runs hundreds). A child that
+ * was never followed (its stream could not be made) keeps them to the
+ * end. */
+static void drop_if_done(struct hwt_vg_reader *r)
+{
+	if (r->ended && r->forks_taken >= r->forks)
+		drop_translations(r);
+}
+
 static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 		   struct hwt_err *err)
 {
@@ -449,6 +460,8 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 			       p->nexits * sizeof(*sb->exit_after));
 		r->sbs[r->nsbs] = sb;
 	}
+	parent->forks_taken++;
+	drop_if_done(parent);
 	return 0;
 }
 
@@ -525,17 +538,13 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		return 0;
 	case HWT_VG_REC_END:
 		r->ended = true;
-		/* Nothing runs any more: without a follower to share them
-		 * the translations go (a compiler's are megabytes, and a
-		 * build runs hundreds). */
-		if (!r->forked) {
-			for (size_t i = 0; i < r->nthreads; i++)
-				write_run(r, &r->threads[i]);
-			drop_translations(r);
-		}
+		/* Nothing runs any more. */
+		for (size_t i = 0; i < r->nthreads; i++)
+			write_run(r, &r->threads[i]);
+		drop_if_done(r);
 		return 0;
 	case HWT_VG_REC_FORKS:
-		r->forked = true;
+		r->forks++;
 		return 0;
 	case HWT_VG_REC_EXEC:
 		/* Only the thread that exec'd lives on; the new program's
@@ -546,7 +555,7 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 				r->threads[i].exited = true;
 		}
 		drop_translations(r);
-		r->forked = false;
+		r->forks = r->forks_taken = 0;
 		r->exit_seen = false;
 		return 0;
 	case HWT_VG_REC_FORK:

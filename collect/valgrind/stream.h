@@ -76,9 +76,10 @@ struct hwt_vg_reader {
 	uint64_t offset;          /* stream bytes consumed */
 	bool magic_seen;
 	bool ended;               /* END read: the tool finished */
-	/* FORKS read: a followed child may share the translations, which
-	 * are kept after END; otherwise END drops them. */
-	bool forked;
+	/* FORKS read (forks) and the children whose FORK has taken their
+	 * share (forks_taken): the translations are dropped once the
+	 * stream has ended and every child has taken its share. */
+	uint64_t forks, forks_taken;
 	bool full;                /* the tool's byte bound was reached */
 	uint64_t bound;
 	bool exit_seen;

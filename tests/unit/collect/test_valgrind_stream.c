@@ -703,6 +703,7 @@ static void test_fork(void)
 	thread(&ps, HWT_VG_REC_THREAD, 10);
 	run(&ps, 0);
 	rec(&ps, HWT_VG_REC_FORKS);
+	rec(&ps, HWT_VG_REC_END);
 	start(&cs);
 	rec(&cs, HWT_VG_REC_FORK);
 	u(&cs, 10);
@@ -724,8 +725,14 @@ static void test_fork(void)
 	      "rc %d (%s), waiting %d", rc, err.msg, child.waiting_parent);
 	if (rc == 0)
 		rc = hwt_vg_reader_feed(&parent, ps.b, ps.n, &err);
+	CHECK("fork: an ended parent keeps its translations for a child yet "
+	      "to take them", rc == 0 && parent.ended && parent.nsbs == 1,
+	      "rc %d (%s), %zu translations", rc, err.msg, parent.nsbs);
 	if (rc == 0)
 		rc = hwt_vg_reader_feed(&child, NULL, 0, &err);
+	CHECK("fork: once its one child has taken them, they go",
+	      rc == 0 && parent.nsbs == 0, "rc %d (%s), %zu translations", rc,
+	      err.msg, parent.nsbs);
 	if (rc == 0)
 		rc = hwt_vg_reader_finish(&child, &err);
 	if (rc == 0 && child.nthreads == 1)
