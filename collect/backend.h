@@ -31,6 +31,9 @@ struct hwt_collector {
 	bool live;
 	/* hwt_collect_warning: set by the backend, "" when none. */
 	char warning[512];
+	/* hwt_collect_passed_over: set by the collector after launch, ""
+	 * when none. */
+	char passed_over[768];
 };
 
 struct hwt_backend {

@@ -120,8 +120,35 @@ static void set_buffer(struct hwt_collect_opts *o, const struct hwt_backend *be)
 						    : HWT_COLLECT_DEFAULT_BUFFER;
 }
 
+/* The backends an automatic pick tried and could not use, for a reason
+ * worth telling (ENODEV, a device this machine lacks, is not). */
+struct picked_over {
+	char text[768];
+	size_t len;
+};
+
+static void pass_over(struct picked_over *po, const struct hwt_backend *be,
+		      const struct hwt_err *why)
+{
+	int n;
+
+	if (why->code == ENODEV || po->len >= sizeof(po->text))
+		return;
+	n = snprintf(po->text + po->len, sizeof(po->text) - po->len,
+		     "%sthe %s backend is not used: %s", po->len ? "; " : "",
+		     be->name, why->msg);
+	if (n > 0)
+		po->len += (size_t)n;
+}
+
+const char *hwt_collect_passed_over(const struct hwt_collector *c)
+{
+	return c->passed_over[0] ? c->passed_over : NULL;
+}
+
 static int pick_backend(const struct hwt_collect_opts *o,
-			const struct hwt_backend **out, struct hwt_err *err)
+			const struct hwt_backend **out,
+			struct picked_over *po, struct hwt_err *err)
 {
 	const char *name = hwt_backend_canonical(o->backend);
 	char names[256];
@@ -161,6 +188,7 @@ static int pick_backend(const struct hwt_collect_opts *o,
 			*out = backends[i];
 			return 0;
 		}
+		pass_over(po, backends[i], err);
 	}
 	if (!tried) {
 		char want[96] = "";
@@ -215,6 +243,7 @@ int hwt_collect_launch(const struct hwt_collect_opts *opts,
 {
 	struct hwt_collect_opts full;
 	const struct hwt_backend *be;
+	struct picked_over po = { .len = 0 };
 	int rc;
 
 	*out = NULL;
@@ -222,7 +251,7 @@ int hwt_collect_launch(const struct hwt_collect_opts *opts,
 		return hwt_err_set(err, EINVAL, "no program to run was given");
 	if ((rc = normalize_opts(opts, &full, err)) < 0)
 		return rc;
-	if ((rc = pick_backend(&full, &be, err)) < 0)
+	if ((rc = pick_backend(&full, &be, &po, err)) < 0)
 		return rc;
 	set_buffer(&full, be);
 	/* The others record from launch anyway. */
@@ -233,6 +262,8 @@ int hwt_collect_launch(const struct hwt_collect_opts *opts,
 		return rc;
 	(*out)->backend = be;
 	(*out)->state = HWT_COLLECTOR_LAUNCHED;
+	snprintf((*out)->passed_over, sizeof((*out)->passed_over), "%s",
+		 po.text);
 	return 0;
 }
 
@@ -349,6 +380,7 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 {
 	struct hwt_collect_opts full;
 	const struct hwt_backend *be;
+	struct picked_over po = { .len = 0 };
 	int rc;
 
 	*out = NULL;
@@ -363,7 +395,7 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	full.live_control = true;
 	/* Recorded from the attach on: no backend defers an attach. */
 	full.defer_recording = false;
-	if ((rc = pick_backend(&full, &be, err)) < 0)
+	if ((rc = pick_backend(&full, &be, &po, err)) < 0)
 		return rc;
 	if (!(be->caps & HWT_COLLECT_CAP_ATTACH))
 		return hwt_err_set(err, EOPNOTSUPP, "the %s backend cannot "
@@ -378,6 +410,8 @@ int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
 	(*out)->backend = be;
 	(*out)->state = HWT_COLLECTOR_LAUNCHED;
 	(*out)->live = true;
+	snprintf((*out)->passed_over, sizeof((*out)->passed_over), "%s",
+		 po.text);
 	return 0;
 }
 

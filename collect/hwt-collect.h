@@ -173,6 +173,12 @@ int hwt_collect_launch(const struct hwt_collect_opts *opts,
 pid_t hwt_collect_pid(const struct hwt_collector *c);
 /* The name of the backend recording (the default's choice included). */
 const char *hwt_collect_backend_name(const struct hwt_collector *c);
+/* Why backends the automatic choice (no opts.backend) tried before the
+ * one recording could not be used, where that is something to fix (a
+ * Valgrind tool not built, a program not installed; not a device this
+ * machine lacks, ENODEV): "the NAME backend is not used: WHY", several
+ * joined by "; ". NULL when none. Valid until close. */
+const char *hwt_collect_passed_over(const struct hwt_collector *c);
 
 /* What a backend can do besides recording a program it launched. */
 enum hwt_collect_cap {

@@ -804,6 +804,11 @@ int live_open(struct server *s, const struct live_opts *lo,
 		return rc;
 	l->pid = hwt_collect_pid(l->c);
 	s->pid = l->pid;
+	/* As hwtrace record says it. */
+	if (hwt_collect_passed_over(l->c))
+		fprintf(stderr, "hwt-server: note: %s; running with %s\n",
+			hwt_collect_passed_over(l->c),
+			hwt_collect_backend_name(l->c));
 	s->no_watch = !(hwt_collect_backend_caps(l->c) & HWT_COLLECT_CAP_WATCH);
 	rc = refresh(s, l->pid, err);
 	if (rc)

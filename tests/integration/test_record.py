@@ -161,6 +161,28 @@ def main():
         allowed = open('/proc/self/status').read().split('Cpus_allowed_list:')[1].split()[0]
         report('--no-pin leaves affinity alone', p.stdout.split()[-1:] == [allowed],
                f'{p.stdout!r} vs {allowed}')
+
+        # --- the automatic choice says why it passed a backend over ----------
+        # A Valgrind tool that is not where hwtrace looks (a copy of the
+        # binary elsewhere, say): the ptrace backend records, far slower,
+        # and the note says why valgrind was not used; -q keeps it quiet.
+        env = dict(os.environ, HWT_VALGRIND_LIB=os.path.join(tmp, 'no-tool'))
+        b = os.path.join(tmp, 'passed-over')
+        p = run([hwtrace, 'record', '-o', b, '--', '/bin/true'], env=env)
+        report('automatic choice: a note names the backend passed over and why',
+               p.returncode == 0 and os.path.isdir(b) and
+               'note: the valgrind backend is not used: the hwtrace Valgrind '
+               'tool is not built' in p.stderr and 'recording with ptrace' in p.stderr,
+               f'rc {p.returncode}: {p.stderr}')
+        b = os.path.join(tmp, 'passed-over-q')
+        p = run([hwtrace, 'record', '-q', '-o', b, '--', '/bin/true'], env=env)
+        report('automatic choice: -q keeps the note quiet',
+               p.returncode == 0 and 'note:' not in p.stderr, p.stderr)
+        b = os.path.join(tmp, 'named')
+        p = run([hwtrace, 'record', '--backend', 'ptrace', '-o', b, '--',
+                 '/bin/true'], env=env)
+        report('a named backend: no note', p.returncode == 0 and
+               'note:' not in p.stderr, p.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return exit_status()

@@ -300,6 +300,13 @@ int cmd_record(int argc, char **argv)
 			    hwt_collect_backend_name(col));
 		return cli_fail(&err);
 	}
+	/* A backend the automatic choice would have used is not there (a
+	 * Valgrind tool that is not built, say): the one recording may be
+	 * far slower. */
+	if (!a.quiet && hwt_collect_passed_over(col))
+		fprintf(stderr, "hwtrace: note: %s; recording with %s\n",
+			hwt_collect_passed_over(col),
+			hwt_collect_backend_name(col));
 	if (a.output)
 		outdir = strdup(a.output);
 	else if (asprintf(&outdir, "hwtrace-%s-%d", base_name(a.prog_argv[0]),
