@@ -336,8 +336,8 @@ pid_t hwt_seize_wait_or_poll(struct hwt_seize *s, int *status,
 	if (rc < 0 && errno != EINTR)
 		return hwt_err_set(err, errno, "poll: %s", strerror(errno));
 	for (size_t i = 0; i < n; i++) {
-		fds[i].revents = all[i].revents;
-		*ready += all[i].revents != 0;
+		fds[i].revents = rc > 0 ? all[i].revents : 0;
+		*ready += fds[i].revents != 0;
 	}
 	if (rc == 0 && *idle_ms < POLL_MAX_MS)
 		*idle_ms *= 2;
