@@ -37,8 +37,6 @@
 
 #define TOOL_FILE "hwtrace-amd64-linux"
 #define READ_PIECE (1u << 20)
-
-static void share_now(void *ctx);
 #define IDLE_NS 5000000L          /* between looks at a quiet stream */
 /* Threads alive at once: Valgrind's default, 500, is below what servers
  * run; each slot costs Valgrind about 7 KB up front, so not the bundle's
@@ -47,6 +45,9 @@ static void share_now(void *ctx);
 #define VG_MAX_THREADS ((unsigned)VG_MAX_THREADS_N)
 #define STR(x) #x
 #define XSTR(x) STR(x)
+
+/* The rings' budget calls it (vg_launch); defined with share_window. */
+static void share_now(void *ctx);
 
 extern char **environ;
 
