@@ -28,8 +28,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LINE = re.compile(r'^(PASS|FAIL|SKIP) (.*)$')
 
 
-def run_suite(name, cmd, timeout, env=None):
+def run_suite(name, cmd, timeout, env=None, failures=None):
+    """Run one suite, print its lines; the FAIL lines are also added to
+    FAILURES so the run can end by naming them."""
     counts = {'PASS': 0, 'FAIL': 0, 'SKIP': 0}
+    failures = [] if failures is None else failures
     start = time.monotonic()
     print(f'== {name}', flush=True)
     try:
@@ -42,16 +45,20 @@ def run_suite(name, cmd, timeout, env=None):
             if m:
                 counts[m.group(1)] += 1
                 print(f'  {line}', flush=True)
+                if m.group(1) == 'FAIL':
+                    failures.append(f'{name}: {m.group(2)}')
             elif line:
                 print(f'  | {line}', flush=True)
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         print(f'  FAIL {name}: timed out after {timeout}s')
+        failures.append(f'{name}: timed out after {timeout}s')
         counts['FAIL'] += 1
         return counts
     if rc != 0 and counts['FAIL'] == 0:
         print(f'  FAIL {name}: exited with status {rc} without reporting a failure')
+        failures.append(f'{name}: exited with status {rc}')
         counts['FAIL'] += 1
     print(f'   ({time.monotonic() - start:.1f}s)')
     return counts
@@ -137,9 +144,18 @@ def main():
         print('0 passed, 1 failed')
         return 1
     total = {'PASS': 0, 'FAIL': 0, 'SKIP': 0}
+    failures = []
     for name, cmd, timeout, env in suites:
-        for k, v in run_suite(name, cmd, timeout, env).items():
+        for k, v in run_suite(name, cmd, timeout, env, failures).items():
             total[k] += v
+    # A long run's failures are far above its end: name them again here,
+    # where a log's tail shows them.
+    if failures:
+        print(f'failed ({len(failures)}):')
+        for f in failures[:40]:
+            print(f'  {f[:160]}')
+        if len(failures) > 40:
+            print(f'  ... and {len(failures) - 40} more above')
     line = f"{total['PASS']} passed, {total['FAIL']} failed"
     if total['SKIP']:
         line += f", {total['SKIP']} skipped"
