@@ -126,12 +126,21 @@ class Server:
                                   stdout=stdout or subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True,
                                   errors='replace', cwd=cwd)
-        line = self.p.stderr.readline()
-        m = LISTEN_RE.search(line)
+        # Notes may come first (a machine whose debug registers do not
+        # fire is named before the server listens).
+        said = []
+        m = None
+        while not m and len(said) < 50:
+            line = self.p.stderr.readline()
+            if not line:
+                break
+            said.append(line.strip())
+            m = LISTEN_RE.search(line)
         if not m:
             self.close()
-            raise RuntimeError(f'hwt-server did not listen: {line.strip()}'
-                               f'{self.p.stderr.read().strip()}')
+            raise RuntimeError('hwt-server did not listen: ' +
+                               ' '.join(said) +
+                               self.p.stderr.read().strip())
         self.port = int(m.group(1))
 
     def close(self):
