@@ -82,6 +82,10 @@ def unit_binaries(build):
 # on every machine.
 FAULTY_MACHINE = 'lost-cpuid-trap,dead-dr'
 FAULTY_MACHINE_SUITES = ('collect/test_collect_live', 'collect/test_seize_live')
+# Integration suites run again so too: what such a machine adds to the
+# tools' output (notes before hwt-server listens, `machine:` lines) must
+# not upset their readers.
+FAULTY_MACHINE_INTEGRATION = ('test_backends', 'test_lldb_server')
 
 
 def wanted(selectors, names):
@@ -135,6 +139,10 @@ def main():
                     # Suites that feed hwtrace hostile input run this build.
                     env['HWT_SAN_BUILD'] = os.path.abspath(args.san_build)
                 suites.append((f'integration {t}', cmd, 2400, env))
+                if t[:-3] in FAULTY_MACHINE_INTEGRATION:
+                    suites.append((f'integration {t} [simulated faulty machine]',
+                                   cmd, 2400,
+                                   dict(env, HWT_SIMULATE=FAULTY_MACHINE)))
     if args.list:
         for name, *_ in suites:
             print(name)
