@@ -264,6 +264,19 @@ void hwt_sw_ring_gap(struct hwt_sw_ring *r, uint64_t next_pc, uint64_t lost)
 	open_chunk(r, next_pc);
 }
 
+void hwt_sw_ring_skip(struct hwt_sw_ring *r, uint64_t next_pc, uint64_t lost,
+		      uint64_t bytes)
+{
+	r->lost_insns += lost;
+	r->lost_bytes += bytes;
+	if (r->started) {
+		hwt_sw_ring_gap(r, next_pc, lost);
+		return;
+	}
+	r->insn_total += lost;
+	hwt_sw_ring_start(r, next_pc);
+}
+
 bool hwt_sw_ring_steps(struct hwt_sw_ring *r, const uint8_t *rec, size_t len,
 		       uint32_t n, uint64_t last_pc)
 {

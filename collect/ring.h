@@ -101,6 +101,13 @@ void hwt_sw_ring_step(struct hwt_sw_ring *r, uint64_t next_pc, bool async);
  * instructions later (a gap, docs/swtrace.md). */
 void hwt_sw_ring_gap(struct hwt_sw_ring *r, uint64_t next_pc, uint64_t lost);
 
+/* The thread went on to next_pc (its first instruction, or one after
+ * the last recorded) after `lost` instructions the recorder dropped
+ * before they reached the ring (bytes of trace they took): counted as
+ * lost, and a gap where the ring had started. */
+void hwt_sw_ring_skip(struct hwt_sw_ring *r, uint64_t next_pc, uint64_t lost,
+		      uint64_t bytes);
+
 /* n more instructions, ordinary (not asynchronous) steps already encoded
  * as hwt-sw records (len bytes, hwt_sw_encode_step's), the last at
  * last_pc: copied as they are when the open chunk has room for them;

@@ -1,5 +1,6 @@
 /* stream.c - the hwtrace Valgrind tool's stream into hwt-sw rings
- * (stream.h, vgstream.h). */
+ * (stream.h, vgstream.h), directly or through each thread's log of runs
+ * (runlog.h). */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -25,6 +26,13 @@ struct hwt_vg_sb {
 
 #define REP_CHECK 0x80000000u
 
+/* A thread's log holds the tool's EXEC and EXIT items as they are and
+ * these marks of its own (V & 3 == HWT_VG_RECORD, kind V >> 2): */
+enum {
+	LOG_ASYNC = 1,  /* the next instruction enters a signal handler */
+	LOG_TRUNC = 2,  /* the run executed N instructions (a fault): N */
+};
+
 /* The instructions run when t's superblock leaves by exit k.
  *
  * A rep-prefixed string instruction runs one iteration per copy of it in
@@ -36,17 +44,23 @@ struct hwt_vg_sb {
  * instruction ran, that copy executed nothing. (A rep instruction reached
  * with a zero count runs once, as on a cpu: the instruction before it is
  * another.) */
-static uint32_t after_exit(const struct hwt_vg_thread *t, uint64_t k)
+static uint32_t exit_count(const struct hwt_vg_sb *sb, uint32_t exit_after,
+			   bool last_known, uint64_t last_pc)
 {
-	const struct hwt_vg_sb *sb = t->run;
-	uint32_t n = sb->exit_after[k] & ~REP_CHECK;
+	uint32_t n = exit_after & ~REP_CHECK;
 	bool before;
 
-	if (!(sb->exit_after[k] & REP_CHECK))
+	if (!(exit_after & REP_CHECK))
 		return n;
 	before = n >= 2 ? sb->pc[n - 2] == sb->pc[n - 1]
-			: t->ring.started && t->last_pc == sb->pc[0];
+			: last_known && last_pc == sb->pc[0];
 	return before ? n - 1 : n;
+}
+
+static uint32_t after_exit(const struct hwt_vg_thread *t, uint64_t k)
+{
+	return exit_count(t->run, t->run->exit_after[k], t->last_known,
+			  t->last_pc);
 }
 
 /* Reading one item: running out of bytes is not an error until the
@@ -80,6 +94,25 @@ static uint64_t get_u(struct cursor *c)
 	}
 	c->state = CUR_BAD;
 	return 0;
+}
+
+/* get_u for an item's first number, most often one or two bytes (a run
+ * of one of the first 8192 translations): without a call. */
+static inline uint64_t get_item(struct cursor *c)
+{
+	const uint8_t *p = c->p;
+
+	if (c->end - p >= 2) {
+		if (!(p[0] & 0x80)) {
+			c->p = p + 1;
+			return p[0];
+		}
+		if (!(p[1] & 0x80)) {
+			c->p = p + 2;
+			return (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		}
+	}
+	return get_u(c);
 }
 
 static int64_t get_s(struct cursor *c)
@@ -123,6 +156,7 @@ static bool evict_oldest_exited(struct hwt_vg_reader *r)
 		if (!r->threads[i].exited || i == cur)
 			continue;
 		hwt_sw_ring_free(&r->threads[i].ring);
+		hwt_vg_log_free(&r->threads[i].log);
 		memmove(&r->threads[i], &r->threads[i + 1],
 			(r->nthreads - i - 1) * sizeof(*r->threads));
 		r->nthreads--;
@@ -160,6 +194,8 @@ static struct hwt_vg_thread *add(struct hwt_vg_reader *r, uint64_t tid,
 			      hwt_sw_ring_chunk_payload_for(r->ring_capacity),
 			      err);
 	t->ring.budget = r->budget;
+	if (r->defer)
+		hwt_vg_log_init(&t->log, r->ring_capacity, r->budget);
 	if (rc == 0 && r->whole_dir)
 		rc = hwt_sw_spill_new(r->whole_dir, t->tid, r->whole_bound,
 				      &t->ring.spill, err);
@@ -198,14 +234,21 @@ static void write_insn(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		if (pc == t->last_pc && !t->async_next)
 			return;
 	}
-	if (!t->ring.started) {
+	if (t->gap_insns || t->gap_bytes) {
+		/* After runs the log dropped (expand_log). */
+		hwt_sw_ring_skip(&t->ring, pc, t->gap_insns, t->gap_bytes);
+		t->gap_insns = t->gap_bytes = 0;
+		t->async_next = false;
+	} else if (!t->ring.started) {
 		hwt_sw_ring_start(&t->ring, pc);
 	} else {
 		hwt_sw_ring_step(&t->ring, pc, t->async_next);
 		t->async_next = false;
 	}
 	t->last_pc = pc;
-	r->insns++;
+	t->last_known = true;
+	if (!t->expanding)
+		r->insns++;
 }
 
 /* sb's step records (enc, enc_off); false when memory ran out. */
@@ -250,7 +293,8 @@ static void write_upto(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 			      sb->enc_off[upto] - sb->enc_off[i], upto - i,
 			      sb->pc[upto - 1])) {
 		t->last_pc = sb->pc[upto - 1];
-		r->insns += upto - i;
+		if (!t->expanding)
+			r->insns += upto - i;
 		i = upto;
 	}
 	for (; i < upto; i++)
@@ -269,6 +313,250 @@ static void write_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 	t->run_done = 0;
 }
 
+/* r->defer: the last instruction t ran, for a chunk's header and the
+ * rare exit that needs it (exit_count). Kept as the run that ran it and
+ * looked up only then: a run's addresses are far in memory. */
+static uint64_t log_last_pc(const struct hwt_vg_reader *r,
+			    const struct hwt_vg_thread *t)
+{
+	return t->last_lazy ? r->sbs[t->last_run]->pc[t->last_n - 1]
+			    : t->last_pc;
+}
+
+/* r->defer: t's run ends. What it executed counts in its chunk of the
+ * log, and its last instruction is what the next run's exits are judged
+ * from, as when it is written. */
+static void log_end_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
+{
+	uint32_t n;
+
+	if (!t->log_in_run)
+		return;
+	n = t->run_insns;
+	if (n) {
+		t->last_run = t->log_run;
+		t->last_n = n;
+		t->last_lazy = t->last_known = true;
+	}
+	t->log_cur->insns += n;
+	r->insns += n;
+	t->log_in_run = false;
+}
+
+/* t's run ends: written, or logged (r->defer). */
+static void end_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
+{
+	if (r->defer)
+		log_end_run(r, t);
+	else
+		write_run(r, t);
+}
+
+/* Append an item of len bytes to t's log; start: it begins a run (EXEC,
+ * LOG_ASYNC), where a full chunk gives way to a new one. */
+static int log_item(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		    const uint8_t *p, size_t len, bool start,
+		    struct hwt_err *err)
+{
+	struct hwt_vg_log_chunk *c = t->log_cur;
+
+	/* The common case: room in the open chunk. */
+	if (c && !(start && c->used >= t->log.chunk_bytes) &&
+	    hwt_vg_log_put(c, p, len))
+		return 0;
+	if (!c || (start && c->used >= t->log.chunk_bytes))
+		c = t->log_cur = hwt_vg_log_open(&t->log, start,
+						 t->last_known,
+						 t->last_known ? log_last_pc(r, t)
+							       : 0);
+	if (c && !hwt_vg_log_put(c, p, len) &&
+	    hwt_vg_log_grow(&t->log, &t->log_cur))
+		hwt_vg_log_put(c = t->log_cur, p, len);
+	if (!c || t->log.failed)
+		return hwt_err_set(err, ENOMEM, "out of memory for the "
+				   "trace window");
+	return 0;
+}
+
+/* A mark of the log's own: kind, then n when has_n. */
+static int log_mark(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		    unsigned kind, bool has_n, uint64_t n, struct hwt_err *err)
+{
+	uint8_t buf[HWT_VG_LOG_MAX_ITEM];
+	size_t len = 0;
+
+	buf[len++] = (uint8_t)(kind << 2 | HWT_VG_RECORD);
+	while (has_n) {
+		buf[len++] = (uint8_t)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+		has_n = (n >>= 7) != 0;
+	}
+	return log_item(r, t, buf, len, kind == LOG_ASYNC, err);
+}
+
+/* A number of the log's (written by the reader itself). */
+static uint64_t log_get(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* Turn t's log into hwt-sw in its ring, oldest run first, as if each had
+ * been written when read; the runs the log dropped are a loss before
+ * them. t's last run has ended (log_end_run). */
+static void expand_log(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
+{
+	struct hwt_vg_runlog *l = &t->log;
+	struct hwt_sw_ring_budget *b = t->ring.budget;
+	bool in_over = b && b->in_over;
+	const struct hwt_vg_log_chunk *first;
+
+	if (!l->nchunks)
+		return;
+	/* The ring keeps what the thread's share of the window held, as
+	 * the window counts it (runlog.h: where the code expands to more
+	 * than that, its oldest go), so the rings together stay within
+	 * the window; and no window is shared halfway. */
+	hwt_sw_ring_set_capacity(&t->ring, hwt_vg_thread_window_used(t));
+	if (b)
+		b->in_over = true;
+	t->expanding = true;
+	first = hwt_vg_log_chunk(l, 0);
+	t->gap_insns = l->lost_insns;
+	t->gap_bytes = l->lost_bytes;
+	t->last_known = first->prev_known;
+	t->last_pc = first->prev_pc;
+	t->last_lazy = false;
+	t->async_next = false;
+	/* Each chunk goes once expanded: the rings filling up and the logs
+	 * still to expand share the window's memory. */
+	for (; l->nchunks; hwt_vg_log_release_oldest(l)) {
+		const struct hwt_vg_log_chunk *c = hwt_vg_log_chunk(l, 0);
+		const uint8_t *p = c->items, *end = p + c->used;
+
+		while (p < end) {
+			uint64_t v = log_get(&p, end), arg = v >> 2;
+
+			switch (v & 3) {
+			case HWT_VG_EXEC:
+				write_run(r, t);
+				if (arg >= r->nsbs)
+					goto out;   /* never: checked when read */
+				t->run = r->sbs[arg];
+				t->run_insns = t->run->ninsns;
+				t->run_done = 0;
+				break;
+			case HWT_VG_EXIT:
+				if (t->run && arg < t->run->nexits)
+					t->run_insns = after_exit(t, arg);
+				break;
+			default:
+				if (arg == LOG_ASYNC) {
+					write_run(r, t);
+					t->async_next = true;
+				} else if (arg == LOG_TRUNC) {
+					arg = log_get(&p, end);
+					if (t->run && arg <= t->run->ninsns)
+						t->run_insns = (uint32_t)arg;
+				}
+				break;
+			}
+		}
+	}
+out:
+	write_run(r, t);
+	t->expanding = false;
+	if (b)
+		b->in_over = in_over;
+	hwt_vg_log_clear(l);
+	t->log_cur = NULL;
+}
+
+/* Every thread's runs so far into its ring: the translations they name
+ * are about to go, or the stream is over. */
+static void expand_all(struct hwt_vg_reader *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++) {
+		end_run(r, &r->threads[i]);
+		if (r->defer)
+			expand_log(r, &r->threads[i]);
+	}
+}
+
+/* r->defer: t runs translation id (item bytes at p). */
+static int log_exec(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		    uint32_t id, const uint8_t *p, size_t len,
+		    struct hwt_err *err)
+{
+	int rc;
+
+	log_end_run(r, t);
+	if ((rc = log_item(r, t, p, len, true, err)) < 0)
+		return rc;
+	t->log_run = id;
+	t->run_insns = r->hot[id].ninsns;
+	t->log_in_run = true;
+	return 0;
+}
+
+/* r->defer: t's run left at side exit k (item bytes at p). */
+static int log_exit(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		    uint64_t k, const uint8_t *p, size_t len,
+		    struct hwt_err *err)
+{
+	const struct hwt_vg_sb_hot *h;
+	uint32_t after;
+
+	if (!t || !t->log_in_run || k >= (h = &r->hot[t->log_run])->nexits)
+		return bad(r, err, "a side exit of no superblock");
+	after = r->exits[h->first_exit + k];
+	t->run_insns = !(after & REP_CHECK) ? after :
+		exit_count(r->sbs[t->log_run], after, t->last_known,
+			   t->last_known ? log_last_pc(r, t) : 0);
+	return log_item(r, t, p, len, false, err);
+}
+
+/* r->defer: a fault ends t's run at pc, if pc is one of its
+ * instructions. */
+static int log_fault(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		     uint64_t pc, struct hwt_err *err)
+{
+	const struct hwt_vg_sb *sb;
+
+	r->last_at_tid = t->tid;
+	r->last_at_pc = pc;
+	if (!t->log_in_run)
+		return 0;
+	sb = r->sbs[t->log_run];
+	for (uint32_t i = 0; i < t->run_insns; i++)
+		if (sb->pc[i] == pc) {
+			if (i + 1 == t->run_insns)
+				return 0;
+			t->run_insns = i + 1;
+			return log_mark(r, t, LOG_TRUNC, true, i + 1, err);
+		}
+	return 0;
+}
+
+uint64_t hwt_vg_thread_window_used(const struct hwt_vg_thread *t)
+{
+	return hwt_sw_ring_used(&t->ring) + hwt_vg_log_weight(&t->log);
+}
+
+void hwt_vg_thread_set_window(struct hwt_vg_thread *t, uint64_t capacity)
+{
+	hwt_sw_ring_set_capacity(&t->ring, capacity);
+	if (t->log.max_capacity)
+		hwt_vg_log_set_capacity(&t->log, capacity);
+}
+
 static void sb_free(struct hwt_vg_sb *sb)
 {
 	free(sb->pc);
@@ -284,6 +572,30 @@ static void drop_translations(struct hwt_vg_reader *r)
 		free(r->sbs[i]);
 	}
 	r->nsbs = 0;
+	r->nexits = 0;
+}
+
+/* sb becomes translation number r->nsbs (owned by r from now on). */
+static int add_translation(struct hwt_vg_reader *r, struct hwt_vg_sb *sb,
+			   struct hwt_err *err)
+{
+	if (HWT_ARRAY_RESERVE(r->sbs, r->sbs_cap, r->nsbs + 1, 1024) ||
+	    HWT_ARRAY_RESERVE(r->hot, r->hot_cap, r->nsbs + 1, 1024) ||
+	    HWT_ARRAY_RESERVE(r->exits, r->exits_cap,
+			      r->nexits + sb->nexits, 4096))
+		return hwt_err_set(err, ENOMEM, "out of memory for "
+				   "superblocks");
+	r->hot[r->nsbs] = (struct hwt_vg_sb_hot){
+		.ninsns = (uint16_t)sb->ninsns,
+		.nexits = (uint16_t)sb->nexits,
+		.first_exit = (uint32_t)r->nexits,
+	};
+	if (sb->nexits)
+		memcpy(r->exits + r->nexits, sb->exit_after,
+		       sb->nexits * sizeof(*r->exits));
+	r->nexits += sb->nexits;
+	r->sbs[r->nsbs++] = sb;
+	return 0;
 }
 
 /* Once the stream has ended and every followed child has taken its
@@ -301,7 +613,7 @@ static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 		   struct hwt_err *err)
 {
 	uint64_t id = get_u(c), n = get_u(c), nexits, pc;
-	struct hwt_vg_sb sb = { 0 };
+	struct hwt_vg_sb sb = { 0 }, *copy;
 	uint8_t *rep = NULL;
 	int rc = 0;
 
@@ -365,12 +677,15 @@ static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 	if (c->state != CUR_OK)
 		goto out;
 	sb.nexits = (uint32_t)nexits;
-	if (HWT_ARRAY_RESERVE(r->sbs, r->sbs_cap, r->nsbs + 1, 1024) ||
-	    !(r->sbs[r->nsbs] = malloc(sizeof(sb)))) {
+	if (!(copy = malloc(sizeof(sb)))) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory for superblocks");
 		goto out;
 	}
-	*r->sbs[r->nsbs++] = sb;
+	*copy = sb;
+	if ((rc = add_translation(r, copy, err)) < 0) {
+		free(copy);
+		goto out;
+	}
 	free(rep);
 	return 0;
 out:
@@ -421,6 +736,7 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 		     uint64_t n, struct hwt_err *err)
 {
 	struct hwt_vg_reader *parent;
+	int rc;
 
 	if (!r->parent_of)
 		return bad(r, err, "a forked child's stream where none is "
@@ -436,9 +752,7 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 		c->state = CUR_SHORT;
 		return 0;
 	}
-	if (HWT_ARRAY_RESERVE(r->sbs, r->sbs_cap, (size_t)n, 1024))
-		return hwt_err_set(err, ENOMEM, "out of memory for superblocks");
-	for (; r->nsbs < n; r->nsbs++) {
+	while (r->nsbs < n) {
 		const struct hwt_vg_sb *p = parent->sbs[r->nsbs];
 		struct hwt_vg_sb *sb = calloc(1, sizeof(*sb));
 
@@ -458,7 +772,11 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 		if (p->nexits)
 			memcpy(sb->exit_after, p->exit_after,
 			       p->nexits * sizeof(*sb->exit_after));
-		r->sbs[r->nsbs] = sb;
+		if ((rc = add_translation(r, sb, err)) < 0) {
+			sb_free(sb);
+			free(sb);
+			return rc;
+		}
 	}
 	parent->forks_taken++;
 	drop_if_done(parent);
@@ -486,7 +804,7 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		if (!(t = thread_of(r, a, kind == HWT_VG_REC_BORN, err)))
 			return -(err->code ? err->code : EINVAL);
 		if (kind == HWT_VG_REC_GONE) {
-			write_run(r, t);
+			end_run(r, t);
 			t->exited = true;
 		} else {
 			r->cur = t;
@@ -503,12 +821,16 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		if (kind == HWT_VG_REC_SIGNAL) {
 			if (b == 0 || b > 64)
 				return bad(r, err, "a signal out of range");
-			write_run(r, t);
+			end_run(r, t);
+			if (r->defer)
+				return log_mark(r, t, LOG_ASYNC, false, 0, err);
 			t->async_next = true;
 			return 0;
 		}
 		/* A fault ends the superblock at the faulting instruction
 		 * (never before what a stop wrote of it). */
+		if (r->defer)
+			return log_fault(r, t, b, err);
 		for (uint32_t i = 0; t->run && i < t->run_insns; i++)
 			if (t->run->pc[i] == b) {
 				t->run_insns = i + 1 > t->run_done ? i + 1
@@ -539,8 +861,7 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 	case HWT_VG_REC_END:
 		r->ended = true;
 		/* Nothing runs any more. */
-		for (size_t i = 0; i < r->nthreads; i++)
-			write_run(r, &r->threads[i]);
+		expand_all(r);
 		drop_if_done(r);
 		return 0;
 	case HWT_VG_REC_FORKS:
@@ -549,11 +870,10 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 	case HWT_VG_REC_EXEC:
 		/* Only the thread that exec'd lives on; the new program's
 		 * translations are numbered anew. */
-		for (size_t i = 0; i < r->nthreads; i++) {
-			write_run(r, &r->threads[i]);
+		expand_all(r);
+		for (size_t i = 0; i < r->nthreads; i++)
 			if (&r->threads[i] != r->cur)
 				r->threads[i].exited = true;
-		}
 		drop_translations(r);
 		r->forks = r->forks_taken = 0;
 		r->exit_seen = false;
@@ -585,7 +905,8 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 static int read_item(struct hwt_vg_reader *r, struct cursor *c,
 		     struct hwt_err *err)
 {
-	uint64_t v = get_u(c), arg = v >> 2;
+	const uint8_t *at = c->p;
+	uint64_t v = get_item(c), arg = v >> 2;
 	struct hwt_vg_thread *t = r->cur;
 
 	if (c->state != CUR_OK)
@@ -598,12 +919,18 @@ static int read_item(struct hwt_vg_reader *r, struct cursor *c,
 			return bad(r, err, "a superblock run by no thread");
 		if (arg >= r->nsbs)
 			return bad(r, err, "an unknown superblock");
+		if (r->defer)
+			return log_exec(r, t, (uint32_t)arg, at,
+					(size_t)(c->p - at), err);
 		write_run(r, t);
 		t->run = r->sbs[arg];
 		t->run_insns = t->run->ninsns;
 		t->run_done = 0;
 		return 0;
 	case HWT_VG_EXIT:
+		if (r->defer)
+			return log_exit(r, t, arg, at, (size_t)(c->p - at),
+					err);
 		if (!t || !t->run || arg >= t->run->nexits)
 			return bad(r, err, "a side exit of no superblock");
 		t->run_insns = after_exit(t, arg);
@@ -613,6 +940,94 @@ static int read_item(struct hwt_vg_reader *r, struct cursor *c,
 	default:
 		return bad(r, err, "a malformed item");
 	}
+}
+
+/* r->defer: the runs and exits of the current thread at c, as many as
+ * follow one another, straight into its log: the bytes as one copy, the
+ * state in locals. Most of a stream is these; whatever else comes (a
+ * record, a chunk to open, an exit judged from the run before it, an
+ * unknown translation, an item cut short) is left at c for read_item. */
+static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
+{
+	struct hwt_vg_thread *t = r->cur;
+	struct hwt_vg_log_chunk *ch = t->log_cur;
+	const struct hwt_vg_sb_hot *hot = r->hot;
+	const uint32_t *exits = r->exits;
+	const uint8_t *p = c->p, *span = p, *end = c->end;
+	uint64_t nsbs = r->nsbs, done = 0;
+	bool in_run = t->log_in_run;
+	uint32_t run = t->log_run, n = t->run_insns;
+	uint32_t last_run = t->last_run, last_n = t->last_n;
+	bool ended_one = false;
+	size_t room;
+
+	if (!ch || ch->used >= t->log.chunk_bytes)
+		return;
+	/* Bytes the chunk takes before a run must open another. */
+	room = t->log.chunk_bytes - ch->used;
+	while (end - p >= 3) {
+		const uint8_t *next;
+		uint64_t v;
+
+		if (!(p[0] & 0x80)) {
+			v = p[0];
+			next = p + 1;
+		} else if (!(p[1] & 0x80)) {
+			v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+			next = p + 2;
+		} else if (!(p[2] & 0x80)) {
+			v = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 |
+			    (uint64_t)p[2] << 14;
+			next = p + 3;
+		} else {
+			break;
+		}
+		if ((v & 3) == HWT_VG_EXEC) {
+			if ((v >> 2) >= nsbs || (size_t)(p - span) >= room)
+				break;
+			if (in_run) {
+				done += n;
+				if (n) {
+					last_run = run;
+					last_n = n;
+					ended_one = true;
+				}
+			}
+			run = (uint32_t)(v >> 2);
+			n = hot[run].ninsns;
+			in_run = true;
+		} else if ((v & 3) == HWT_VG_EXIT) {
+			uint32_t after;
+
+			/* An exit stays with its run, past the chunk's size
+			 * by its slack at most (hwt_vg_log_open). */
+			if (!in_run || (v >> 2) >= hot[run].nexits ||
+			    (size_t)(next - span) > room + HWT_VG_LOG_MAX_ITEM)
+				break;
+			after = exits[hot[run].first_exit + (v >> 2)];
+			if (after & REP_CHECK)
+				break;
+			n = after;
+		} else {
+			break;
+		}
+		p = next;
+	}
+	if (p == span)
+		return;
+	memcpy(ch->items + ch->used, span, (size_t)(p - span));
+	ch->used += (uint32_t)(p - span);
+	ch->insns += done;
+	r->insns += done;
+	t->log_in_run = in_run;
+	t->log_run = run;
+	t->run_insns = n;
+	if (ended_one) {
+		t->last_run = last_run;
+		t->last_n = last_n;
+		t->last_lazy = t->last_known = true;
+	}
+	c->p = p;
 }
 
 int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
@@ -647,6 +1062,13 @@ int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
 	while (c.p < c.end) {
 		const uint8_t *start = c.p;
 
+		if (r->defer && r->cur && !r->ended) {
+			log_runs(r, &c);
+			r->offset += (uint64_t)(c.p - start);
+			if (c.p == c.end)
+				break;
+			start = c.p;
+		}
 		rc = read_item(r, &c, err);
 		if (rc < 0)
 			break;
@@ -676,6 +1098,9 @@ int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
 
 	if (!t)
 		return -(err->code ? err->code : EINVAL);
+	if (r->defer)
+		return hwt_err_set(err, EINVAL, "a stop of a recording whose "
+				   "runs are kept for later");
 	if (mid && t->run) {
 		for (i = t->run_done; i < t->run_insns; i++)
 			if (t->run->pc[i] == pc)
@@ -696,10 +1121,9 @@ int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)
 {
 	int rc = 0;
 
-	for (size_t i = 0; i < r->nthreads; i++) {
-		write_run(r, &r->threads[i]);
+	expand_all(r);
+	for (size_t i = 0; i < r->nthreads; i++)
 		r->threads[i].exited = true;
-	}
 	if (r->waiting_parent)
 		rc = hwt_err_set(err, EPROTO, "a forked child's stream whose "
 				 "parent's stream never described the "
@@ -724,8 +1148,12 @@ void hwt_vg_reader_free(struct hwt_vg_reader *r)
 {
 	drop_translations(r);
 	free(r->sbs);
-	for (size_t i = 0; i < r->nthreads; i++)
+	free(r->hot);
+	free(r->exits);
+	for (size_t i = 0; i < r->nthreads; i++) {
 		hwt_sw_ring_free(&r->threads[i].ring);
+		hwt_vg_log_free(&r->threads[i].log);
+	}
 	free(r->threads);
 	hwt_modset_free(&r->modules);
 	free(r->pending);

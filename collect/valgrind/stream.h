@@ -16,6 +16,7 @@
 #include "hwt-common.h"
 #include "os/modset.h"
 #include "ring.h"
+#include "valgrind/runlog.h"
 #include "valgrind/vgstream.h"
 
 /* Limits: what the tool can write, with room to spare. */
@@ -27,6 +28,14 @@
 
 struct hwt_vg_sb;
 
+/* What a logged run needs of its translation, packed so the reader's
+ * hot loop stays in cache: its instruction and exit counts, and where
+ * its exits' instruction counts start in the reader's exits. */
+struct hwt_vg_sb_hot {
+	uint16_t ninsns, nexits;
+	uint32_t first_exit;
+};
+
 struct hwt_vg_thread {
 	pid_t tid;
 	struct hwt_sw_ring ring;
@@ -35,13 +44,32 @@ struct hwt_vg_thread {
 	struct hwt_vg_sb *run;        /* the superblock run last, not yet */
 	uint32_t run_insns;       /* written: its first run_insns ran, */
 	uint32_t run_done;        /* of which run_done are written */
-	uint64_t last_pc;         /* last instruction written */
+	uint64_t last_pc;         /* last instruction written (or, in */
+	bool last_known;          /* a log, run); false: none yet */
 	/* last_pc is where the thread stood at a stop, not yet run. */
 	bool ahead;
+	/* The reader's defer: runs kept as read, expanded at the end. */
+	struct hwt_vg_runlog log;
+	struct hwt_vg_log_chunk *log_cur;   /* its open chunk */
+	bool log_in_run;          /* running translation log_run, its */
+	uint32_t log_run;         /* run_insns so far */
+	/* The last instruction run, while logging: translation last_run's
+	 * instruction last_n - 1 (last_lazy), else last_pc. */
+	bool last_lazy;
+	uint32_t last_run, last_n;
+	bool expanding;           /* its log is being written to the ring */
+	uint64_t gap_insns, gap_bytes;      /* dropped before the next */
 };
 
 struct hwt_vg_reader {
 	uint64_t ring_capacity;   /* bytes per thread (--size) */
+	/* Keep each thread's runs as the tool wrote them (runlog.h), in
+	 * ring_capacity as it counts them, and write them to the rings
+	 * only when the translations they name go or the stream ends: a
+	 * flight recorder then expands only what its window keeps. Not under live control
+	 * (hwt_vg_reader_stop_at) nor with a spill (whole_dir), which want
+	 * every instruction as it comes. Set before the first feed. */
+	bool defer;
 	/* --whole: each thread's spill file goes in this directory, at most
 	 * whole_bound bytes (collect/spill.h); NULL: the window alone. */
 	const char *whole_dir;
@@ -64,6 +92,10 @@ struct hwt_vg_reader {
 	 * run points at one while the table grows. */
 	struct hwt_vg_sb **sbs;
 	size_t nsbs, sbs_cap;
+	struct hwt_vg_sb_hot *hot;  /* by number too, hot_cap of them */
+	size_t hot_cap;
+	uint32_t *exits;          /* each translation's exit_after, */
+	size_t nexits, exits_cap; /* one after the other */
 	struct hwt_vg_thread *threads;
 	size_t nthreads, threads_cap;
 	/* Exited threads forgotten to make room (evict_oldest_exited). */
@@ -90,6 +122,12 @@ struct hwt_vg_reader {
 	uint64_t auxv[2 * HWT_VG_MAX_AUXV]; /* type, value pairs, no AT_NULL */
 	size_t nauxv;
 };
+
+/* What a thread's window holds, in ring bytes (a log's as it will
+ * expand, runlog.h), and its share of the window: its ring's capacity
+ * and its log's. */
+uint64_t hwt_vg_thread_window_used(const struct hwt_vg_thread *t);
+void hwt_vg_thread_set_window(struct hwt_vg_thread *t, uint64_t capacity);
 
 /* ring_capacity: bytes of hwt-sw kept per thread. */
 int hwt_vg_reader_init(struct hwt_vg_reader *r, uint64_t ring_capacity,

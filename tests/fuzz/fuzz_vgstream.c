@@ -2,11 +2,13 @@
  * (collect/valgrind/stream.c), which reads what the hwtrace Valgrind tool
  * wrote: untrusted bytes from a file.
  *
- * Input: [piece byte][stream bytes]. The bytes are fed in pieces of
- * 1 + piece bytes, as the backend reads a growing file, then the stream is
- * finished. Checked: an error stops reading for good; every thread's
- * sealed ring holds what its counters say; the instructions written are
- * the rings' instructions. Seeds: the tool's own streams of real programs
+ * Input: [mode byte][stream bytes]. The bytes are fed in pieces of
+ * 1 + (mode >> 1) bytes, as the backend reads a growing file, then the
+ * stream is finished; mode & 1 keeps the runs in logs expanded at the end
+ * (the reader's defer), with a window small enough to drop some. Checked:
+ * an error stops reading for good; every thread's sealed ring holds what
+ * its counters say; the instructions read are the rings' instructions,
+ * lost ones included. Seeds: the tool's own streams of real programs
  * (tests/integration/test_fuzz.py), and without valgrind a few written
  * here, with HWT_FUZZ_SEEDS=DIR.
  */
@@ -59,11 +61,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	piece = 1 + data[0];
-	data++;
-	size--;
+	piece = 1 + (data[0] >> 1);
 	if (hwt_vg_reader_init(&r, 1u << 16, &err))
 		abort();
+	r.defer = data[0] & 1;
+	data++;
+	size--;
 	rc = 0;
 	for (size_t at = 0; rc == 0 && at < size; at += piece)
 		rc = hwt_vg_reader_feed(&r, data + at,

@@ -17,14 +17,17 @@
 
 static int check_failures;
 static int check_offered, check_ran;	/* RUN calls, and those that ran */
+/* Put before every name: a suite that runs its tests twice, another
+ * way the second time, names both. */
+static const char *check_prefix = "";
 
 #define CHECK(name, cond, ...)                                         \
 	do {                                                           \
 		if (cond) {                                            \
-			printf("PASS %s\n", (name));                   \
+			printf("PASS %s%s\n", check_prefix, (name));   \
 		} else {                                               \
 			check_failures++;                              \
-			printf("FAIL %s: ", (name));                   \
+			printf("FAIL %s%s: ", check_prefix, (name));   \
 			printf(__VA_ARGS__);                           \
 			printf(" (%s:%d)\n", __FILE__, __LINE__);      \
 		}                                                      \

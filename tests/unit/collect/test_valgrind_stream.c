@@ -5,7 +5,10 @@
  * cpu counts them, a fault ends its superblock at the faulting
  * instruction, a signal makes the next instruction an asynchronous entry;
  * pieces of any size read the same; and every malformed stream is a
- * clear error that keeps what came before it. */
+ * clear error that keeps what came before it. The tests run again with
+ * the runs kept in logs and expanded at the end (the reader's defer),
+ * which must give the same histories; a log smaller than the history
+ * keeps its newest part, with the instructions before it counted lost. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +19,22 @@
 #include "valgrind/vgstream.h"
 
 struct stream {
-	uint8_t b[8192];
+	uint8_t *b;               /* own, or a larger buffer (start_in) */
 	size_t n;
+	uint8_t own[8192];
 };
+
+/* The second round: every reader keeps its runs for later. */
+static bool defer_runs;
+
+static int reader_init(struct hwt_vg_reader *r, uint64_t capacity,
+		       struct hwt_err *err)
+{
+	int rc = hwt_vg_reader_init(r, capacity, err);
+
+	r->defer = defer_runs;
+	return rc;
+}
 
 static void u(struct stream *s, uint64_t v)
 {
@@ -39,11 +55,24 @@ static void rec(struct stream *s, unsigned kind)
 	u(s, (uint64_t)kind << 2 | HWT_VG_RECORD);
 }
 
-static void start(struct stream *s)
+static void start_in(struct stream *s, uint8_t *buf)
 {
-	s->n = 0;
+	s->b = buf;
 	memcpy(s->b, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
 	s->n = HWT_VG_MAGIC_LEN;
+}
+
+static void start(struct stream *s)
+{
+	start_in(s, s->own);
+}
+
+/* A copy of from, in to's own buffer. */
+static void copy_stream(struct stream *to, const struct stream *from)
+{
+	to->b = to->own;
+	to->n = from->n;
+	memcpy(to->b, from->b, from->n);
 }
 
 /* A superblock of n instructions at pcs (lengths from the gaps, the last
@@ -130,7 +159,7 @@ static bool same(const uint64_t *got, size_t n, const uint64_t *want,
 static int read_all(struct hwt_vg_reader *r, const struct stream *s,
 		    size_t piece, struct hwt_err *err)
 {
-	int rc = hwt_vg_reader_init(r, 1u << 20, err);
+	int rc = reader_init(r, 1u << 20, err);
 
 	for (size_t at = 0; rc == 0 && at < s->n; at += piece)
 		rc = hwt_vg_reader_feed(r, s->b + at,
@@ -317,7 +346,7 @@ static void test_many_translations(void)
 	sb(s, 0, a, 2, NULL, NULL, 0);
 	thread(s, HWT_VG_REC_THREAD, 9);
 	run(s, 0);
-	rc = hwt_vg_reader_init(&r, 1u << 20, &err);
+	rc = reader_init(&r, 1u << 20, &err);
 	if (rc == 0)
 		rc = hwt_vg_reader_feed(&r, s->b, s->n, &err);
 	/* Fed in steps: the table grows between the run and the next. */
@@ -439,7 +468,7 @@ static void expect_bad(const char *name, const struct stream *s,
 	uint64_t pcs[16];
 	bool async[16];
 	size_t n;
-	int rc = hwt_vg_reader_init(&r, 1u << 20, &err);
+	int rc = reader_init(&r, 1u << 20, &err);
 
 	if (rc == 0)
 		rc = hwt_vg_reader_feed(&r, s->b, s->n, &err);
@@ -465,28 +494,28 @@ static void test_bad_streams(void)
 	thread(&good, HWT_VG_REC_THREAD, 3);
 	run(&good, 0);
 
-	s = good;
+	copy_stream(&s, &good);
 	memcpy(s.b, "NOTVG01\n", 8);
 	expect_bad("stream: a wrong magic", &s, "not a hwtrace valgrind", false);
-	s = good;
+	copy_stream(&s, &good);
 	run(&s, 9);
 	expect_bad("stream: an unknown superblock", &s, "unknown superblock",
 		   true);
-	s = good;
+	copy_stream(&s, &good);
 	sb(&s, 5, pc, 2, NULL, NULL, 0);
 	expect_bad("stream: superblocks out of order", &s, "out of order",
 		   true);
-	s = good;
+	copy_stream(&s, &good);
 	leave(&s, 3);
 	expect_bad("stream: an exit the superblock does not have", &s,
 		   "side exit of no superblock", true);
-	s = good;
+	copy_stream(&s, &good);
 	rec(&s, HWT_VG_REC_SB);
 	u(&s, 1);
 	u(&s, 100000);
 	expect_bad("stream: a superblock too long", &s, "instruction count",
 		   true);
-	s = good;
+	copy_stream(&s, &good);
 	rec(&s, HWT_VG_REC_SB);
 	u(&s, 1);
 	u(&s, 1);
@@ -494,7 +523,7 @@ static void test_bad_streams(void)
 	u(&s, 0);
 	expect_bad("stream: an instruction of length 0", &s,
 		   "instruction length", true);
-	s = good;
+	copy_stream(&s, &good);
 	rec(&s, HWT_VG_REC_SB);
 	u(&s, 1);
 	u(&s, 1);
@@ -504,37 +533,37 @@ static void test_bad_streams(void)
 	u(&s, 5);
 	expect_bad("stream: an exit past the end", &s, "past the superblock",
 		   true);
-	s = good;
+	copy_stream(&s, &good);
 	thread(&s, HWT_VG_REC_THREAD, 0);
 	expect_bad("stream: thread id 0", &s, "thread id out of range", true);
-	s = good;
+	copy_stream(&s, &good);
 	rec(&s, 99);
 	expect_bad("stream: an unknown record", &s, "unknown record", true);
-	s = good;
+	copy_stream(&s, &good);
 	u(&s, 3);
 	expect_bad("stream: a malformed item", &s, "malformed item", true);
-	s = good;
+	copy_stream(&s, &good);
 	for (int i = 0; i < 11; i++)
 		s.b[s.n++] = 0xff;
 	s.b[s.n++] = 0x01;
 	expect_bad("stream: a number longer than 64 bits", &s,
 		   "malformed number", true);
-	s = good;
+	copy_stream(&s, &good);
 	rec(&s, HWT_VG_REC_SIGNAL);
 	u(&s, 3);
 	u(&s, 65);
 	expect_bad("stream: a signal out of range", &s, "signal out of range",
 		   true);
-	s = good;
+	copy_stream(&s, &good);
 	rec(&s, HWT_VG_REC_END);
 	run(&s, 0);
 	expect_bad("stream: data after the end", &s, "after the end", true);
-	s = good;
+	copy_stream(&s, &good);
 	rec(&s, HWT_VG_REC_SB);
 	u(&s, 1);
 	expect_bad("stream: cut in the middle of an item (the tool died)", &s,
 		   "ends in the middle of an item", true);
-	s = good;
+	copy_stream(&s, &good);
 	s.n = 4;
 	expect_bad("stream: cut inside the magic", &s,
 		   "ends in the middle of an item", false);
@@ -570,7 +599,7 @@ static void test_stops(void)
 	thread(&s, HWT_VG_REC_THREAD, 77);
 	run(&s, 0);
 	run(&s, 0);
-	rc = hwt_vg_reader_init(&r, 1u << 20, &err);
+	rc = reader_init(&r, 1u << 20, &err);
 	if (rc == 0)
 		rc = hwt_vg_reader_feed(&r, s.b, s.n, &err);
 	fed = s.n;
@@ -647,7 +676,7 @@ static void test_end_translations(void)
 			rec(&st, HWT_VG_REC_FORKS);
 		run(&st, 0);
 		rec(&st, HWT_VG_REC_END);
-		rc = hwt_vg_reader_init(&r, 1u << 20, &err);
+		rc = reader_init(&r, 1u << 20, &err);
 		if (rc == 0)
 			rc = hwt_vg_reader_feed(&r, st.b, st.n, &err);
 		kept = r.nsbs;
@@ -675,6 +704,112 @@ struct family {
 	struct hwt_vg_reader *parent;
 	pid_t parent_pid;
 };
+
+/* A long stream (about 200000 runs of four translations, some left by
+ * side exits, some rep iterations judged from the run before) read
+ * whole, then with its runs in a log of a small window: the log keeps
+ * the newest runs, exactly the end of the whole history, and counts
+ * every instruction before them lost. reps_only: the runs are mostly a
+ * rep instruction's count check, which ran nothing when the run before
+ * ended at it: the oldest run kept is one whose count depends on a run
+ * the log dropped. */
+static void log_window(bool reps_only)
+{
+	static const uint64_t a[] = { 0x1000, 0x1003, 0x1007, 0x1009 };
+	static const uint32_t a_exits[] = { 1, 3 };
+	static const uint64_t reps[] = { 0x3003, 0x3003 };
+	static const bool rep_flags[] = { true, true };
+	static const uint32_t reps_exits[] = { 1, 2 };
+	static const uint64_t c[] = { 0x5000 };
+	static const uint64_t d[] = { 0x6000, 0x6002, 0x6004 };
+	static const uint32_t d_exits[] = { 2 };
+	struct hwt_vg_reader whole, window;
+	struct hwt_err err = { 0 };
+	struct stream *s = malloc(sizeof(*s));
+	uint8_t *big = malloc(4u << 20);
+	size_t cap = 4u << 20, nw = 0, nk = 0;
+	uint64_t *pw = malloc(cap * sizeof(*pw)), *pk = malloc(cap * sizeof(*pk));
+	bool *aw = malloc(cap), *ak = malloc(cap);
+	uint32_t seed = 12345;
+	const struct hwt_sw_ring *rw, *rk;
+	int rc, rc2;
+
+	start_in(s, big);
+	sb(s, 0, a, 4, NULL, a_exits, 2);
+	sb(s, 1, reps, 2, rep_flags, reps_exits, 2);
+	sb(s, 2, c, 1, NULL, NULL, 0);
+	sb(s, 3, d, 3, NULL, d_exits, 1);
+	thread(s, HWT_VG_REC_THREAD, 3);
+	for (int i = 0; i < 200000; i++) {
+		uint32_t id;
+
+		seed = seed * 1103515245u + 12345u;
+		id = (seed >> 16) % 4;
+		if (reps_only && id != 2)
+			id = 1;
+		run(s, id);
+		if (reps_only && id == 1)
+			leave(s, 0);   /* nothing ran, unless after another */
+		else if (id != 2 && (seed >> 20) % 3 == 0)
+			leave(s, id == 3 ? 0 : (seed >> 24) % 2);
+		if ((seed >> 8) % 5000 == 0) {
+			rec(s, HWT_VG_REC_SIGNAL);
+			u(s, 3);
+			u(s, 10);
+		}
+	}
+	rec(s, HWT_VG_REC_END);
+	defer_runs = false;
+	rc = read_all(&whole, s, 4096, &err);
+	defer_runs = true;
+	rc2 = hwt_vg_reader_init(&window, 64u << 10, &err);
+	window.defer = true;
+	for (size_t at = 0; rc2 == 0 && at < s->n; at += 4096)
+		rc2 = hwt_vg_reader_feed(&window, s->b + at, s->n - at < 4096 ?
+					 s->n - at : 4096, &err);
+	if (rc2 == 0)
+		rc2 = hwt_vg_reader_finish(&window, &err);
+	defer_runs = false;
+	if (rc == 0 && rc2 == 0) {
+		nw = history(&whole.threads[0], pw, aw, cap);
+		nk = history(&window.threads[0], pk, ak, cap);
+	}
+	rw = &whole.threads[0].ring;
+	rk = &window.threads[0].ring;
+	check_prefix = reps_only ? "reps: " : "";
+	CHECK("log window: the whole history, read as it comes, is all there",
+	      rc == 0 && rw->lost_insns == 0 && nw == rw->insn_total &&
+	      nw == whole.insns && nw > 50000,
+	      "rc %d (%s), %zu instructions of %llu", rc, err.msg, nw,
+	      (unsigned long long)rw->insn_total);
+	CHECK("log window: a small log keeps the newest runs, the end of the "
+	      "whole history exactly, async entries too",
+	      rc2 == 0 && nk > 5000 && nk < nw / 4 && nk <= nw &&
+	      !memcmp(pk + 1, pw + nw - nk + 1, (nk - 1) * sizeof(*pk)) &&
+	      !memcmp(ak + 1, aw + nw - nk + 1, nk - 1) && pk[0] == pw[nw - nk],
+	      "rc %d (%s), kept %zu of %zu", rc2, err.msg, nk, nw);
+	CHECK("log window: what it dropped is counted lost, exactly",
+	      rc2 == 0 && rk->insn_total == nw && window.insns == nw &&
+	      rk->lost_insns == nw - nk && rk->lost_bytes > 0,
+	      "total %llu of %zu, lost %llu, kept %zu",
+	      (unsigned long long)rk->insn_total, nw,
+	      (unsigned long long)rk->lost_insns, nk);
+	check_prefix = "";
+	hwt_vg_reader_free(&whole);
+	hwt_vg_reader_free(&window);
+	free(big);
+	free(s);
+	free(pw);
+	free(pk);
+	free(aw);
+	free(ak);
+}
+
+static void test_log_window(void)
+{
+	log_window(false);
+	log_window(true);
+}
 
 static struct hwt_vg_reader *parent_of(void *ctx, pid_t pid)
 {
@@ -713,8 +848,8 @@ static void test_fork(void)
 	sb(&cs, 1, tail, 3, NULL, NULL, 0);
 	run(&cs, 1);
 	rec(&cs, HWT_VG_REC_END);
-	hwt_vg_reader_init(&parent, 1u << 20, &err);
-	rc = hwt_vg_reader_init(&child, 1u << 20, &err);
+	reader_init(&parent, 1u << 20, &err);
+	rc = reader_init(&child, 1u << 20, &err);
 	child.parent_of = parent_of;
 	child.parent_ctx = &fam;
 	/* The child's stream first: it waits for the parent's. */
@@ -747,7 +882,7 @@ static void test_fork(void)
 	cs.b[HWT_VG_MAGIC_LEN + 2] = 5;
 	hwt_vg_reader_finish(&parent, &err);
 	parent.ended = true;
-	hwt_vg_reader_init(&child, 1u << 20, &err);
+	reader_init(&child, 1u << 20, &err);
 	child.parent_of = parent_of;
 	child.parent_ctx = &fam;
 	rc = hwt_vg_reader_feed(&child, cs.b, cs.n, &err);
@@ -755,7 +890,7 @@ static void test_fork(void)
 	      rc == -EINVAL && strstr(err.msg, "fork"), "rc %d (%s)", rc,
 	      err.msg);
 	hwt_vg_reader_free(&child);
-	hwt_vg_reader_init(&child, 1u << 20, &err);
+	reader_init(&child, 1u << 20, &err);
 	rc = hwt_vg_reader_feed(&child, cs.b, cs.n, &err);
 	CHECK("fork: a child's stream where none is followed is an error",
 	      rc == -EINVAL && strstr(err.msg, "forked child"), "rc %d (%s)",
@@ -775,6 +910,21 @@ int main(void)
 	RUN(test_modules);
 	RUN(test_bad_streams);
 	RUN(test_stops);
+	RUN(test_end_translations);
+	RUN(test_fork);
+	RUN(test_log_window);
+	/* Again with the runs kept for later; stops are live control's,
+	 * which writes every run as it comes. */
+	defer_runs = true;
+	check_prefix = "runs kept for later: ";
+	RUN(test_runs_and_exits);
+	RUN(test_rep_iterations);
+	RUN(test_threads_faults_signals);
+	RUN(test_many_translations);
+	RUN(test_exec);
+	RUN(test_bound);
+	RUN(test_modules);
+	RUN(test_bad_streams);
 	RUN(test_end_translations);
 	RUN(test_fork);
 	return check_exit();

@@ -1,0 +1,191 @@
+/* runlog.c - a thread's newest superblock runs as the tool wrote them
+ * (runlog.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "runlog.h"
+
+/* Chunks are mapped, not malloc'd: a log's memory goes back to the
+ * system the moment a chunk is dropped or expanded, whatever else the
+ * recorder allocates meanwhile (the rings the expansion fills). */
+static struct hwt_vg_log_chunk *chunk_map(uint32_t alloc)
+{
+	void *p = mmap(NULL, sizeof(struct hwt_vg_log_chunk) + alloc,
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void chunk_unmap(struct hwt_vg_log_chunk *c)
+{
+	munmap(c, sizeof(*c) + c->alloc);
+}
+
+/* A chunk closes at a sixteenth of the capacity (some eighth of the
+ * log's bytes), within these: dropping one loses little of the window,
+ * and a small window still has several. */
+#define CHUNK_MIN (4u << 10)
+#define CHUNK_MAX (1u << 20)
+
+void hwt_vg_log_init(struct hwt_vg_runlog *l, uint64_t capacity,
+		     struct hwt_sw_ring_budget *budget)
+{
+	uint64_t chunk = capacity / 16;
+
+	*l = (struct hwt_vg_runlog){
+		.capacity = capacity,
+		.max_capacity = capacity,
+		.chunk_bytes = (uint32_t)(chunk < CHUNK_MIN ? CHUNK_MIN :
+					  chunk > CHUNK_MAX ? CHUNK_MAX : chunk),
+		.budget = budget,
+	};
+}
+
+/* The oldest chunk goes (not the open one, last). */
+static void pop_oldest(struct hwt_vg_runlog *l)
+{
+	struct hwt_vg_log_chunk *c = l->chunks[l->head];
+
+	l->weight -= c->weight;
+	if (l->budget)
+		l->budget->used -= c->weight;
+	chunk_unmap(c);
+	l->head = (l->head + 1) % l->alloc;
+	l->nchunks--;
+}
+
+static void drop_oldest(struct hwt_vg_runlog *l)
+{
+	struct hwt_vg_log_chunk *c = l->chunks[l->head];
+
+	l->lost_insns += c->insns;
+	l->lost_bytes += c->used;
+	pop_oldest(l);
+}
+
+/* Drop the oldest closed chunks while the log weighs more than its
+ * capacity. */
+static void enforce_capacity(struct hwt_vg_runlog *l)
+{
+	while (l->nchunks > 1 && hwt_vg_log_weight(l) > l->capacity)
+		drop_oldest(l);
+}
+
+void hwt_vg_log_set_capacity(struct hwt_vg_runlog *l, uint64_t capacity)
+{
+	uint64_t least = 4u * (uint64_t)l->chunk_bytes;
+
+	if (capacity < least)
+		capacity = least;
+	if (capacity > l->max_capacity)
+		capacity = l->max_capacity;
+	l->capacity = capacity;
+	enforce_capacity(l);
+}
+
+/* The open chunk is closed: its bytes count in the log and the window. */
+static void close_open(struct hwt_vg_runlog *l)
+{
+	struct hwt_vg_log_chunk *c;
+
+	if (!l->nchunks)
+		return;
+	c = hwt_vg_log_chunk(l, l->nchunks - 1);
+	c->weight = hwt_vg_log_weight_of(c->insns, c->used);
+	l->weight += c->weight;
+	if (l->budget && (l->budget->used += c->weight) > l->budget->limit &&
+	    !l->budget->in_over) {
+		l->budget->in_over = true;
+		l->budget->over(l->budget->ctx);
+		l->budget->in_over = false;
+	}
+}
+
+static bool reserve_slot(struct hwt_vg_runlog *l)
+{
+	struct hwt_vg_log_chunk **grown;
+	size_t alloc;
+
+	if (l->nchunks < l->alloc)
+		return true;
+	alloc = l->alloc ? 2 * l->alloc : 16;
+	if (!(grown = malloc(alloc * sizeof(*grown))))
+		return false;
+	for (size_t i = 0; i < l->nchunks; i++)
+		grown[i] = hwt_vg_log_chunk(l, i);
+	free(l->chunks);
+	l->chunks = grown;
+	l->alloc = alloc;
+	l->head = 0;
+	return true;
+}
+
+struct hwt_vg_log_chunk *hwt_vg_log_open(struct hwt_vg_runlog *l, bool start,
+					 bool prev_known, uint64_t prev_pc)
+{
+	struct hwt_vg_log_chunk *c = l->nchunks ?
+		hwt_vg_log_chunk(l, l->nchunks - 1) : NULL;
+	uint32_t alloc = l->chunk_bytes + 4u * HWT_VG_LOG_MAX_ITEM;
+
+	if (c && !(start && c->used >= l->chunk_bytes))
+		return c;
+	if (!c && !start)
+		return NULL;   /* an exit or mark of a run nobody kept */
+	close_open(l);
+	enforce_capacity(l);
+	if (!reserve_slot(l) || !(c = chunk_map(alloc))) {
+		l->failed = true;
+		return NULL;
+	}
+	*c = (struct hwt_vg_log_chunk){ .prev_pc = prev_pc,
+					.prev_known = prev_known,
+					.alloc = alloc };
+	l->chunks[(l->head + l->nchunks) % l->alloc] = c;
+	l->nchunks++;
+	return c;
+}
+
+bool hwt_vg_log_grow(struct hwt_vg_runlog *l, struct hwt_vg_log_chunk **c)
+{
+	struct hwt_vg_log_chunk *grown;
+	uint32_t alloc = 2 * (*c)->alloc;
+
+	if (alloc < (*c)->alloc || !(grown = chunk_map(alloc))) {
+		l->failed = true;
+		return false;
+	}
+	memcpy(grown, *c, sizeof(**c) + (*c)->used);
+	grown->alloc = alloc;
+	chunk_unmap(*c);
+	l->chunks[(l->head + l->nchunks - 1) % l->alloc] = grown;
+	*c = grown;
+	return true;
+}
+
+void hwt_vg_log_release_oldest(struct hwt_vg_runlog *l)
+{
+	if (l->nchunks > 1) {
+		pop_oldest(l);
+	} else if (l->nchunks) {
+		/* The open chunk, never counted. */
+		chunk_unmap(l->chunks[l->head]);
+		l->nchunks = l->head = 0;
+	}
+}
+
+void hwt_vg_log_clear(struct hwt_vg_runlog *l)
+{
+	while (l->nchunks)
+		hwt_vg_log_release_oldest(l);
+	l->lost_insns = l->lost_bytes = 0;
+}
+
+void hwt_vg_log_free(struct hwt_vg_runlog *l)
+{
+	hwt_vg_log_clear(l);
+	free(l->chunks);
+	l->chunks = NULL;
+	l->alloc = 0;
+}
