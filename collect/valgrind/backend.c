@@ -332,6 +332,9 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	};
 	c->rd.budget = &c->budget;
 	c->rd.whole_bound = opts->whole_bound;
+	/* A recording that runs to its end expands only the window it
+	 * keeps; live control and --whole want every instruction as read. */
+	c->rd.defer = !opts->live_control && !opts->whole_bound;
 	if (rc == 0 &&
 	    (asprintf(&c->stream_path, "%s/stream", c->dir) < 0 ||
 	     asprintf(&c->log_path, "%s/valgrind.log", c->dir) < 0 ||
@@ -506,11 +509,11 @@ static void share_window(struct vg_collector *c)
 	if (HWT_ARRAY_RESERVE(c->used, c->used_alloc, n, 64))
 		return;   /* the caps stay as they were */
 	for (size_t i = 0; i < c->rd.nthreads; i++)
-		c->used[k++] = hwt_sw_ring_used(&c->rd.threads[i].ring);
+		c->used[k++] = hwt_vg_thread_window_used(&c->rd.threads[i]);
 	for (size_t j = 0; j < c->nchildren; j++)
 		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
-			c->used[k++] = hwt_sw_ring_used(
-				&c->children[j].rd.threads[i].ring);
+			c->used[k++] = hwt_vg_thread_window_used(
+				&c->children[j].rd.threads[i]);
 	qsort(c->used, n, sizeof(*c->used), cmp_u64);
 	for (size_t i = 0; i < n; i++) {
 		if (c->used[i] * (n - i) > total) {
@@ -520,11 +523,11 @@ static void share_window(struct vg_collector *c)
 		total -= c->used[i];
 	}
 	for (size_t i = 0; i < c->rd.nthreads; i++)
-		hwt_sw_ring_set_capacity(&c->rd.threads[i].ring, cap);
+		hwt_vg_thread_set_window(&c->rd.threads[i], cap);
 	for (size_t j = 0; j < c->nchildren; j++)
 		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
-			hwt_sw_ring_set_capacity(
-				&c->children[j].rd.threads[i].ring, cap);
+			hwt_vg_thread_set_window(&c->children[j].rd.threads[i],
+						 cap);
 }
 
 /* A ring took all rings past the shared window: share it now. */
