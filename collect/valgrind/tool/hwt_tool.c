@@ -56,9 +56,11 @@ static Int out_fd = -1;
 static UChar buf[1 << 20];
 static UInt used;
 /* Translated code writes a superblock's run and its exits into buf
- * itself (emit_record), one word at a time, and calls drain() once used
- * passes limit: so limit leaves room for a word, and for the bound. */
-#define INLINE_SLACK 64u
+ * itself (emit_record), one word at a time, and calls drain() when used
+ * has passed limit as the superblock starts: so limit leaves room for
+ * all a superblock writes (a word for its run and one per exit), and
+ * for the bound. */
+#define INLINE_SLACK 4096u
 static UInt limit = sizeof(buf) - INLINE_SLACK;
 static ULong written;                      /* bytes flushed so far */
 static ULong held;                         /* of those, what the file still
@@ -378,13 +380,35 @@ static IRTemp assign(IRSB *sb, IRType ty, IRExpr *e)
 	return t;
 }
 
+/* Code that calls drain() when used has passed limit. At a superblock's
+ * start no guest value is live in a register yet: the call, guarded,
+ * costs a load and a compare. One per record, with values live around
+ * it, tripled the time spent in translated code. */
+static void emit_room_check(IRSB *sb)
+{
+	IRTemp u, lim, over;
+	IRDirty *d;
+
+	u = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
+					    mkIRExpr_HWord((HWord)&used)));
+	lim = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
+					      mkIRExpr_HWord((HWord)&limit)));
+	over = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT32U, IRExpr_RdTmp(lim),
+					       IRExpr_RdTmp(u)));
+	d = unsafeIRDirty_0_N(0, "hwt_drain", VG_(fnptr_to_fnentry)(drain),
+			      mkIRExprVec_0());
+	d->guard = IRExpr_RdTmp(over);
+	addStmtToIRSB(sb, IRStmt_Dirty(d));
+}
+
 /* Code that appends the LEB128 number v to buf, when guard holds (NULL:
  * always): the bytes are known when translating, so they are stored as
- * one little-endian word at buf + used and used moves by their count;
- * past limit, drain() flushes. A helper call per superblock and per exit
- * taken cost about as much as Valgrind's own translation; this costs a
- * few instructions. */
-static void emit_record(IRSB *sb, ULong v, IRExpr *guard)
+ * one little-endian word at buf + used and used moves by their count.
+ * Room is checked after it (check) or, for the whole superblock, before
+ * its first record (emit_room_check). A helper call per superblock and
+ * per exit taken cost about as much as Valgrind's own translation; this
+ * costs a few instructions. */
+static void emit_record(IRSB *sb, ULong v, IRExpr *guard, Bool check)
 {
 	ULong word = 0;
 	UInt n = 0;
@@ -419,6 +443,8 @@ static void emit_record(IRSB *sb, ULong v, IRExpr *guard)
 	}
 	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&used),
 				       IRExpr_RdTmp(nu)));
+	if (!check)
+		return;
 	lim = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
 					      mkIRExpr_HWord((HWord)&limit)));
 	over = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT32U, IRExpr_RdTmp(lim),
@@ -509,17 +535,25 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 {
 	IRSB *out = deepCopyIRSBExceptStmts(in);
 	ULong id = next_sb++;
-	UInt nexit = 0;
+	UInt nexit = 0, exits = 0;
+	Bool each;
 
 	describe(id, in);
+	for (Int i = 0; i < in->stmts_used; i++)
+		exits += in->stmts[i]->tag == Ist_Exit;
+	/* Room for the whole superblock's records, checked once at its
+	 * start; one with more exits than that checks after each. */
+	each = 8u * (1u + exits) > INLINE_SLACK;
+	if (!each)
+		emit_room_check(out);
 	/* The run is written first, so every exit has one to belong to. */
-	emit_record(out, id << 2 | HWT_VG_EXEC, NULL);
+	emit_record(out, id << 2 | HWT_VG_EXEC, NULL, each);
 	for (Int i = 0; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
 
 		if (st->tag == Ist_Exit)
 			emit_record(out, (ULong)nexit++ << 2 | HWT_VG_EXIT,
-				    st->Ist.Exit.guard);
+				    st->Ist.Exit.guard, each);
 		addStmtToIRSB(out, st);
 	}
 	return out;
