@@ -30,7 +30,7 @@ static const char record_usage[] =
 	"                       of those below; `hwtrace backends` says which\n"
 	"                       work here and why not)\n"
 	"  -s, --size BYTES     per-thread window of the newest history (default\n"
-	"                       64M for valgrind, about 55 M instructions, all\n"
+	"                       64M for valgrind, about 50 M instructions, all\n"
 	"                       threads together at most twice that; else 4M;\n"
 	"                       K/M/G suffixes); when it is full the oldest\n"
 	"                       trace is dropped and counted as lost\n"
