@@ -380,17 +380,12 @@ static IRTemp assign(IRSB *sb, IRType ty, IRExpr *e)
 	return t;
 }
 
-/* Code that calls drain() when used has passed limit. At a superblock's
- * start no guest value is live in a register yet: the call, guarded,
- * costs a load and a compare. One per record, with values live around
- * it, tripled the time spent in translated code. */
-static void emit_room_check(IRSB *sb)
+/* Code that calls drain() when u, what used is, has passed limit. */
+static void emit_drain_past_limit(IRSB *sb, IRTemp u)
 {
-	IRTemp u, lim, over;
+	IRTemp lim, over;
 	IRDirty *d;
 
-	u = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
-					    mkIRExpr_HWord((HWord)&used)));
 	lim = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
 					      mkIRExpr_HWord((HWord)&limit)));
 	over = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT32U, IRExpr_RdTmp(lim),
@@ -399,6 +394,16 @@ static void emit_room_check(IRSB *sb)
 			      mkIRExprVec_0());
 	d->guard = IRExpr_RdTmp(over);
 	addStmtToIRSB(sb, IRStmt_Dirty(d));
+}
+
+/* The same at a superblock's start, where no guest value is live in a
+ * register yet: the call, guarded, costs a load and a compare. One per
+ * record, with values live around it, tripled the time spent in
+ * translated code. */
+static void emit_room_check(IRSB *sb)
+{
+	emit_drain_past_limit(sb, assign(sb, Ity_I32, IRExpr_Load(
+		Iend_LE, Ity_I32, mkIRExpr_HWord((HWord)&used))));
 }
 
 /* Code that appends the LEB128 number v to buf, when guard holds (NULL:
@@ -412,8 +417,7 @@ static void emit_record(IRSB *sb, ULong v, IRExpr *guard, Bool check)
 {
 	ULong word = 0;
 	UInt n = 0;
-	IRTemp u, u64, at, nu, lim, over;
-	IRDirty *d;
+	IRTemp u, u64, at, nu;
 
 	do {
 		ULong b = v & 0x7f;
@@ -443,16 +447,8 @@ static void emit_record(IRSB *sb, ULong v, IRExpr *guard, Bool check)
 	}
 	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&used),
 				       IRExpr_RdTmp(nu)));
-	if (!check)
-		return;
-	lim = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
-					      mkIRExpr_HWord((HWord)&limit)));
-	over = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT32U, IRExpr_RdTmp(lim),
-					       IRExpr_RdTmp(nu)));
-	d = unsafeIRDirty_0_N(0, "hwt_drain", VG_(fnptr_to_fnentry)(drain),
-			      mkIRExprVec_0());
-	d->guard = IRExpr_RdTmp(over);
-	addStmtToIRSB(sb, IRStmt_Dirty(d));
+	if (check)
+		emit_drain_past_limit(sb, nu);
 }
 
 /* Whether the guest instruction at a is a rep-prefixed string operation:

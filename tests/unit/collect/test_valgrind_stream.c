@@ -899,7 +899,8 @@ static void test_fork(void)
 	hwt_vg_reader_free(&parent);
 }
 
-int main(void)
+/* The tests of streams, whichever way the reader keeps runs. */
+static void test_streams(void)
 {
 	RUN(test_runs_and_exits);
 	RUN(test_rep_iterations);
@@ -909,23 +910,18 @@ int main(void)
 	RUN(test_bound);
 	RUN(test_modules);
 	RUN(test_bad_streams);
-	RUN(test_stops);
 	RUN(test_end_translations);
 	RUN(test_fork);
+}
+
+int main(void)
+{
+	test_streams();
+	/* Stops are live control's, which writes every run as it comes. */
+	RUN(test_stops);
 	RUN(test_log_window);
-	/* Again with the runs kept for later; stops are live control's,
-	 * which writes every run as it comes. */
 	defer_runs = true;
 	check_prefix = "runs kept for later: ";
-	RUN(test_runs_and_exits);
-	RUN(test_rep_iterations);
-	RUN(test_threads_faults_signals);
-	RUN(test_many_translations);
-	RUN(test_exec);
-	RUN(test_bound);
-	RUN(test_modules);
-	RUN(test_bad_streams);
-	RUN(test_end_translations);
-	RUN(test_fork);
+	test_streams();
 	return check_exit();
 }
