@@ -12,17 +12,21 @@ Workloads, each of a second or more of real work:
   whole     spin (BUILD/programs) for about 1.4 G instructions, --whole:
             a billion-instruction history kept whole and opened
 
-For each: the time and peak RSS of `valgrind --tool=none` and of `hwtrace
-record` (defaults: the flight-recorder window), their ratio, instructions
+For each: the time of `valgrind --tool=none` and of `hwtrace record`
+(defaults: the flight-recorder window), their ratio, the recorder's own
+peak RSS and the largest of all its processes' (Valgrind's), instructions
 recorded and kept, bundle bytes per instruction (of all recorded), then
 the time and RSS of opening the bundle (`hwtrace info`, `hwtrace dump
 --calls --last 50`) and, where there is a core, of GDB's `info record`,
 `reverse-stepi` and `reverse-finish` through hwt-server --bundle.
 
+Each workload runs SCALE_RUNS (3) pairs of `--tool=none` and `hwtrace
+record`, one after the other; the table gives the pair of median ratio.
+
 Usage: bench/scale.py BUILD [WORKLOAD...]; sizes through SCALE_PYJSON
 (iterations, 5000: about 760 M instructions), SCALE_THREADS (iterations
-per thread, 25000000), SCALE_THREADS64 (10000000), SCALE_MAKE_FILES (4), SCALE_WHOLE_CALLS (spin's
-calls, 120000000).
+per thread, 25000000), SCALE_THREADS64 (10000000), SCALE_MAKE_FILES (4),
+SCALE_WHOLE_CALLS (spin's calls, 120000000).
 """
 import json
 import os
@@ -37,6 +41,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
+# Pairs of runs (none, record) per workload; the median pair's figures.
+RUNS = int(os.environ.get('SCALE_RUNS', '3'))
+
+
 def timed(argv, cwd=None, env=None, timeout=3600):
     """(seconds, peak RSS in MiB, returncode, stderr) of argv."""
     t0 = time.monotonic()
@@ -47,6 +55,35 @@ def timed(argv, cwd=None, env=None, timeout=3600):
     secs = time.monotonic() - t0
     m = re.findall(r'RSS_KB (\d+)', p.stderr)
     return secs, int(m[-1]) / 1024 if m else 0.0, p.returncode, p.stderr
+
+
+def recorder_timed(argv, cwd=None):
+    """timed() for hwtrace record, with the recorder's own peak RSS in
+    MiB too (its VmHWM, read every 20 ms until it exits): /usr/bin/time's
+    is the largest of its processes', Valgrind's included."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(['/usr/bin/time', '-f', 'RSS_KB %M', *argv],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, errors='replace', cwd=cwd)
+    own_kb = 0
+    recorder = None
+    while p.poll() is None:
+        if recorder is None:
+            kids = subprocess.run(['pgrep', '-P', str(p.pid)],
+                                  capture_output=True, text=True).stdout
+            recorder = int(kids.split()[0]) if kids.split() else None
+        try:
+            with open(f'/proc/{recorder}/status') as f:
+                m = re.search(r'VmHWM:\s+(\d+)', f.read())
+            own_kb = max(own_kb, int(m.group(1))) if m else own_kb
+        except (OSError, TypeError):
+            pass
+        time.sleep(0.02)
+    err = p.stderr.read()
+    secs = time.monotonic() - t0
+    m = re.findall(r'RSS_KB (\d+)', err)
+    return (secs, int(m[-1]) / 1024 if m else 0.0, own_kb / 1024,
+            p.returncode, err)
 
 
 def bundle_stats(bundle):
@@ -155,13 +192,21 @@ def main():
                                                   only).items():
             follow = (['--trace-children=yes'] if '--follow-fork' in extra
                       else [])
-            none_s, none_mb, _, _ = timed(['valgrind', '--tool=none', '-q',
-                                           *follow, *argv], cwd=cwd)
             bundle = os.path.join(work, name + '.bundle')
-            rec_s, rec_mb, rc, err = timed([hwtrace, 'record', '-q',
-                                            '--backend', 'valgrind', *extra,
-                                            '-o', bundle, '--', *argv],
-                                           cwd=cwd)
+            # Pairs, one after the other: this machine's speed moves by a
+            # third within minutes, and a pair sees the same machine.
+            pairs = []
+            for _ in range(RUNS):
+                none_s = timed(['valgrind', '--tool=none', '-q', *follow,
+                                *argv], cwd=cwd)[0]
+                shutil.rmtree(bundle, ignore_errors=True)
+                rec = recorder_timed([hwtrace, 'record', '-q', '--backend',
+                                      'valgrind', *extra, '-o', bundle, '--',
+                                      *argv], cwd=cwd)
+                pairs.append((rec[0] / none_s, none_s, *rec))
+            pairs.sort()
+            ratio, none_s, rec_s, rec_mb, own_mb, rc, err = \
+                pairs[len(pairs) // 2]
             if not os.path.isdir(bundle):
                 print(f'{name}: hwtrace record failed ({rc}): '
                       f'{err.strip()[-300:]}')
@@ -171,19 +216,21 @@ def main():
             calls_s, calls_mb, _, _ = timed([hwtrace, 'dump', '--calls',
                                              '--last', '50', bundle])
             gdb_s = gdb_reverse(build, bundle, argv[0], work)
-            rows.append((name, none_s, rec_s, rec_mb, insns, kept,
-                         size / insns if insns else 0, info_s, info_mb,
-                         calls_s, calls_mb, gdb_s))
+            rows.append((name, none_s, rec_s, ratio, own_mb, rec_mb, insns,
+                         kept, size / insns if insns else 0, info_s,
+                         info_mb, calls_s, calls_mb, gdb_s))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print('| workload | valgrind none | hwtrace record | ratio | recorder '
-          'peak RSS | instructions (kept) | bytes/insn | info | dump --calls '
-          '--last 50 | GDB info record + reverse-stepi + reverse-finish |')
+          'peak RSS (largest process) | instructions (kept) | bytes/insn | '
+          'info | dump --calls --last 50 | GDB info record + reverse-stepi '
+          '+ reverse-finish |')
     print('|---|---|---|---|---|---|---|---|---|---|')
-    for (name, none_s, rec_s, rec_mb, insns, kept, bpi, info_s, info_mb,
-         calls_s, calls_mb, gdb_s) in rows:
+    for (name, none_s, rec_s, ratio, own_mb, rec_mb, insns, kept, bpi,
+         info_s, info_mb, calls_s, calls_mb, gdb_s) in rows:
         print(f'| {name} | {none_s:.2f} s | {rec_s:.2f} s | '
-              f'{rec_s / none_s:.2f}x | {rec_mb:.0f} MiB | {insns / 1e6:.0f} M '
+              f'{ratio:.2f}x | {own_mb:.0f} MiB ({rec_mb:.0f} MiB) | '
+              f'{insns / 1e6:.0f} M '
               f'({kept / 1e6:.0f} M) | {bpi:.4f} | {info_s:.2f} s, '
               f'{info_mb:.0f} MiB | {calls_s:.2f} s, {calls_mb:.0f} MiB | '
               f'{"%.2f s" % gdb_s if gdb_s is not None else "not run"} |')
