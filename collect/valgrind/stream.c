@@ -359,12 +359,12 @@ static int log_item(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		    struct hwt_err *err)
 {
 	struct hwt_vg_log_chunk *c = t->log_cur;
+	bool need_open = !c || (start && c->used >= t->log.chunk_bytes);
 
 	/* The common case: room in the open chunk. */
-	if (c && !(start && c->used >= t->log.chunk_bytes) &&
-	    hwt_vg_log_put(c, p, len))
+	if (!need_open && hwt_vg_log_put(c, p, len))
 		return 0;
-	if (!c || (start && c->used >= t->log.chunk_bytes))
+	if (need_open)
 		c = t->log_cur = hwt_vg_log_open(&t->log, start,
 						 t->last_known,
 						 t->last_known ? log_last_pc(r, t)
@@ -391,21 +391,6 @@ static int log_mark(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		has_n = (n >>= 7) != 0;
 	}
 	return log_item(r, t, buf, len, kind == LOG_ASYNC, err);
-}
-
-/* A number of the log's (written by the reader itself). */
-static uint64_t log_get(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t v = 0;
-
-	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-		uint8_t b = *(*p)++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
 }
 
 /* Turn t's log into hwt-sw in its ring, oldest run first, as if each had
@@ -439,10 +424,11 @@ static void expand_log(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 	 * still to expand share the window's memory. */
 	for (; l->nchunks; hwt_vg_log_release_oldest(l)) {
 		const struct hwt_vg_log_chunk *c = hwt_vg_log_chunk(l, 0);
-		const uint8_t *p = c->items, *end = p + c->used;
+		/* The reader wrote it: every number whole. */
+		struct cursor cur = { c->items, c->items + c->used, CUR_OK };
 
-		while (p < end) {
-			uint64_t v = log_get(&p, end), arg = v >> 2;
+		while (cur.p < cur.end && cur.state == CUR_OK) {
+			uint64_t v = get_u(&cur), arg = v >> 2;
 
 			switch (v & 3) {
 			case HWT_VG_EXEC:
@@ -462,7 +448,7 @@ static void expand_log(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 					write_run(r, t);
 					t->async_next = true;
 				} else if (arg == LOG_TRUNC) {
-					arg = log_get(&p, end);
+					arg = get_u(&cur);
 					if (t->run && arg <= t->run->ninsns)
 						t->run_insns = (uint32_t)arg;
 				}
