@@ -395,6 +395,9 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 			vargv[k++] = "--vex-iropt-unroll-thresh=0";
 			vargv[k++] = "--vex-iropt-register-updates="
 				     VG_REGISTER_UPDATES;
+			/* Side exits told by where the thread goes next
+			 * (vgstream.h): no stop asks in the middle. */
+			vargv[k++] = "--hwt-implied-exits=yes";
 			/* The stream is read all along while recording
 			 * (vg_run); live, only at stops. */
 			snprintf(pace_opt, sizeof(pace_opt),

@@ -16,6 +16,9 @@ struct hwt_vg_sb {
 	uint64_t *pc;             /* each instruction's address */
 	uint32_t *exit_after;     /* instructions run when exit k is taken,
 				   * REP_CHECK: see after_exit */
+	uint32_t flags;           /* HWT_VG_SB_* */
+	uint64_t entry;           /* the address it runs for */
+	uint64_t *target;         /* implied: side exit k's target */
 	/* The hwt-sw step records from pc[i - 1] to pc[i] for i = 1 ..
 	 * ninsns - 1, one after the other: record i at enc[enc_off[i]],
 	 * enc_off[ninsns] their end. Made on a run's first use, so a run
@@ -57,10 +60,73 @@ static uint32_t exit_count(const struct hwt_vg_sb *sb, uint32_t exit_after,
 	return before ? n - 1 : n;
 }
 
+/* The instructions t's run executed leaving by exit k, k its count of
+ * side exits for its end. */
 static uint32_t after_exit(const struct hwt_vg_thread *t, uint64_t k)
 {
+	if (k == t->run->nexits)
+		return t->run->ninsns;
 	return exit_count(t->run, t->run->exit_after[k], t->last_known,
 			  t->last_pc);
+}
+
+/* The exit a run of implied superblock sb left by, its thread going on
+ * at pc: the side exit whose target pc is, else (its count of side
+ * exits) its end. */
+static uint32_t exit_to(const struct hwt_vg_sb *sb, uint64_t pc)
+{
+	for (uint32_t k = 0; k < sb->nexits; k++)
+		if (sb->target[k] == pc)
+			return k;
+	return sb->nexits;
+}
+
+/* t runs sb next: whole, unless an exit or a fault says otherwise. */
+static void start_run(struct hwt_vg_thread *t, struct hwt_vg_sb *sb)
+{
+	t->run = sb;
+	t->run_insns = sb->ninsns;
+	t->run_done = 0;
+	t->run_open = (sb->flags & HWT_VG_SB_IMPLIED) && sb->nexits;
+}
+
+/* t's open run left for pc. */
+static void leave_for(struct hwt_vg_thread *t, uint64_t pc)
+{
+	t->run_insns = after_exit(t, exit_to(t->run, pc));
+	t->run_open = false;
+}
+
+/* If pc is one of the instructions t's run has run, the run ends there,
+ * with pc (executed) or before it (never before what a stop wrote of
+ * it): true. */
+static bool cut_at(struct hwt_vg_thread *t, uint64_t pc, bool executed)
+{
+	for (uint32_t i = 0; t->run && i < t->run_insns; i++)
+		if (t->run->pc[i] == pc) {
+			uint32_t n = i + (executed ? 1 : 0);
+
+			t->run_insns = n > t->run_done ? n : t->run_done;
+			t->run_open = false;
+			return true;
+		}
+	return false;
+}
+
+/* A fault at pc (AT): t's run ends at the faulting instruction, or an
+ * open run left for pc. */
+static void fault_at(struct hwt_vg_thread *t, uint64_t pc)
+{
+	if (!cut_at(t, pc, true) && t->run_open)
+		leave_for(t, pc);
+}
+
+/* t goes on at pc (NEXT, a stop): an open run ran up to pc, or left for
+ * it. */
+static void goes_on_at(struct hwt_vg_thread *t, uint64_t pc)
+{
+	if (t->run_open && !cut_at(t, pc, false))
+		leave_for(t, pc);
 }
 
 /* Reading one item: running out of bytes is not an error until the
@@ -311,6 +377,7 @@ static void write_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 	write_upto(r, t, t->run_insns);
 	t->run = NULL;
 	t->run_done = 0;
+	t->run_open = false;
 }
 
 /* r->defer: the last instruction t ran, for a chunk's header and the
@@ -341,6 +408,7 @@ static void log_end_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 	t->log_cur->insns += n;
 	r->insns += n;
 	t->log_in_run = false;
+	t->run_open = false;
 }
 
 /* t's run ends: written, or logged (r->defer). */
@@ -432,16 +500,19 @@ static void expand_log(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 
 			switch (v & 3) {
 			case HWT_VG_EXEC:
-				write_run(r, t);
 				if (arg >= r->nsbs)
 					goto out;   /* never: checked when read */
-				t->run = r->sbs[arg];
-				t->run_insns = t->run->ninsns;
-				t->run_done = 0;
+				/* As when it was logged (log_exec). */
+				if (t->run_open)
+					t->run_insns = after_exit(t, exit_to(
+						t->run, r->sbs[arg]->entry));
+				write_run(r, t);
+				start_run(t, r->sbs[arg]);
 				break;
 			case HWT_VG_EXIT:
-				if (t->run && arg < t->run->nexits)
+				if (t->run && arg <= t->run->nexits)
 					t->run_insns = after_exit(t, arg);
+				t->run_open = false;
 				break;
 			default:
 				if (arg == LOG_ASYNC) {
@@ -451,6 +522,7 @@ static void expand_log(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 					arg = get_u(&cur);
 					if (t->run && arg <= t->run->ninsns)
 						t->run_insns = (uint32_t)arg;
+					t->run_open = false;
 				}
 				break;
 			}
@@ -476,41 +548,92 @@ static void expand_all(struct hwt_vg_reader *r)
 	}
 }
 
-/* r->defer: t runs translation id (item bytes at p). */
+/* r->defer: t's logged run left by exit k (its count of side exits:
+ * at its end). */
+static void log_left(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		     uint64_t k)
+{
+	const struct hwt_vg_sb_hot *h = &r->hot[t->log_run];
+	uint32_t after;
+
+	t->run_open = false;
+	if (k == h->nexits) {
+		t->run_insns = h->ninsns;
+		return;
+	}
+	after = r->exits[h->first_exit + k];
+	t->run_insns = !(after & REP_CHECK) ? after :
+		exit_count(r->sbs[t->log_run], after, t->last_known,
+			   t->last_known ? log_last_pc(r, t) : 0);
+}
+
+/* r->defer: t runs translation id (item bytes at p). Where t's run
+ * before it left, if its superblock is implied, is where id enters; the
+ * log says it the same way (expand_log). */
 static int log_exec(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		    uint32_t id, const uint8_t *p, size_t len,
 		    struct hwt_err *err)
 {
 	int rc;
 
+	if (t->run_open)
+		log_left(r, t, exit_to(r->sbs[t->log_run], r->hot[id].entry));
 	log_end_run(r, t);
 	if ((rc = log_item(r, t, p, len, true, err)) < 0)
 		return rc;
 	t->log_run = id;
 	t->run_insns = r->hot[id].ninsns;
+	t->run_open = (r->hot[id].flags & HWT_VG_SB_IMPLIED) &&
+		      r->hot[id].nexits;
 	t->log_in_run = true;
 	return 0;
 }
 
-/* r->defer: t's run left at side exit k (item bytes at p). */
+/* r->defer: t's run left at exit k (item bytes at p). */
 static int log_exit(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		    uint64_t k, const uint8_t *p, size_t len,
 		    struct hwt_err *err)
 {
-	const struct hwt_vg_sb_hot *h;
-	uint32_t after;
-
-	if (!t || !t->log_in_run || k >= (h = &r->hot[t->log_run])->nexits)
+	if (!t || !t->log_in_run || k > r->hot[t->log_run].nexits)
 		return bad(r, err, "a side exit of no superblock");
-	after = r->exits[h->first_exit + k];
-	t->run_insns = !(after & REP_CHECK) ? after :
-		exit_count(r->sbs[t->log_run], after, t->last_known,
-			   t->last_known ? log_last_pc(r, t) : 0);
+	log_left(r, t, k);
 	return log_item(r, t, p, len, false, err);
 }
 
+/* r->defer: t's open run left for pc: the exit that says so goes into
+ * the log, as the tool would have written it. */
+static int log_exit_to(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		       uint64_t pc, struct hwt_err *err)
+{
+	uint32_t k = exit_to(r->sbs[t->log_run], pc);
+	uint64_t v = (uint64_t)k << 2 | HWT_VG_EXIT;
+	uint8_t item[4];
+	size_t len = 0;
+
+	do {
+		item[len] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		item[len++] |= v ? 0x80 : 0;
+	} while (v);
+	return log_exit(r, t, k, item, len, err);
+}
+
+/* r->defer: t's run executed its first n instructions, no more (a fault
+ * or a stop inside it). */
+static int log_cut(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		   uint32_t n, struct hwt_err *err)
+{
+	bool was_open = t->run_open;
+
+	t->run_open = false;
+	if (n == t->run_insns && !was_open)
+		return 0;
+	t->run_insns = n;
+	return log_mark(r, t, LOG_TRUNC, true, n, err);
+}
+
 /* r->defer: a fault ends t's run at pc, if pc is one of its
- * instructions. */
+ * instructions; else an open run left for pc. */
 static int log_fault(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		     uint64_t pc, struct hwt_err *err)
 {
@@ -522,13 +645,25 @@ static int log_fault(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		return 0;
 	sb = r->sbs[t->log_run];
 	for (uint32_t i = 0; i < t->run_insns; i++)
-		if (sb->pc[i] == pc) {
-			if (i + 1 == t->run_insns)
-				return 0;
-			t->run_insns = i + 1;
-			return log_mark(r, t, LOG_TRUNC, true, i + 1, err);
-		}
-	return 0;
+		if (sb->pc[i] == pc)
+			return log_cut(r, t, i + 1, err);
+	return t->run_open ? log_exit_to(r, t, pc, err) : 0;
+}
+
+/* r->defer: t goes on at pc (NEXT): an open run ran up to pc if pc is
+ * one of its instructions, else left for pc. */
+static int log_next(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		    uint64_t pc, struct hwt_err *err)
+{
+	const struct hwt_vg_sb *sb;
+
+	if (!t->log_in_run || !t->run_open)
+		return 0;
+	sb = r->sbs[t->log_run];
+	for (uint32_t i = 0; i < sb->ninsns; i++)
+		if (sb->pc[i] == pc)
+			return log_cut(r, t, i, err);
+	return log_exit_to(r, t, pc, err);
 }
 
 uint64_t hwt_vg_thread_window_used(const struct hwt_vg_thread *t)
@@ -547,6 +682,7 @@ static void sb_free(struct hwt_vg_sb *sb)
 {
 	free(sb->pc);
 	free(sb->exit_after);
+	free(sb->target);
 	free(sb->enc);
 	free(sb->enc_off);
 }
@@ -568,17 +704,23 @@ static int add_translation(struct hwt_vg_reader *r, struct hwt_vg_sb *sb,
 	if (HWT_ARRAY_RESERVE(r->sbs, r->sbs_cap, r->nsbs + 1, 1024) ||
 	    HWT_ARRAY_RESERVE(r->hot, r->hot_cap, r->nsbs + 1, 1024) ||
 	    HWT_ARRAY_RESERVE(r->exits, r->exits_cap,
+			      r->nexits + sb->nexits, 4096) ||
+	    HWT_ARRAY_RESERVE(r->targets, r->targets_cap,
 			      r->nexits + sb->nexits, 4096))
 		return hwt_err_set(err, ENOMEM, "out of memory for "
 				   "superblocks");
 	r->hot[r->nsbs] = (struct hwt_vg_sb_hot){
+		.entry = sb->entry,
 		.ninsns = (uint16_t)sb->ninsns,
 		.nexits = (uint16_t)sb->nexits,
 		.first_exit = (uint32_t)r->nexits,
+		.flags = (uint8_t)sb->flags,
 	};
 	if (sb->nexits)
 		memcpy(r->exits + r->nexits, sb->exit_after,
 		       sb->nexits * sizeof(*r->exits));
+	for (uint32_t k = 0; k < sb->nexits; k++)
+		r->targets[r->nexits + k] = sb->target ? sb->target[k] : 0;
 	r->nexits += sb->nexits;
 	r->sbs[r->nsbs++] = sb;
 	return 0;
@@ -593,6 +735,29 @@ static void drop_if_done(struct hwt_vg_reader *r)
 {
 	if (r->ended && r->forks_taken >= r->forks)
 		drop_translations(r);
+}
+
+/* The end of a superblock record: its flags, entry and, implied, its
+ * side exits' targets. */
+static int read_sb_exits(struct hwt_vg_reader *r, struct cursor *c,
+			 struct hwt_vg_sb *sb, struct hwt_err *err)
+{
+	uint64_t flags = get_u(c);
+
+	sb->entry = sb->pc[0] + (uint64_t)get_s(c);
+	if (c->state != CUR_OK)
+		return 0;
+	if (flags & ~(uint64_t)(HWT_VG_SB_IMPLIED | HWT_VG_SB_FINAL))
+		return bad(r, err, "unknown superblock flags");
+	sb->flags = (uint32_t)flags;
+	if (!(flags & HWT_VG_SB_IMPLIED) || !sb->nexits)
+		return 0;
+	if (!(sb->target = malloc(sb->nexits * sizeof(*sb->target))))
+		return hwt_err_set(err, ENOMEM, "out of memory for "
+				   "superblocks");
+	for (uint32_t k = 0; k < sb->nexits; k++)
+		sb->target[k] = sb->entry + (uint64_t)get_s(c);
+	return 0;
 }
 
 static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
@@ -663,6 +828,8 @@ static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 	if (c->state != CUR_OK)
 		goto out;
 	sb.nexits = (uint32_t)nexits;
+	if ((rc = read_sb_exits(r, c, &sb, err)) < 0 || c->state != CUR_OK)
+		goto out;
 	if (!(copy = malloc(sizeof(sb)))) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory for superblocks");
 		goto out;
@@ -744,7 +911,9 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 
 		if (!sb || !(sb->pc = malloc(p->ninsns * sizeof(*sb->pc))) ||
 		    (p->nexits && !(sb->exit_after = malloc(
-				p->nexits * sizeof(*sb->exit_after))))) {
+				p->nexits * sizeof(*sb->exit_after)))) ||
+		    (p->target && !(sb->target = malloc(
+				p->nexits * sizeof(*sb->target))))) {
 			if (sb)
 				sb_free(sb);
 			free(sb);
@@ -753,11 +922,16 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 		}
 		*sb = (struct hwt_vg_sb){ .ninsns = p->ninsns,
 					  .nexits = p->nexits, .pc = sb->pc,
-					  .exit_after = sb->exit_after };
+					  .exit_after = sb->exit_after,
+					  .flags = p->flags, .entry = p->entry,
+					  .target = sb->target };
 		memcpy(sb->pc, p->pc, p->ninsns * sizeof(*sb->pc));
 		if (p->nexits)
 			memcpy(sb->exit_after, p->exit_after,
 			       p->nexits * sizeof(*sb->exit_after));
+		if (p->target)
+			memcpy(sb->target, p->target,
+			       p->nexits * sizeof(*sb->target));
 		if ((rc = add_translation(r, sb, err)) < 0) {
 			sb_free(sb);
 			free(sb);
@@ -798,6 +972,7 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		return 0;
 	case HWT_VG_REC_SIGNAL:
 	case HWT_VG_REC_AT:
+	case HWT_VG_REC_NEXT:
 		a = get_u(c);
 		b = get_u(c);
 		if (c->state != CUR_OK)
@@ -813,16 +988,15 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 			t->async_next = true;
 			return 0;
 		}
-		/* A fault ends the superblock at the faulting instruction
-		 * (never before what a stop wrote of it). */
+		if (kind == HWT_VG_REC_NEXT) {
+			if (r->defer)
+				return log_next(r, t, b, err);
+			goes_on_at(t, b);
+			return 0;
+		}
 		if (r->defer)
 			return log_fault(r, t, b, err);
-		for (uint32_t i = 0; t->run && i < t->run_insns; i++)
-			if (t->run->pc[i] == b) {
-				t->run_insns = i + 1 > t->run_done ? i + 1
-								   : t->run_done;
-				break;
-			}
+		fault_at(t, b);
 		r->last_at_tid = t->tid;
 		r->last_at_pc = b;
 		return 0;
@@ -908,18 +1082,19 @@ static int read_item(struct hwt_vg_reader *r, struct cursor *c,
 		if (r->defer)
 			return log_exec(r, t, (uint32_t)arg, at,
 					(size_t)(c->p - at), err);
+		if (t->run_open)
+			leave_for(t, r->sbs[arg]->entry);
 		write_run(r, t);
-		t->run = r->sbs[arg];
-		t->run_insns = t->run->ninsns;
-		t->run_done = 0;
+		start_run(t, r->sbs[arg]);
 		return 0;
 	case HWT_VG_EXIT:
 		if (r->defer)
 			return log_exit(r, t, arg, at, (size_t)(c->p - at),
 					err);
-		if (!t || !t->run || arg >= t->run->nexits)
+		if (!t || !t->run || arg > t->run->nexits)
 			return bad(r, err, "a side exit of no superblock");
 		t->run_insns = after_exit(t, arg);
+		t->run_open = false;
 		return 0;
 	case HWT_VG_RECORD:
 		return read_record(r, c, arg, err);
@@ -939,9 +1114,10 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 	struct hwt_vg_log_chunk *ch = t->log_cur;
 	const struct hwt_vg_sb_hot *hot = r->hot;
 	const uint32_t *exits = r->exits;
+	const uint64_t *targets = r->targets;
 	const uint8_t *p = c->p, *span = p, *end = c->end;
 	uint64_t nsbs = r->nsbs, done = 0;
-	bool in_run = t->log_in_run;
+	bool in_run = t->log_in_run, open = t->run_open;
 	uint32_t run = t->log_run, n = t->run_insns;
 	uint32_t last_run = t->last_run, last_n = t->last_n;
 	bool ended_one = false;
@@ -969,8 +1145,24 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 			break;
 		}
 		if ((v & 3) == HWT_VG_EXEC) {
+			uint32_t id = (uint32_t)(v >> 2);
+
 			if ((v >> 2) >= nsbs || (size_t)(p - span) >= room)
 				break;
+			if (open) {
+				/* Where the run before left (log_exec). */
+				const struct hwt_vg_sb_hot *h = &hot[run];
+				uint32_t k = 0;
+
+				while (k < h->nexits &&
+				       targets[h->first_exit + k] != hot[id].entry)
+					k++;
+				if (k < h->nexits) {
+					if (exits[h->first_exit + k] & REP_CHECK)
+						break;
+					n = exits[h->first_exit + k];
+				}
+			}
 			if (in_run) {
 				done += n;
 				if (n) {
@@ -979,21 +1171,25 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 					ended_one = true;
 				}
 			}
-			run = (uint32_t)(v >> 2);
+			run = id;
 			n = hot[run].ninsns;
+			open = (hot[run].flags & HWT_VG_SB_IMPLIED) &&
+			       hot[run].nexits;
 			in_run = true;
 		} else if ((v & 3) == HWT_VG_EXIT) {
 			uint32_t after;
 
 			/* An exit stays with its run, past the chunk's size
 			 * by its slack at most (hwt_vg_log_open). */
-			if (!in_run || (v >> 2) >= hot[run].nexits ||
+			if (!in_run || (v >> 2) > hot[run].nexits ||
 			    (size_t)(next - span) > room + HWT_VG_LOG_MAX_ITEM)
 				break;
-			after = exits[hot[run].first_exit + (v >> 2)];
+			after = (v >> 2) == hot[run].nexits ? hot[run].ninsns :
+				exits[hot[run].first_exit + (v >> 2)];
 			if (after & REP_CHECK)
 				break;
 			n = after;
+			open = false;
 		} else {
 			break;
 		}
@@ -1006,6 +1202,7 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 	ch->insns += done;
 	r->insns += done;
 	t->log_in_run = in_run;
+	t->run_open = open;
 	t->log_run = run;
 	t->run_insns = n;
 	if (ended_one) {
@@ -1087,6 +1284,7 @@ int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
 	if (r->defer)
 		return hwt_err_set(err, EINVAL, "a stop of a recording whose "
 				   "runs are kept for later");
+	goes_on_at(t, pc);
 	if (mid && t->run) {
 		for (i = t->run_done; i < t->run_insns; i++)
 			if (t->run->pc[i] == pc)
@@ -1136,6 +1334,7 @@ void hwt_vg_reader_free(struct hwt_vg_reader *r)
 	free(r->sbs);
 	free(r->hot);
 	free(r->exits);
+	free(r->targets);
 	for (size_t i = 0; i < r->nthreads; i++) {
 		hwt_sw_ring_free(&r->threads[i].ring);
 		hwt_vg_log_free(&r->threads[i].log);

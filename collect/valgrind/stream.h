@@ -24,16 +24,19 @@
 #define HWT_VG_MAX_SB_EXITS 4096u
 #define HWT_VG_MAX_PATH 4096u
 #define HWT_VG_MAX_ITEM (64u + 10u * 2u * HWT_VG_MAX_SB_INSNS + \
-			 10u * HWT_VG_MAX_SB_EXITS)
+			 10u * 2u * HWT_VG_MAX_SB_EXITS)
 
 struct hwt_vg_sb;
 
 /* What a logged run needs of its translation, packed so the reader's
- * hot loop stays in cache: its instruction and exit counts, and where
- * its exits' instruction counts start in the reader's exits. */
+ * hot loop stays in cache: its entry, instruction and exit counts, flags
+ * (HWT_VG_SB_*), and where its exits' instruction counts and targets
+ * start in the reader's exits and targets. */
 struct hwt_vg_sb_hot {
+	uint64_t entry;
 	uint16_t ninsns, nexits;
 	uint32_t first_exit;
+	uint8_t flags;
 };
 
 struct hwt_vg_thread {
@@ -44,6 +47,10 @@ struct hwt_vg_thread {
 	struct hwt_vg_sb *run;        /* the superblock run last, not yet */
 	uint32_t run_insns;       /* written: its first run_insns ran, */
 	uint32_t run_done;        /* of which run_done are written */
+	/* The run is of an implied superblock (HWT_VG_SB_IMPLIED) and
+	 * where it left is not known yet: where the thread goes next will
+	 * say (run_insns is its whole count meanwhile). */
+	bool run_open;
 	uint64_t last_pc;         /* last instruction written (or, in */
 	bool last_known;          /* a log, run); false: none yet */
 	/* last_pc is where the thread stood at a stop, not yet run. */
@@ -96,6 +103,8 @@ struct hwt_vg_reader {
 	size_t hot_cap;
 	uint32_t *exits;          /* each translation's exit_after, */
 	size_t nexits, exits_cap; /* one after the other */
+	uint64_t *targets;        /* and its exits' targets (implied: */
+	size_t targets_cap;       /* else 0) beside them */
 	struct hwt_vg_thread *threads;
 	size_t nthreads, threads_cap;
 	/* Exited threads forgotten to make room (evict_oldest_exited). */

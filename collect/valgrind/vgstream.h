@@ -7,8 +7,10 @@
  * The stream is a magic, then items. Every item starts with one unsigned
  * LEB128 number V; V & 3 says what it is:
  *   0  EXEC   a superblock ran: translation V >> 2, to its end unless an
- *             EXIT follows
- *   1  EXIT   the superblock just run left at its side exit V >> 2
+ *             EXIT follows or, for an implied one (HWT_VG_SB_IMPLIED),
+ *             where its thread goes next says otherwise
+ *   1  EXIT   the superblock just run left at its side exit V >> 2, or,
+ *             V >> 2 being its count of side exits, at its end
  *   2  RECORD a rare record of kind V >> 2 (enum below) and its fields
  *   3  never (corruption)
  * Every number in a record is unsigned LEB128; an address delta is
@@ -17,7 +19,7 @@
 #ifndef HWT_VGSTREAM_H
 #define HWT_VGSTREAM_H
 
-#define HWT_VG_MAGIC "HWTVG01\n"
+#define HWT_VG_MAGIC "HWTVG02\n"
 #define HWT_VG_MAGIC_LEN 8
 
 #define HWT_VG_EXEC 0u
@@ -31,7 +33,11 @@ enum {
 	 * string operation, and, from the second on, the zigzag delta of its
 	 * address from the end of the one before (not 0 where the superblock
 	 * followed a jump), then the count of side exits E and for each how
-	 * many instructions ran when it is taken (0: none). */
+	 * many instructions ran when it is taken (0: none); then flags
+	 * (HWT_VG_SB_*), the zigzag delta of its entry (the address it runs
+	 * for: not its first instruction's where Valgrind redirected it)
+	 * from its first instruction's address, and for an implied one each
+	 * side exit's target as a zigzag delta from its entry. */
 	HWT_VG_REC_SB = 1,
 	/* The threads after this run as thread: os tid. */
 	HWT_VG_REC_THREAD = 2,
@@ -77,7 +83,31 @@ enum {
 	 * fields. A stream without one has no follower: its translations
 	 * are dropped at its END. */
 	HWT_VG_REC_FORKS = 15,
+	/* Thread tid's last superblock run is over and the thread goes on
+	 * at pc, not yet run: os tid, pc. Written where no EXEC of the
+	 * thread may follow to say where an implied superblock left (a
+	 * signal's handler comes next, the recording stops, an exec). */
+	HWT_VG_REC_NEXT = 16,
 };
+
+/* Superblock flags.
+ *
+ * IMPLIED: no EXIT item is written for its side exits (they cost the
+ * translated code more than all else it records). Which one a run left
+ * by is told by where its thread goes next: the entry of its next run,
+ * or the pc of a NEXT or an AT record that is not one of its
+ * instructions: the side exit whose target that is, else its end. The
+ * tool makes a superblock implied only where that is exact: every side
+ * exit an ordinary jump, their targets distinct and none of them the
+ * superblock's entry or one of its instructions (so an AT's pc inside a
+ * run is a fault there, never a loop back).
+ *
+ * FINAL: an implied superblock whose end does not tell itself apart
+ * (its last jump is indirect, a system call, or goes where a side exit
+ * goes): a run that reaches its end writes EXIT with the count of side
+ * exits. */
+#define HWT_VG_SB_IMPLIED 1u
+#define HWT_VG_SB_FINAL 2u
 
 #define HWT_VG_MAX_AUXV 64u
 

@@ -51,6 +51,7 @@ static Long clo_parent;                    /* --hwt-parent=PID */
 static Bool clo_follow_fork;               /* --hwt-follow-fork=yes */
 static Long clo_pace;                      /* --hwt-pace-bytes=N, 0: off */
 static Bool clo_exit_core;                 /* --hwt-exit-core=yes */
+static Bool clo_implied;                   /* --hwt-implied-exits=yes */
 
 static Int out_fd = -1;
 static UChar buf[1 << 20];
@@ -67,6 +68,7 @@ static ULong held;                         /* of those, what the file still
 					    * holds: the reader frees what
 					    * it has read */
 static Bool recording = True;
+static Bool stopping;                      /* at the bound (stop_full) */
 static ULong next_sb;                      /* translation numbers */
 static Int cur_lwp;                        /* thread of the items now */
 static Int *lwp_of;                        /* ThreadId -> os tid */
@@ -168,7 +170,7 @@ static Bool room(UInt n)
 		return False;
 	if (used + n > sizeof(buf))
 		flush();
-	if (held + used + n > (ULong)clo_max) {
+	if (held + used + n > (ULong)clo_max && !stopping) {
 		stop_full();
 		return False;
 	}
@@ -194,9 +196,14 @@ static void put_rec(UInt kind)
 	put_u((ULong)kind << 2 | HWT_VG_RECORD);
 }
 
+static void threads_next(void);
+
 static void stop_full(void)
 {
-	/* The bound leaves room for this last word. */
+	/* Past the bound by this last word, and a NEXT per thread: where
+	 * each stopped. */
+	stopping = True;
+	threads_next();
 	if (used + 32 > sizeof(buf))
 		flush();
 	put_rec(HWT_VG_REC_FULL);
@@ -289,6 +296,29 @@ static void thread_at(ThreadId tid)
 	put_u((ULong)VG_(get_IP)(tid));
 }
 
+/* Where thread tid goes on, for an implied superblock it ran last
+ * (vgstream.h) when no run of its own may come next to tell. */
+static void thread_next(ThreadId tid)
+{
+	if (!clo_implied || !room(32))
+		return;
+	put_rec(HWT_VG_REC_NEXT);
+	put_u((ULong)lwp(tid));
+	put_u((ULong)VG_(get_IP)(tid));
+}
+
+/* The same for every thread that has run. */
+static void threads_next(void)
+{
+	ThreadId tid;
+	Addr lo, hi;
+
+	VG_(thread_stack_reset_iter)(&tid);
+	while (VG_(thread_stack_next)(&tid, &lo, &hi))
+		if (tid < VG_N_THREADS && lwp_of[tid])
+			thread_next(tid);
+}
+
 static void on_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 {
 	/* A fault stops its superblock at the faulting instruction; any
@@ -296,6 +326,8 @@ static void on_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 	if (sig == VKI_SIGSEGV || sig == VKI_SIGBUS || sig == VKI_SIGFPE ||
 	    sig == VKI_SIGILL || sig == VKI_SIGTRAP)
 		thread_at(tid);
+	else
+		thread_next(tid);
 	if (!room(24))
 		return;
 	put_rec(HWT_VG_REC_SIGNAL);
@@ -478,12 +510,80 @@ static Bool is_rep_string(Addr a, UInt len)
 	       (p[i] >= 0x6c && p[i] <= 0x6f);
 }
 
+/* Whether a is the address of one of in's instructions. */
+static Bool is_insn_of(const IRSB *in, Addr a)
+{
+	for (Int i = 0; i < in->stmts_used; i++) {
+		const IRStmt *st = in->stmts[i];
+
+		if (st->tag == Ist_IMark &&
+		    (Addr)st->Ist.IMark.addr + (Addr)st->Ist.IMark.delta == a)
+			return True;
+	}
+	return False;
+}
+
+/* Whether a run that goes on at a could have been anywhere else than
+ * past one exit of in (entered at entry): a is its entry or one of its
+ * instructions, or the target of one of its first nexit side exits. */
+static Bool is_ambiguous_target(const IRSB *in, Addr entry, Addr a,
+				Int nexit)
+{
+	if (a == entry || is_insn_of(in, a))
+		return True;
+	for (Int i = 0; i < in->stmts_used && nexit > 0; i++) {
+		const IRStmt *st = in->stmts[i];
+
+		if (st->tag != Ist_Exit)
+			continue;
+		if (st->Ist.Exit.dst->tag == Ico_U64 &&
+		    (Addr)st->Ist.Exit.dst->Ico.U64 == a)
+			return True;
+		nexit--;
+	}
+	return False;
+}
+
+/* How the reader learns which exit a run of in left by (vgstream.h):
+ * HWT_VG_SB_IMPLIED where the thread's next pc says it exactly, plus
+ * HWT_VG_SB_FINAL where the end has to say itself; 0: an EXIT item for
+ * every side exit taken. */
+static UInt exit_flags(const IRSB *in, Addr entry)
+{
+	Int nexit = 0;
+
+	if (!clo_implied)
+		return 0;
+	for (Int i = 0; i < in->stmts_used; i++) {
+		const IRStmt *st = in->stmts[i];
+
+		if (st->tag != Ist_Exit)
+			continue;
+		if (st->Ist.Exit.jk != Ijk_Boring ||
+		    st->Ist.Exit.dst->tag != Ico_U64 ||
+		    is_ambiguous_target(in, entry,
+					(Addr)st->Ist.Exit.dst->Ico.U64,
+					nexit))
+			return 0;
+		nexit++;
+	}
+	if (!nexit)
+		return 0;
+	if ((in->jumpkind == Ijk_Boring || in->jumpkind == Ijk_Call) &&
+	    in->next->tag == Iex_Const && in->next->Iex.Const.con->tag == Ico_U64 &&
+	    !is_ambiguous_target(in, entry,
+				 (Addr)in->next->Iex.Const.con->Ico.U64, nexit))
+		return HWT_VG_SB_IMPLIED;
+	return HWT_VG_SB_IMPLIED | HWT_VG_SB_FINAL;
+}
+
 /* Describe the translation: its instructions and its exits, each exit
- * with the number of instructions run when it is taken. */
-static void describe(ULong id, const IRSB *in)
+ * with the number of instructions run when it is taken, then how its
+ * exits are told (flags), its entry and, implied, its exits' targets. */
+static void describe(ULong id, const IRSB *in, Addr entry, UInt flags)
 {
 	UInt ninsn = 0, nexit = 0;
-	Addr prev_end = 0;
+	Addr prev_end = 0, first = 0;
 
 	for (Int i = 0; i < in->stmts_used; i++) {
 		if (in->stmts[i]->tag == Ist_IMark)
@@ -491,7 +591,7 @@ static void describe(ULong id, const IRSB *in)
 		else if (in->stmts[i]->tag == Ist_Exit)
 			nexit++;
 	}
-	if (!room(32 + 24 * ninsn + 6 * nexit))
+	if (!room(48 + 24 * ninsn + 16 * nexit))
 		return;
 	put_rec(HWT_VG_REC_SB);
 	put_u(id);
@@ -506,9 +606,10 @@ static void describe(ULong id, const IRSB *in)
 			continue;
 		a = (Addr)st->Ist.IMark.addr + (Addr)st->Ist.IMark.delta;
 		len = st->Ist.IMark.len;
-		if (ninsn++ == 0)
+		if (ninsn++ == 0) {
 			put_u(a);
-		else
+			first = a;
+		} else
 			put_s((Long)(a - prev_end));
 		put_u((ULong)len << 1 | (is_rep_string(a, len) ? 1 : 0));
 		prev_end = a + len;
@@ -521,6 +622,12 @@ static void describe(ULong id, const IRSB *in)
 		else if (in->stmts[i]->tag == Ist_Exit)
 			put_u(ninsn);
 	}
+	put_u(flags);
+	put_s((Long)(entry - first));
+	for (Int i = 0; i < in->stmts_used && (flags & HWT_VG_SB_IMPLIED); i++)
+		if (in->stmts[i]->tag == Ist_Exit)
+			put_s((Long)((Addr)in->stmts[i]->Ist.Exit.dst->Ico.U64 -
+				     entry));
 }
 
 static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
@@ -531,15 +638,18 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 {
 	IRSB *out = deepCopyIRSBExceptStmts(in);
 	ULong id = next_sb++;
-	UInt nexit = 0, exits = 0;
+	Addr entry = (Addr)closure->nraddr;
+	UInt nexit = 0, exits = 0, records, flags = exit_flags(in, entry);
 	Bool each;
 
-	describe(id, in);
+	describe(id, in, entry, flags);
 	for (Int i = 0; i < in->stmts_used; i++)
 		exits += in->stmts[i]->tag == Ist_Exit;
+	records = 1 + (flags & HWT_VG_SB_IMPLIED ?
+		       (flags & HWT_VG_SB_FINAL ? 1 : 0) : exits);
 	/* Room for the whole superblock's records, checked once at its
-	 * start; one with more exits than that checks after each. */
-	each = 8u * (1u + exits) > INLINE_SLACK;
+	 * start; one with more than that checks after each. */
+	each = 8u * records > INLINE_SLACK;
 	if (!each)
 		emit_room_check(out);
 	/* The run is written first, so every exit has one to belong to. */
@@ -547,11 +657,15 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 	for (Int i = 0; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
 
-		if (st->tag == Ist_Exit)
-			emit_record(out, (ULong)nexit++ << 2 | HWT_VG_EXIT,
+		if (st->tag == Ist_Exit && !(flags & HWT_VG_SB_IMPLIED))
+			emit_record(out, (ULong)nexit << 2 | HWT_VG_EXIT,
 				    st->Ist.Exit.guard, each);
+		nexit += st->tag == Ist_Exit;
 		addStmtToIRSB(out, st);
 	}
+	/* Reached only when no side exit was taken. */
+	if (flags & HWT_VG_SB_FINAL)
+		emit_record(out, (ULong)nexit << 2 | HWT_VG_EXIT, NULL, each);
 	return out;
 }
 
@@ -638,6 +752,8 @@ static Bool process_cmd_line_option(const HChar *arg)
 		return True;
 	if (VG_BOOL_CLO(arg, "--hwt-exit-core", clo_exit_core))
 		return True;
+	if (VG_BOOL_CLO(arg, "--hwt-implied-exits", clo_implied))
+		return True;
 	return False;
 }
 
@@ -653,7 +769,9 @@ static void print_usage(void)
 		    "    --hwt-pace-bytes=N     wait while more than N bytes "
 		    "wait to be read [0: never]\n"
 		    "    --hwt-exit-core=no|yes  write a core as the program "
-		    "starts to exit [no]\n");
+		    "starts to exit [no]\n"
+		    "    --hwt-implied-exits=no|yes  leave out side exits "
+		    "where the next run tells them [no]\n");
 }
 
 static void print_debug_usage(void)
@@ -682,8 +800,10 @@ static void child_stream_path(HChar *path, SizeT size, Int pid)
  * goes out first. */
 static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 {
-	if (sysno == __NR_execve || sysno == __NR_execveat)
+	if (sysno == __NR_execve || sysno == __NR_execveat) {
+		threads_next();
 		flush();
+	}
 	/* The program's state as it starts to exit, so that a recording of
 	 * a program that did not crash opens in a debugger too. Not in a
 	 * forked child that is not recorded. */

@@ -77,9 +77,12 @@ static void copy_stream(struct stream *to, const struct stream *from)
 
 /* A superblock of n instructions at pcs (lengths from the gaps, the last
  * one 1 byte; rep marks instruction i rep-prefixed) and exits leaving
- * after exits_after[k] instructions. */
-static void sb(struct stream *s, uint64_t id, const uint64_t *pc, size_t n,
-	       const bool *rep, const uint32_t *after, size_t nexits)
+ * after exits_after[k] instructions; flags (HWT_VG_SB_*), entered at
+ * entry (0: its first instruction) and, implied, its exits' targets. */
+static void sb_told(struct stream *s, uint64_t id, const uint64_t *pc,
+		    size_t n, const bool *rep, const uint32_t *after,
+		    size_t nexits, unsigned flags, uint64_t entry,
+		    const uint64_t *target)
 {
 	uint64_t end = 0;
 
@@ -100,6 +103,18 @@ static void sb(struct stream *s, uint64_t id, const uint64_t *pc, size_t n,
 	u(s, nexits);
 	for (size_t k = 0; k < nexits; k++)
 		u(s, after[k]);
+	u(s, flags);
+	entry = entry ? entry : pc[0];
+	zz(s, (int64_t)(entry - pc[0]));
+	for (size_t k = 0; (flags & HWT_VG_SB_IMPLIED) && k < nexits; k++)
+		zz(s, (int64_t)(target[k] - entry));
+}
+
+/* A superblock whose every exit taken is written. */
+static void sb(struct stream *s, uint64_t id, const uint64_t *pc, size_t n,
+	       const bool *rep, const uint32_t *after, size_t nexits)
+{
+	sb_told(s, id, pc, n, rep, after, nexits, 0, 0, NULL);
 }
 
 static void thread(struct stream *s, unsigned kind, uint64_t tid)
@@ -569,6 +584,203 @@ static void test_bad_streams(void)
 		   "ends in the middle of an item", false);
 }
 
+/* Implied superblocks (vgstream.h): their side exits are not written,
+ * where the thread goes next tells them. A at 0x1000 leaves after one
+ * instruction for 0x2000 (B), after three for 0x3000 (C, or R: code at
+ * 0x7000 that Valgrind runs for 0x3000), else at its end for 0x100d (D).
+ * F's end writes itself (FINAL). H is a signal handler. */
+enum { A, B, C, D, F, R, H };
+
+static void implied_start(struct stream *s)
+{
+	static const uint64_t a[] = { 0x1000, 0x1004, 0x1008, 0x100c };
+	static const uint32_t a_after[] = { 1, 3 };
+	static const uint64_t a_to[] = { 0x2000, 0x3000 };
+	static const uint64_t b[] = { 0x2000, 0x2001 };
+	static const uint64_t c[] = { 0x3000 };
+	static const uint64_t d[] = { 0x100d };
+	static const uint64_t f[] = { 0x6000, 0x6004 };
+	static const uint32_t f_after[] = { 1 };
+	static const uint64_t f_to[] = { 0x2000 };
+	static const uint64_t r[] = { 0x7000, 0x7001 };
+	static const uint64_t h[] = { 0x5000 };
+
+	start(s);
+	sb_told(s, A, a, 4, NULL, a_after, 2, HWT_VG_SB_IMPLIED, 0, a_to);
+	sb(s, B, b, 2, NULL, NULL, 0);
+	sb(s, C, c, 1, NULL, NULL, 0);
+	sb(s, D, d, 1, NULL, NULL, 0);
+	sb_told(s, F, f, 2, NULL, f_after, 1,
+		HWT_VG_SB_IMPLIED | HWT_VG_SB_FINAL, 0, f_to);
+	sb_told(s, R, r, 2, NULL, NULL, 0, 0, 0x3000, NULL);
+	sb(s, H, h, 1, NULL, NULL, 0);
+	thread(s, HWT_VG_REC_THREAD, 77);
+}
+
+/* want, n instructions, times times over. */
+static bool same_times(const uint64_t *got, size_t n, const uint64_t *want,
+		       size_t m, size_t times)
+{
+	for (size_t i = 0; i < times; i++)
+		if (n < (i + 1) * m || !same(got + i * m, m, want, m))
+			return false;
+	return n == times * m;
+}
+
+/* The stream s ends; its first thread's history is want (n
+ * instructions) times times over, with an asynchronous entry at async_at
+ * (SIZE_MAX: none). */
+static void expect_implied_times(const char *name, struct stream *s,
+				 const uint64_t *want, size_t n,
+				 size_t async_at, size_t times)
+{
+	struct outcome o;
+
+	rec(s, HWT_VG_REC_END);
+	read_thread(&o, s, s->n, 0);
+	/* Counted as read as they are written. */
+	CHECK(name, o.rc == 0 && same_times(o.pcs, o.n, want, n, times) &&
+	      o.r.insns == o.n &&
+	      (async_at == SIZE_MAX ||
+	       (o.async[async_at] && !o.async[async_at - 1])),
+	      "rc %d (%s), %zu instructions, %llu counted", o.rc, o.err.msg,
+	      o.n, (unsigned long long)o.r.insns);
+	hwt_vg_reader_free(&o.r);
+}
+
+/* kind (AT, NEXT, SIGNAL) for thread tid at a (a pc or a signal). */
+static void told(struct stream *s, unsigned kind, uint64_t tid, uint64_t a)
+{
+	rec(s, kind);
+	u(s, tid);
+	u(s, a);
+}
+
+static void expect_implied(const char *name, struct stream *s,
+			   const uint64_t *want, size_t n, size_t async_at)
+{
+	expect_implied_times(name, s, want, n, async_at, 1);
+}
+
+static void test_implied_exits(void)
+{
+	static const uint64_t to_b[] = { 0x1000, 0x2000, 0x2001 };
+	static const uint64_t to_c[] = { 0x1000, 0x1004, 0x1008, 0x3000 };
+	static const uint64_t to_d[] = { 0x1000, 0x1004, 0x1008, 0x100c,
+		0x100d };
+	static const uint64_t to_r[] = { 0x1000, 0x1004, 0x1008, 0x7000,
+		0x7001 };
+	static const uint64_t to_h[] = { 0x1000, 0x5000 };
+	static const uint64_t f_runs[] = { 0x6000, 0x6004, 0x6000, 0x2000,
+		0x2001 };
+	static const uint64_t fault[] = { 0x1000, 0x1004, 0x5000 };
+	static const uint64_t killed[] = { 0x1000, 0x1004, 0x1008 };
+	static const uint64_t stopped[] = { 0x1000, 0x1004 };
+	static const uint64_t t78[] = { 0x1000, 0x2000, 0x2001 };
+	struct outcome o;
+	struct stream s;
+
+	/* Three times over: the reader's loop over runs (log_runs) sees
+	 * the later ones. */
+	implied_start(&s);
+	for (int i = 0; i < 3; i++) {
+		run(&s, A);
+		run(&s, B);
+	}
+	expect_implied_times("implied: the next run's entry is a side exit's "
+			     "target: left there", &s, to_b, 3, SIZE_MAX, 3);
+	implied_start(&s);
+	for (int i = 0; i < 3; i++) {
+		run(&s, A);
+		run(&s, C);
+	}
+	expect_implied_times("implied: the second side exit's", &s, to_c, 4,
+			     SIZE_MAX, 3);
+	implied_start(&s);
+	for (int i = 0; i < 3; i++) {
+		run(&s, A);
+		run(&s, D);
+	}
+	expect_implied_times("implied: no side exit's: ran to its end", &s,
+			     to_d, 5, SIZE_MAX, 3);
+	implied_start(&s);
+	for (int i = 0; i < 3; i++) {
+		run(&s, A);
+		run(&s, R);
+	}
+	expect_implied_times("implied: a redirected run counts by its entry, "
+			     "not its code", &s, to_r, 5, SIZE_MAX, 3);
+	implied_start(&s);
+	run(&s, A);
+	told(&s, HWT_VG_REC_NEXT, 77, 0x2000);
+	told(&s, HWT_VG_REC_SIGNAL, 77, 10);
+	run(&s, H);
+	expect_implied("implied: a signal's handler next: NEXT says where "
+		       "the run left", &s, to_h, 2, 1);
+	implied_start(&s);
+	for (int i = 0; i < 3; i++) {
+		run(&s, F);
+		leave(&s, 1);
+		run(&s, F);
+		run(&s, B);
+	}
+	expect_implied_times("implied with a final exit: its end is written, "
+			     "its side exits are not", &s, f_runs, 5, SIZE_MAX,
+			     3);
+	implied_start(&s);
+	run(&s, A);
+	told(&s, HWT_VG_REC_AT, 77, 0x1004);
+	told(&s, HWT_VG_REC_SIGNAL, 77, 11);
+	run(&s, H);
+	expect_implied("implied: a fault inside the run ends it there", &s,
+		       fault, 3, 2);
+	implied_start(&s);
+	run(&s, A);
+	told(&s, HWT_VG_REC_AT, 77, 0x3000);
+	thread(&s, HWT_VG_REC_GONE, 77);
+	expect_implied("implied: a thread killed where a side exit leads "
+		       "left by it", &s, killed, 3, SIZE_MAX);
+	implied_start(&s);
+	run(&s, A);
+	told(&s, HWT_VG_REC_NEXT, 77, 0x1008);
+	expect_implied("implied: NEXT inside the run: it ran up to there",
+		       &s, stopped, 2, SIZE_MAX);
+
+	/* Each thread's open run waits for its own next run. */
+	implied_start(&s);
+	run(&s, A);
+	thread(&s, HWT_VG_REC_BORN, 78);
+	run(&s, A);
+	run(&s, B);
+	thread(&s, HWT_VG_REC_THREAD, 77);
+	run(&s, C);
+	rec(&s, HWT_VG_REC_END);
+	read_thread(&o, &s, s.n, 0);
+	CHECK("implied: two threads' open runs, each told by its own next run",
+	      o.rc == 0 && same(o.pcs, o.n, to_c, 4) && o.r.nthreads == 2 &&
+	      history(&o.r.threads[1], o.pcs, o.async, 64) == 3 &&
+	      same(o.pcs, 3, t78, 3), "rc %d (%s), %zu instructions", o.rc,
+	      o.err.msg, o.n);
+	hwt_vg_reader_free(&o.r);
+
+	implied_start(&s);
+	run(&s, A);
+	leave(&s, 3);
+	expect_bad("implied: an exit past its end is an error", &s,
+		   "side exit of no superblock", false);
+	start(&s);
+	rec(&s, HWT_VG_REC_SB);
+	u(&s, 0);
+	u(&s, 1);
+	u(&s, 0x1000);
+	u(&s, 2);
+	u(&s, 0);
+	u(&s, 4);
+	zz(&s, 0);
+	expect_bad("implied: unknown superblock flags are an error", &s,
+		   "unknown superblock flags", false);
+}
+
 /* Under live control the program stops with the stream read so far:
  * inside a superblock (a breakpoint at its second instruction) the
  * history ends at the stop pc, after a whole run at the next superblock's
@@ -904,6 +1116,7 @@ static void test_streams(void)
 {
 	RUN(test_runs_and_exits);
 	RUN(test_rep_iterations);
+	RUN(test_implied_exits);
 	RUN(test_threads_faults_signals);
 	RUN(test_many_translations);
 	RUN(test_exec);
