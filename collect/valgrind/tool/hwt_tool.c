@@ -570,10 +570,18 @@ static UInt exit_flags(const IRSB *in, Addr entry)
 	if (!nexit)
 		return 0;
 	if ((in->jumpkind == Ijk_Boring || in->jumpkind == Ijk_Call) &&
-	    in->next->tag == Iex_Const && in->next->Iex.Const.con->tag == Ico_U64 &&
-	    !is_ambiguous_target(in, entry,
-				 (Addr)in->next->Iex.Const.con->Ico.U64, nexit))
-		return HWT_VG_SB_IMPLIED;
+	    in->next->tag == Iex_Const &&
+	    in->next->Iex.Const.con->tag == Ico_U64) {
+		Addr to = (Addr)in->next->Iex.Const.con->Ico.U64;
+
+		/* A loop back into itself: runs end there far more often
+		 * than by a side exit, so writing the side exits taken costs
+		 * less than writing every end. */
+		if (to == entry || is_insn_of(in, to))
+			return 0;
+		if (!is_ambiguous_target(in, entry, to, nexit))
+			return HWT_VG_SB_IMPLIED;
+	}
 	return HWT_VG_SB_IMPLIED | HWT_VG_SB_FINAL;
 }
 
