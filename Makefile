@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # hwtrace top-level build. `make` builds everything into build/;
 # `make check` installs missing Debian packages, builds and runs every test;
 # `make demo` records the bundled crashing example and shows its history.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # install.mk: `make install` and `make uninstall` (PREFIX, default
 # /usr/local, and DESTDIR as usual): the tools, the libraries as shared
 # objects with sonames beside the static ones, their public headers under

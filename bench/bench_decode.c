@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bench_decode.c - x86 decode throughput: replay's decoder (Zydis) against
  * Capstone over the same bytes, in the same run.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bench_replay.c - replay speed and memory on a recorded bundle.
  *
  * Reports: time to open the history and show its newest 100 instructions

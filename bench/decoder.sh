@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/decoder.sh BUILD: the x86 decoder. (a) decode throughput of
 # replay's decoder (Zydis) against Capstone over libc's executable
 # sections; (b) the replay full walk of one recording, by this tree's

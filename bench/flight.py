@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """A flight recording of a long run: memory stays bounded, and the newest
 history is exact.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # GDB script: time `record full` over work() of bench/loop.c.
 # Run: gdb -nx -batch -x gdb_record_full.py --args PROG N
 import time

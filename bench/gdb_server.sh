@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/gdb_server.sh BUILD: GDB over hwt-server on big post-mortem
 # histories. (a) what GDB itself spends to connect, process the history as
 # BTS (record-btrace reopens at connect) and answer `info record`, for ~1.5 M

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Recording rate of hwtrace.ko against a ptrace single-stepper, both in
 # the same qemu guest (the guest suite's bench step): prints the BENCH
 # line and whether the module reaches 50 times the ptrace rate.

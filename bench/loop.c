@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* loop.c - the benchmarks' traced subject: a call-heavy integer loop whose
  * length is set by argv[1], so the recorder and GDB run the same code. */
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # make bench: recorder vs GDB `record full`, and replay speed/memory.
 # Everything is measured in this one run; ratios are what count.
 set -eu

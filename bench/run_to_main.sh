@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/run_to_main.sh BUILD: GDB runs a C++ program to main through
 # hwt-server and through Debian's gdbserver, in the same run: connect,
 # `break main`, `continue`, `kill`, timed around the whole GDB session

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The valgrind recorder at real scale, against `valgrind --tool=none` in
 the same run (bench/scale.sh runs it; docs/valgrind.md keeps the latest
 figures).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The valgrind recorder on workloads of seconds, against valgrind
 # --tool=none in the same run (bench/scale.py says what is measured).
 # Usage: bench/scale.sh BUILD [WORKLOAD...]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The valgrind backend against its peers, all measured in this run:
 #   - python3 -c pass recorded whole, against valgrind --tool=none running
 #     it (goal: at most 3x), and the instructions per second;

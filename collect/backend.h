@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* backend.h - what a recording backend provides to the collector API.
  *
  * collect.c owns the public functions: it checks the options and the call

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* backend_names.c - short backend names. The hardware backends are
  * registered under perf-* names (they record through perf_event_open),
  * while users name the trace hardware itself: --backend pt|bts|etm. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* backend_names.h - the short names the command line accepts for
  * backends (docs/backends.md). */
 #ifndef HWT_BACKEND_NAMES_H

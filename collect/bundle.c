@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bundle.c - a recording's threads and modules into a bundle being
  * written, for `hwtrace record` and hwt-server's qHwtSave alike. The
  * bundle type follows the backend's trace format. */

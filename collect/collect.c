@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* collect.c - the public collector API: backend registry, option checks,
  * call-order checks, dispatch to the chosen backend. */
 #include <errno.h>

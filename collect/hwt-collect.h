@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* hwt-collect.h - collect branch traces from running programs.
  *
  * One API over recording backends registered by name. A collector runs a

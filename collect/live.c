@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* live.c - the rules of live control, for every backend (live.h). */
 #include <errno.h>
 #include <string.h>

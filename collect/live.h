@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* live.h - the rules of live control (hwt_collect_resume), once for
  * every backend.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* ring.c - per-thread bounded ring of hwt-sw chunks (see ring.h). */
 #include <errno.h>
 #include <stdlib.h>

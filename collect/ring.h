@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ring.h - one thread's bounded trace ring of hwt-sw chunks.
  *
  * The recorder appends one step record per executed instruction to an open

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* spill.c - one thread's whole history on disk (see spill.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* spill.h - one thread's whole history on disk (hwtrace record --whole).
  *
  * A thread's ring keeps its newest history in memory; with a spill, the

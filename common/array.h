@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* array.h - growing arrays and byte buffers, the one way the libraries
  * grow memory. Internal to the libraries (no public header includes it).
  *

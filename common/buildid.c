@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* buildid.c - GNU build-id of an ELF file, the identity bundles record so a
  * module copy can be matched to the file that was traced. */
 #include <errno.h>

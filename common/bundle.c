@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bundle.c - what every user of a struct hwt_bundle needs, whichever
  * reader made it: freeing it, naming its files and threads, loading a
  * member file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bundle_copy.c - write a bundle that was read back out to a new directory
  * through the bundle writer: trace files, module copies and the core are
  * copied under fresh relative names, so a bundle whose trace.json names

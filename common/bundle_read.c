@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bundle_read.c - read and validate a trace bundle's trace.json.
  *
  * Every field is checked for presence and type, every named file for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* bundle_write.c - write a bundle atomically: everything goes into a
  * staging directory next to the final one, which is renamed into place
  * only when trace.json is complete, so an interrupted write never leaves a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* error.c - error messages carried back to callers instead of printed. */
 #include <errno.h>
 #include <stdarg.h>

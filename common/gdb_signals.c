@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* gdb_signals.c - Linux signal numbers to GDB's own (gdb/signals.def)
  * and back: the remote protocol speaks GDB's numbers in stop replies and
  * in C/S actions (hwt-server's and Valgrind's gdbserver's alike), the

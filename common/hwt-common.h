@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* hwt-common.h - the data model every hwtrace layer shares.
  *
  * Errors, the software trace record format ("hwt-sw") and the on-disk trace

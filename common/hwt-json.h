@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* hwt-json.h - JSON text in and out for trace.json and LLDB's trace
  * packets, through json-c (common/json.c).
  *

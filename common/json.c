@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* json.c - JSON through json-c, with the checks its tokener leaves out.
  *
  * json-c keeps integers exact over the whole uint64 range, which LLDB's

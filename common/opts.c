@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* opts.c - option structs that grow, checked the way libbpf checks its
  * own (hwt-common.h, "option structs"). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* snapshot.c - read an OpenCSD snapshot directory as a "coresight" bundle.
  *
  * It lives in common/ because it is a bundle reader: hwt_bundle_read hands

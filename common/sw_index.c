@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sw_index.c - reading the index of a compressed hwt-sw trace (written
  * by sw_pack.c; layout in sw_index_layout.h and docs/swtrace.md) and the
  * frames it names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sw_index_layout.h - the byte layout of an hwt-sw trace index, shared
  * by its writer (sw_pack.c) and reader (sw_index.c).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sw_pack.c - hwt-sw traces compressed frame by frame, with their index.
  *
  * Opening a history must not cost the length of the trace: a billion

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* swtrace.c - the hwt-sw record format: chunk headers and step records.
  * Layout and rationale: docs/swtrace.md. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* trace_zstd.c - compressed trace files in bundles.
  *
  * A software recorder's trace (hwt-sw) is one record per instruction

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* util.c - bounded file reading and number parsing for untrusted input,
  * and removing a directory tree (stale temporary ones too). */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # bash completion for hwtrace and hwt-server (installed as
 # share/bash-completion/completions/hwtrace and .../hwt-server).
 

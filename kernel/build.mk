@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # hwtrace.ko (kernel/). The host kernel here cannot load modules, so
 # the module is built and tested inside a qemu guest by
 # scripts/check-kernel.sh (docs/kernel-module.md); it is not part of

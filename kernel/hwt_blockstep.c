@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hwt_blockstep.c - optional block-step (HWTRACE_CFG_BLOCKSTEP): with
  * DEBUGCTL.BTF set, TF traps after taken branches only, not after every

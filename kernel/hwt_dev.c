@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hwt_dev.c - /dev/hwtrace: module init, the misc device, ioctl argument
  * copying and validation, and mmap of a thread's ring.

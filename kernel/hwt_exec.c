@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hwt_exec.c - exec sideband. The module reports one image event in
  * the trace itself: exec. A block flagged HWTRACE_BLK_EXEC starts at the

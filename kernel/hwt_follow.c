@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hwt_follow.c - follow-fork (HWTRACE_CFG_FOLLOW): a child of a recording
  * thread joins the parent's session and records from its first user

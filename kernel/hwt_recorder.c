@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hwt_recorder.c - the software recorder: the trap flag (TF) in a traced
  * thread's saved user flags makes the CPU raise a debug exception after

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hwt_session.c - a session (one per open file, like a FreeBSD hwt
  * context): the threads it attached, each with a slot number that names

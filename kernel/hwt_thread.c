@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hwt_thread.c - a traced thread: attach with ptrace-equivalent
  * permission, the global task -> thread hash the recorder looks up in

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hwt_tp.c - the module's tracepoint probes (the tables hwt_recorder.c
  * and hwt_exec.c export, registered here so neither calls back into us)

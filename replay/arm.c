@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* arm.c - Arm decoding with Capstone (see arm.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* arm.h - Arm instructions (A64, A32, T32) through Capstone: length,
  * class and text. Internal to libhwt-replay.
  *

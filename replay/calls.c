@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* calls.c - function-call segments with nesting levels, like GDB's
  * `record function-call-history`.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* cursor.c - a position in the history moved like (reverse) execution.
  *
  * The moves follow GDB's infrun over a `record` target, so that a user

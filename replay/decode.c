@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* decode.c - the decoder registry and the containers decoders fill. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* decode.h - trace decoders behind one interface.
  *
  * A decoder splits a raw trace into segments that decode independently

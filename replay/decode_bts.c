@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* decode_bts.c - Intel Branch Trace Store records (bundle type
  * "hwtrace-bts"), and hwt_history_to_bts, which writes any history as such
  * records.

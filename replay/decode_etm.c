@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* decode_etm.c - Arm CoreSight instruction trace (ETMv3, PTM/PFT, ETMv4,
  * ETE) through OpenCSD's C API.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* decode_pt.c - Intel PT through libipt's instruction flow decoder.
  *
  * Segments are PSB-to-PSB ranges of the trace. Each segment is decoded on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* decode_sw.c - the hwt-sw software trace format (see hwt-common.h).
  *
  * Indexing walks every chunk header and the records of every chunk (a

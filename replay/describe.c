@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* describe.c - what a bundle holds, as text: the report `hwtrace info`
  * prints (docs/cli.md), built here so that every front end (the CLI, the
  * LLDB plugin's `hwt info`) says the same. Written into a memory stream;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* etm_child.c - the process plumbing that keeps an OpenCSD crash out of
  * the process opening a CoreSight history (etm_child.h says why).
  *

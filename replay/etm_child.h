@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* etm_child.h - running the CoreSight decoder in a child process
  * (replay/etm_child.c). Internal to the replay library.
  *

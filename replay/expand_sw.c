@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* expand_sw.c - hwt-sw chunks of branch records expanded with the image.
  *
  * hwtrace.ko in block-step mode (DEBUGCTL.BTF) traps after taken branches

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* format.c - one line of instruction or function-call history as text, in
  * the forms `hwtrace dump` documents (docs/cli.md), so that every front end
  * (the CLI, the LLDB plugin) prints the same bytes for the same item. */

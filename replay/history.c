@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* history.c - the instruction history of one thread, decoded on demand.
  *
  * Opening reads only the decoder's segment index, which gives every

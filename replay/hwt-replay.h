@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* hwt-replay.h - turn recorded traces into instruction and call history.
  *
  * image    what code was at an address (ELF files at load addresses, cores)

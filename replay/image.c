@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* image.c - the traced process's address space: which file bytes were at
  * which address.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* insn.c - instruction length, class, direct target and text at an
  * address of the image: x86 through Zydis (x86.c), Arm through Capstone
  * (arm.c).

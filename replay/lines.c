@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* lines.c - source file and line for an address, from DWARF via libdw.
  *
  * Per module, on first use: the compile units' address ranges (so no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* pt_encode.c - write any x86-64 history as an Intel PT packet stream.
  *
  * The packets come from libipt's encoder; which packets is decided here

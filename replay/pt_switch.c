@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* pt_switch.c - which stretches of per-cpu Intel PT belong to a thread.
  *
  * LLDB's per-cpu bundles keep, for every cpu, its PT buffer and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* replay-int.h - what the replay/ files share and callers never see.
  *
  * The image is split over image.c (address space), insn.c (instructions:

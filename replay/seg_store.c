@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* seg_store.c - a trace's segment index kept beside it.
  *
  * Indexing an Intel PT or BTS trace decodes all of it to count the items

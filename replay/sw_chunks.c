@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sw_chunks.c - an indexed hwt-sw trace read frame by frame.
  *
  * A history opened on a bundle whose compressed hwt-sw trace has an

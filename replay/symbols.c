@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* symbols.c - function names for addresses, from ELF symbol tables.
  *
  * Each module's sized STT_FUNC / STT_GNU_IFUNC symbols are loaded on first

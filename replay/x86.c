@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* x86.c - x86 decoding with Zydis (see x86.h).
  *
  * Length, class and direct target come from the instruction alone

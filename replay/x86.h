@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* x86.h - x86 instructions through Zydis: length, class, direct branch
  * target and GDB-style AT&T text, from bytes alone.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # GDB 13.1's own testsuite (Debian's gdb-source package, run by dejagnu)
 # against hwt-server, and against Debian's gdbserver as the reference:
 #

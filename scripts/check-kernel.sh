@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Build hwtrace.ko against the Debian linux-headers-amd64 tree, boot the
 # matching kernel under qemu (TCG) with a busybox initramfs holding the
 # module and the guest tests (tests/kernel/), and report the guest's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # make demo: record the bundled example that crashes two calls deep, then
 # show what hwtrace knows about the crash.
 set -eu

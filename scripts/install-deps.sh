@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Install the Debian packages hwtrace needs, only those missing, quietly.
 # Idempotent: when everything is there it does nothing, not even
 # `apt-get update`. README.md says why each package is needed.

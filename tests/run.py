@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Run hwtrace's test suites and print one closing line.
 
 Each suite is a program that prints `PASS name`, `FAIL name: why` and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* self_image.h - where a test program's own code is loaded.
  *
  * Unit tests and fuzz targets decode traces that walk their own

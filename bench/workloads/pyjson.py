@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """A second of real work, then a crash: `python3 pyjson.py N` encodes and
 decodes a small JSON document N times and kills itself with SIGSEGV, as a
 service that runs for a while and then faults (bench/scale.sh)."""

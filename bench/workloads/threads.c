@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* threads.c - threads of arithmetic, `threads N [T]`: T threads (default
  * 4, at most 256) each run N iterations (about 10 instructions each),
  * then the program exits. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* backend.c - the module backend: software branch recording by
  * hwtrace.ko, driven through /dev/hwtrace.
  *

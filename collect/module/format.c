@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* format.c - hwtrace.ko's ring blocks to hwt-sw chunks.
  *
  * A module block is an hwt-sw chunk in all but its header and one record:

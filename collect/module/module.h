@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* module.h - state shared by the files of the module backend: the user
  * space side of hwtrace.ko (kernel/, UAPI in
  * kernel/uapi/hwtrace.h, docs/kernel-module.md).

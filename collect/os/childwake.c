@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* childwake.c - SIGCHLD through a signalfd (childwake.h). */
 #include <errno.h>
 #include <pthread.h>

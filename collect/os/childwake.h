@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* childwake.h - a descriptor that becomes readable when a traced child
  * stops or ends, so a tracer can poll it beside other descriptors.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* coredump.c - ELF core of the stopped, faulted process, in the layout the
  * kernel writes so stock debuggers load it: a PT_NOTE with per-thread
  * registers (faulting thread first) and process notes, then one PT_LOAD

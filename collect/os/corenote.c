@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* corenote.c - adding a note to an ELF core another program wrote
  * (corenote.h). Valgrind's cores have no NT_AUXV, without which GDB
  * cannot find where a position-independent executable was loaded. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* corenote.h - adding a note to an ELF core another program wrote. */
 #ifndef HWT_CORENOTE_H
 #define HWT_CORENOTE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* cpuinfo.c - identity of the cpu a trace was recorded on. Decoders of
  * hardware formats key errata and packet details off it. */
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* debugreg.c - watches in a traced thread's debug registers (debugreg.h). */
 #include <errno.h>
 #include <stddef.h>

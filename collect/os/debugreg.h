@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* debugreg.h - watches in the x86 debug registers of traced, stopped
  * threads, as both the ptrace stepper (ptrace/debugreg.c) and the seize
  * layer (seize/break.c) set them.

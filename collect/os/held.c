@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* held.c - fork a program held before execvp (held.h). */
 #include <errno.h>
 #include <fcntl.h>

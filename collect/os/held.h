@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* held.h - a program forked but held before execvp, so a backend can set
  * up its recording on the child's pid (perf events, the module's
  * ATTACH, ptrace) before any of the program runs. Closing the go pipe

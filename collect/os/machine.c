@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* machine.c - probes of the debug facilities and their simulated faults
  * (machine.h). */
 #include <errno.h>

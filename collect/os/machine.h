@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* machine.h - what this machine's debug facilities really do.
  *
  * Some hypervisors accept writes to the debug registers and never raise

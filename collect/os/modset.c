@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* modset.c - the executable file mappings a program had (modset.h). */
 #include <errno.h>
 #include <stdlib.h>

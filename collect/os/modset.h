@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* modset.h - the executable file mappings a program had (a recording's
  * sideband): one entry per path and load address, with the file's
  * build-id, at most HWT_BUNDLE_MAX_MODULES. Every backend keeps one:

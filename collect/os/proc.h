@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* proc.h - what the backends read from /proc and the ELF core writer:
  * the ptrace, module and perf backends share them.
  *

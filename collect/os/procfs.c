@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* procfs.c - bounded reads of /proc files, signal dispositions, and a
  * traced process's memory. */
 #include <errno.h>

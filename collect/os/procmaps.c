@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* procmaps.c - /proc/PID/maps, parsed with bounds: every backend learns
  * the program's executable mappings from it. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* x86mem.c - which bytes of memory an x86-64 instruction is about to
  * read or write (x86mem.h): its memory operands with that action, the
  * stack slots push, call, pop and ret use included (Zydis lists them as

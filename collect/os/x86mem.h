@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* x86mem.h - which bytes of memory an x86-64 instruction is about to
  * read or write, from its bytes and the registers before it. The ptrace
  * stepper keeps the old bytes of stores (ptrace/memlog.c); watchpoints

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* aux.c - read a perf ring buffer shared with the kernel: the sideband
  * records of its data area and the trace bytes of its AUX area.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* backend_bts.c - perf-bts: Intel BTS through perf's intel_bts PMU. The
  * trace is 24-byte branch records (docs/bts.md); the PMU has no
  * configuration of its own. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* backend_etm.c - perf-etm: Arm CoreSight ETM/ETE through perf's cs_etm
  * PMU. The trace is what the sink collected: CoreSight formatted frames
  * (16 bytes each) mixing the trace IDs of the sources. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* backend_pt.c - perf-pt: Intel PT through perf's intel_pt PMU. The
  * trace is raw Intel PT packets of the program's user-space code. */
 #include <errno.h>

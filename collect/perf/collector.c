@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* collector.c - what the perf backends share: a recorder over the
  * seized-program layer (collect/seize/seize.h) with one trace event per thread.
  *

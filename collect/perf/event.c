@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* event.c - one perf event per traced thread: perf_event_open, the mmap
  * of its ring buffer and AUX area, Intel PT address filters. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* perf.h - state shared by the files of the perf backends (perf-pt,
  * perf-bts, perf-etm): hardware branch trace through perf_event_open and
  * the AUX area of its ring buffer.

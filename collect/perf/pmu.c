@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* pmu.c - what a perf PMU offers, from sysfs: its type number, the bit
  * positions of its config fields (format/) and its capabilities (caps/).
  * Bit positions differ between PMUs and kernels, so they are always read,

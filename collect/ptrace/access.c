@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* access.c - registers and memory of a stopped traced program.
  *
  * Register sets go through PTRACE_GETREGSET/SETREGSET of the thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* attach.c - take over a running process, and let a process go.
  *
  * Attach seizes every thread listed in /proc/PID/task and interrupts it;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* backend.c - the ptrace backend's ops table: a portable software
  * recorder that single-steps every thread of the program. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* core.c - the ptrace backend's write_core: its held threads described
  * for the shared core writer (collect/os/coredump.c). */
 #include <errno.h>

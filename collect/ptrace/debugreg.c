@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* debugreg.c - read and access watchpoints: in x86 debug registers, or
  * by decoding each step where those do not fire.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* deferred.c - a launched program run untraced until its recording is
  * asked for (hwt_collect_opts.defer_recording).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* interrupt.c - make interrupt_fd stop a resumed program.
  *
  * The stepping loop blocks in waitpid, which nothing but a tracee's stop

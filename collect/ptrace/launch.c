@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* launch.c - start a program under ptrace, stopped at the first
  * instruction of the new image (the dynamic loader's entry for dynamic
  * programs), with tracer and tracee pinned to one cpu. */

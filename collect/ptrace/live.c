@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* live.c - the stepper under live control: the mechanisms the rules of
  * collect/live.c ask for (struct hwt_live_ops), and the checks the
  * single-step loop of run.c makes, while c->live is set, after every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* maps.c - the stepper's sideband: every executable file mapping the
  * program had (os/modset.c reads them from /proc/PID/maps), so that a
  * decoder can find the code that ran. */

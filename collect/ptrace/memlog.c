@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* memlog.c - memory as it was at any recorded instruction, under live
  * control: before each step the stepper reads the bytes the instruction
  * is about to overwrite (stores.c; for a system call, what the call

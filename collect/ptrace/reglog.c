@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* reglog.c - each thread's general registers at every recorded
  * instruction, so that a debugger moving back through the history sees
  * the stack pointer, frame pointer and the rest as they were there

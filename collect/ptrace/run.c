@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* run.c - record by single-stepping every thread.
  *
  * Each thread's history is every pc seen at its single-step stops, in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* stepcheck.c - every single step checked against the code it stepped.
  *
  * A straight-line instruction at X of length L must stop at X+L (a

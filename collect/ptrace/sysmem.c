@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sysmem.c - what a Linux x86-64 system call writes into its caller's
  * memory, from the registers at its `syscall` instruction: the ranges its
  * output arguments name (read's buffer, fstat's struct stat, ...), so the

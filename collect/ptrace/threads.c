@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* threads.c - the table of traced threads: lookup by tid on every stop,
  * a ring per thread, and the per-thread traces handed out at the end. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tracer.h - state shared by the files of the ptrace backend.
  *
  * launch.c   fork, exec and attach; cpu pinning

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* break.c - breakpoints and watchpoints of a seized program under
  * live control (seize.h).
  *

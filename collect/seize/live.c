@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* live.c - stop-by-stop control of a seized program (seize.h): the
  * mechanisms the rules of collect/live.c ask for (struct hwt_live_ops),
  * for the recorders that do not step: threads run freely with

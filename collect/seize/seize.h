@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* seize.h - a launched program followed with PTRACE_SEIZE while a
  * recorder records it.
  *

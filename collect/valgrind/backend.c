@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* backend.c - the valgrind backend: runs the program on Valgrind's
  * synthetic cpu with the hwtrace tool (tool/hwt_tool.c), which writes a
  * stream of superblock runs; stream.c turns it into hwt-sw rings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* children.c - forked children followed (hwt_collect_opts.follow_fork):
  * each writes a stream of its own beside the program's, FILE.PID, which
  * starts by sharing its parent's translations (vgstream.h, FORK). Each

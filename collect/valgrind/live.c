@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* live.c - live control of a program on Valgrind's synthetic cpu.
  *
  * Valgrind's embedded gdbserver, reached through vgdb (vgdb.h), runs,

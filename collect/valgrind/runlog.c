@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* runlog.c - a thread's newest superblock runs as the tool wrote them
  * (runlog.h). */
 #include <stdlib.h>

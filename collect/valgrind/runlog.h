@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* runlog.h - one thread's newest superblock runs, kept as the tool wrote
  * them (vgstream.h's EXEC and EXIT items, a few bytes a superblock) and
  * turned into hwt-sw only when the recording ends (stream.c).

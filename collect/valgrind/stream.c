@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* stream.c - the hwtrace Valgrind tool's stream into hwt-sw rings
  * (stream.h, vgstream.h), directly or through each thread's log of runs
  * (runlog.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stream.h - turning the hwtrace Valgrind tool's stream (vgstream.h) into
  * per-thread hwt-sw rings and a module set.
  *

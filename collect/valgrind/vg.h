@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* vg.h - the valgrind backend's state, shared by its recording
  * (backend.c) and its live control (live.c). */
 #ifndef HWT_VG_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* vgdb.c - the link to Valgrind's gdbserver through vgdb (vgdb.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* vgdb.h - a GDB remote protocol link to Valgrind's embedded gdbserver,
  * through the vgdb relay Valgrind ships (vgdb --pid=PID on a pipe).
  *

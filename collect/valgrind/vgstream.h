@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* vgstream.h - the stream the hwtrace Valgrind tool writes and the
  * valgrind backend reads (docs/valgrind.md).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* breakpoints.c - Z/z packets. Execution breakpoints (Z0 software, Z1
  * hardware: the same here) are addresses: the replay cursor stops at them
  * and a live target's collector checks them at every step, so nothing is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* btrace.c - GDB's branch-trace packets over a recorded history.
  *
  * The history goes out in the format GDB enabled. BTS (what GDB reopens

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* hostio.c - GDB's host I/O packets (vFile:*), read-only, for a live
  * process: the files GDB reads through the target (the program and its
  * libraries with the default `sysroot target:`, /proc/PID/smaps for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # hwtrace.py - GDB commands for what GDB has no command for, over
 # hwt-server's qHwt packets (docs/gdb-server.md). Load with
 #   (gdb) source plugin/gdb/hwtrace.py

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* libs.c - the library list GDB loads shared-library symbols from
  * (qXfer:libraries-svr4) and the executable's path (qXfer:exec-file), from
  * the modules a bundle recorded or the collector sees mapped now. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* listen.c - where GDB connects: a TCP port on loopback (anything else
  * only with --allow-remote, since the protocol has no authentication and
  * reads any memory of the target) or a Unix socket. One client at a time:

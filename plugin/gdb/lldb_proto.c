@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* lldb_proto.c - the gdb-remote packets only LLDB sends
  * (lldb-gdb-remote.txt). LLDB works against a plain GDB stub, but asks
  * first what machine and process it is talking to; answering saves it

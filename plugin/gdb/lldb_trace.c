@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* lldb_trace.c - LLDB's trace packets (jLLDBTrace*, lldb-gdb-remote.txt)
  * over the recorded histories, so stock LLDB's intel-pt plugin runs
  * `thread trace dump instructions`, `... function-calls` and `trace save`

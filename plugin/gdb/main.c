@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* main.c - hwt-server's command line: a live process (launched after
  * `--`, or --attach PID) recorded while GDB runs it, or a crashed one (a
  * bundle from `hwtrace record` with its core) that can only move through

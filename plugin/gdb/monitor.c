@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* monitor.c - gdbserver's monitor commands (qRcmd), which GDB users and
  * GDB's own testsuite send: `monitor help`, `monitor exit` (the server
  * ends with this session, killing a program it started and letting an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* nonstop.c - GDB's non-stop mode (QNonStop:1): threads run and stop one
  * by one, every stop reaches GDB as an asynchronous %Stop notification
  * that it drains with vStopped, and GDB reads and writes the stopped

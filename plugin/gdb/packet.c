@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* packet.c - what every packet handler shares: strict hex arguments,
  * "offset,length" pairs, thread ids and qXfer's partial replies.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* reverse.c - moving through a thread's recorded past: a crashed
  * process's whole recorded life, or a live one's history up to where it
  * stopped. `bs`/`bc` move a thread's replay cursor backward, and forward

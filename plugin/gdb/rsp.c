@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* rsp.c - GDB remote serial protocol framing: a pure parser over bytes and
  * a thin socket layer. Every byte comes from the network: lengths are
  * bounded before anything is copied, and a bad packet is reported as an

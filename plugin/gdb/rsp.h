@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rsp.h - GDB remote serial protocol framing.
  *
  * The parser is a pure function over a byte buffer (plus a two-field

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* save.c - qHwtSave:HEXDIR (hwtrace.py's `hwt save DIR`): write what the
  * session holds as a trace bundle through common/'s bundle writer, for
  * `hwtrace dump`, `hwt-server --bundle` or LLDB later. Live: every

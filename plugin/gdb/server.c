@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* server.c - hwt-server's session: answers GDB's packets one at a time.
  * The target behind them (struct target_ops) is a crashed process that can
  * move only through its recorded past (target_core.c, reverse.c) or a live

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* server.h - hwt-server's internal interfaces, one section per file. */
 #ifndef HWT_SERVER_H
 #define HWT_SERVER_H

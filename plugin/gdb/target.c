@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* target.c - what handlers ask of whichever target the session has. */
 #include <stdlib.h>
 #include <string.h>

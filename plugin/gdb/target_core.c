@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* target_core.c - the crashed process as its core and bundle recorded it:
  * per-thread registers (NT_PRSTATUS, each followed by its NT_FPREGSET, the
  * faulting thread first, as collect/os/coredump.c writes them), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* target_live.c - a running process under the collector (kernel/
  * hwt-collect.h, "Live control"): launched stopped at its first
  * instruction or attached, resumed all-stop, recorded while it runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* tdesc.c - the target description GDB's amd64 GNU/Linux support expects:
  * features i386.core, i386.sse, i386.linux (orig_rax) and i386.segments
  * (fs_base, gs_base), registers numbered as GDB's own amd64-linux

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* vcont.c - resume packets: vCont? and vCont;ACTION[:TID]... (c, C, s,
  * S, t), the older c/s/C/S, and reverse bs/bc. All-stop: every resume is
  * answered with one stop reply once everything has stopped; non-stop

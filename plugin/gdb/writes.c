@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* writes.c - changing the target: G (all registers), P (one register), M
  * (memory, hex) and X (memory, binary). A recording cannot be changed;
  * the target says so by having no reg_set / mem_write. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // args.cpp - command-line parsing shared by the `hwt` commands.
 #include "args.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // args.h - option parsing for the `hwt` commands: GNU-style long and short
 // options, and an error naming the command and its usage for anything else.
 #ifndef HWT_LLDB_ARGS_H

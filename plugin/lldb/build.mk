@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # plugin/lldb: libhwt-lldb.so, the `hwt` command family for stock LLDB
 # (`plugin load`, docs/lldb.md). The C libraries' position-independent
 # objects ($(O)/pic/, the Makefile's rule; the static libraries are not)

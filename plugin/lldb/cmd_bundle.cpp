@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // cmd_bundle.cpp - `hwt load`, `hwt info`, `hwt save`: open a trace for
 // the selected target, describe it as `hwtrace info` does
 // (hwt_bundle_describe), write it out (hwt_bundle_copy).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // cmd_history.cpp - `hwt instructions` and `hwt calls`: the same lines as
 // `hwtrace dump --insn` / `--calls` (hwt_format_item / hwt_format_call), so
 // --tsv output is byte for byte that of the CLI on the same trace.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // cmd_live.cpp - `hwt start`, `hwt stop`, `hwt status` on a live debug
 // session, the live history under hwt-server and what navigation needs to
 // drive hwt-server. hwt-server is recognised by its qHwtStatus packet

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // cmd_navigate.cpp - reverse and forward navigation in a loaded history:
 // `hwt reverse-step|reverse-next|reverse-finish|reverse-stepi|
 // reverse-continue`, their forward forms and `hwt goto N`. The cursor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // commands.h - the `hwt` subcommands: each is a Command (name, usage,
 // options) with help text and a handler; plugin.cpp registers them.
 #ifndef HWT_LLDB_COMMANDS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // plugin.cpp - entry point of libhwt-lldb.so: `plugin load` calls
 // lldb::PluginInitialize, which adds the `hwt` multiword command and its
 // subcommands, and the helpers every command shares.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // session.cpp - lifetime of the library handles behind `hwt load`.
 #include "session.h"
 

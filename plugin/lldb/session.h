@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // session.h - what `hwt load` opened for one LLDB target: the bundle, its
 // image, per-thread histories (opened when first asked for) and the
 // navigation cursor. All decoding is the C libraries'; this only owns the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz-common.h - what the libFuzzer targets share.
  *
  * Each target is one .c file defining LLVMFuzzerTestOneInput; they are

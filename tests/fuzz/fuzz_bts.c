@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_bts.c - BTS records, and the writers fed by what they decode to.
  *
  * Input: [8 bytes: current pc selector][24-byte records]. Record addresses

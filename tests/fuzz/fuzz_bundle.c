@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_bundle.c - the bundle reader (common/bundle_read.c).
  *
  * Input: trace.json text, written into a bundle directory that holds

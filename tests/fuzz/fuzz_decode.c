@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_decode.c - every trace decoder, chosen by the first input byte.
  *
  * Input: [selector][trace bytes]. The selector picks a decoder from

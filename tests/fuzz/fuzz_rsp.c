@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_rsp.c - hwt-server's remote-protocol parser (plugin/gdb/rsp.c).
  *
  * Input: [window byte][bytes as they arrive from the network]. The bytes

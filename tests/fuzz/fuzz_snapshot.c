@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_snapshot.c - the OpenCSD snapshot reader (common/snapshot.c).
  *
  * Input: the files of one snapshot directory in one buffer. Up to the

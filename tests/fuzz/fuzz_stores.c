@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_stores.c - what the ptrace recorder takes an instruction or a
  * system call to write (collect/ptrace/stores.c, sysmem.c): the traced
  * program's code bytes and registers are its own, untrusted.

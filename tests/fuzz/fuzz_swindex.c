@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_swindex.c - hwt-sw traces framed for bundles and their index
  * (common/sw_index.c, replay/sw_chunks.c's reading of it).
  *

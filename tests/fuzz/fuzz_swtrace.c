@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_swtrace.c - the hwt-sw record format (common/swtrace.c).
  *
  * Input: hwt-sw trace bytes. Three checks per input:

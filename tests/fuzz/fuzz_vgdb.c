@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_vgdb.c - the valgrind backend's link to Valgrind's gdbserver
  * (collect/valgrind/vgdb.c), which reads what the vgdb relay passes on:
  * untrusted bytes from another process.

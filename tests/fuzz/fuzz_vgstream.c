@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* fuzz_vgstream.c - the valgrind backend's stream reader
  * (collect/valgrind/stream.c), which reads what the hwtrace Valgrind tool
  * wrote: untrusted bytes from a file.

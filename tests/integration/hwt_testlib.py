@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Helpers the integration suites share: PASS/FAIL reporting in the form
 tests/run.py counts, and running an hwtrace tool with sanitizer options so
 that a memory error or undefined behaviour fails the case."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # oracle_gdb.py - independent instruction-trace oracle: the addresses stock
 # GDB sees when it single-steps a program with `stepi`.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Recording backends from the command line: `hwtrace backends`, and
 `hwtrace record --backend NAME` for each backend.
 

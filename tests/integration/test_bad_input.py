@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Bad inputs to hwtrace: missing, truncated and corrupted bundles, broken
 JSON, wrong field types and sizes, bad command lines.
 

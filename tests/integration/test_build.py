@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The top-level Makefile as a newcomer meets it: `make` with no target
 builds what `make all` builds, and a machine without LLDB's headers still
 builds everything else, saying once why the LLDB plugin is left out."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Arm CoreSight snapshots (ETMv3, PTM, ETMv4, ETE) against OpenCSD's own
 trc_pkt_lister output.
 

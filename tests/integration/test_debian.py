@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Debian packages from debian/: `dpkg-buildpackage -us -uc -b` on a copy
 of the source tree makes hwtrace, libhwt-dev and hwtrace-dkms; they
 install on this machine (apt resolves their dependencies), the installed

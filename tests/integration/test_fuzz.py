@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """A bounded run of every libFuzzer target in build-fuzz/ (make fuzz).
 
 Seeds come from real data, made at run time into build-fuzz/seeds/: a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """hwt-server live: stock GDB 13 over `target remote` runs a program that
 hwt-server launched (`hwt-server --listen ... -- PROG`) and records.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """hwt-server post-mortem: stock GDB 13 over `target remote` on a crashed
 process recorded by `hwtrace record` (demo_crash: main -> parse_config ->
 lookup -> NULL dereference).

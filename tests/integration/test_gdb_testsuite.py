@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """GDB 13.1's own testsuite, the sets with no unexpected failure left:
 gdb.btrace and gdb.python's record-btrace tests against hwt-server, and
 gdb.reverse and py-record-full.exp with GDB's record full driving it;

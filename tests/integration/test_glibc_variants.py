@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Every glibc string-function variant a CPU can run, through every
 debugger path, against the single-step oracle.
 

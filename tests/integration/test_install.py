@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """`make install` into a DESTDIR and `make uninstall` from it, as a user
 and a package build do: the tools run from the installed tree (the
 Valgrind tool found in its libexec), the shared libraries carry their

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Intel PT: LLDB's intel-pt bundles from LLDB's own test suite, decoded by
 hwtrace and compared with what LLDB decodes; LLDB's broken bundles; damaged
 copies of the PT trace.

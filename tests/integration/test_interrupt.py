@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Interrupting hwtrace record: ^C (SIGINT to the terminal's process
 group) ends the program as it would end it, and the recording of that
 end is written; SIGTERM to hwtrace alone is passed on to the program, with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """`hwtrace index`: a bundle's Intel PT traces get their segment index kept
 beside them (TRACE.hwtidx, replay/seg_store.c), and opening the bundle
 then reads it instead of decoding the whole trace. The history must be the

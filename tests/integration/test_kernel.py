@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """hwtrace.ko under qemu: runs scripts/check-kernel.sh, which builds the
 module against linux-headers-amd64, boots the matching Debian kernel with
 a busybox initramfs and runs the guest suite (tests/kernel/), and relays

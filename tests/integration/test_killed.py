@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Killed in the middle: what is left, and the next run.
 
 - hwt-server killed with SIGKILL while it serves a program it started

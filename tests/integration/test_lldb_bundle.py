@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """LLDB bundles both ways: `hwtrace export --lldb` against stock LLDB 22.
 
 For build/programs/qsort and threads4, recorded by `hwtrace record`

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The LLDB plugin (plugin/lldb, BUILD/libhwt-lldb.so) in stock lldb-22.
 
   1. load      `lldb-22 -b -o 'plugin load ...'` exits 0 with no error text;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Stock LLDB 22 against hwt-server: `thread trace` through the jLLDBTrace*
 packets and `process continue --reverse` through bc.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Many threads: 10,000 over a program's life, 1,000 alive at once.
 
 BUILD/programs/rawthreads WAVES ALIVE starts WAVES waves of ALIVE bare

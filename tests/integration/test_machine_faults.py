@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Exact on machines whose debug facilities are broken.
 
 Some hypervisors lose the single-step trap of an instruction they emulate

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The man pages (man/) and bash completion (completion/) against the
 tools they describe: each page renders with `man --warnings` without a
 warning and names the version in VERSION; hwtrace(1) documents every
@@ -50,7 +51,8 @@ def main():
                            env=dict(os.environ, MANWIDTH='80'))
         report(f'{name}: renders without a warning', p.returncode == 0 and not
                p.stderr.strip() and p.stdout, p.stderr[-500:])
-        th = open(page).read().split('\n', 1)[0]
+        th = next((x for x in open(page).read().split('\n')
+                   if x.startswith('.TH ')), '')
         report(f'{name}: names version {version}', f'hwtrace {version}' in th, th)
 
     helps = {c: subprocess.run([hwtrace, c, '--help'], capture_output=True,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """test_oracle.py - compare hwtrace's recorded history with the GDB oracle.
 
 For every test subject in BUILD/programs:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Values of the past are never today's values.
 
 BUILD/programs/values stores x = 1, 2, 3 (a local) and g = 10, 20, 30 (a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """hwtrace export --chrome and --svg on recordings of the test programs:
 the Trace Event JSON has the structure Perfetto and chrome://tracing read
 (complete events nested per thread as the calls were, thread names, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Progress of long steps: a line on stderr, rewritten in place and
 erased at the end, when stderr is a terminal: hwtrace dump when the
 history goes to a file or a pipe (never a byte of it in the output,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """hwtrace record's contract: exit status, core files GDB can open, ring
 wrap accounting, atomic bundles, threads and modules, cpu pinning."""
 import json

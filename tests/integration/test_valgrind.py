@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The valgrind backend (docs/valgrind.md) against the GDB stepi oracle.
 
 Each test program is recorded with `hwtrace record --backend valgrind`.

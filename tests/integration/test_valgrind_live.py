@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """hwt-server --backend valgrind: GDB drives a program on Valgrind's
 synthetic cpu (docs/valgrind.md, "Live control").
 

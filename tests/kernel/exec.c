@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* exec in the middle of a recording: runs a little, then execs argv[1]. */
 #include <unistd.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * fork and exec while recorded: the child must run untraced and must not
  * be killed by a trap; with an argument the child execs that program.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # What GDB printed against hwt-server in the guest, one file per backend
 # (B/gdb-NAME.out, scripts/check-kernel.sh): each session reached its
 # breakpoints, recorded and replayed, and ran the program to its end;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * hwt-collect-guest: the module backend of libhwt-collect against the
  * ptrace backend, through the public collector API, inside the guest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * hwt-guest: the guest side of the kernel module tests (run by
  * tests/kernel/init under qemu). Each subcommand prints PASS/FAIL lines

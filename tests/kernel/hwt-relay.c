@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* hwt-relay.c - joins a serial port to a TCP server inside the test
  * guest, so GDB on the host (connected to qemu's second serial port)
  * talks to hwt-server in the guest without a network device.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A loop with a known instruction count and no libc: LOOP_N iterations of
  * two instructions, plus mov before and three instructions of exit after:

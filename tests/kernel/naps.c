@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Short sleeps between short stretches of code: the thread is switched
  * out and in again many times (block-step probing needs switch-ins).

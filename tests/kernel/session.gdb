@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # The GDB session run against hwt-server in the qemu guest, once per
 # backend (scripts/check-kernel.sh); the program is recursion.c, static.
 # Every backend must make GDB print the same thing. After `record stop`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Signal delivery and sigreturn in the middle of ordinary code. */
 #include <signal.h>
 #include <unistd.h>

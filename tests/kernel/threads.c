@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Two threads recorded at once: prints "TID1 TID2 ADDR" (ADDR: the loop
  * instruction each thread executes LOOP1 or LOOP2 times), then each thread

@@ -41,3 +41,4 @@ int main(void)
 	printf("%u %u %d\n", first, second, sum);
 	return first == second ? 0 : 1;
 }
+// SPDX-License-Identifier: BSD-2-Clause

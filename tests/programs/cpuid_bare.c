@@ -23,3 +23,4 @@ __asm__(".globl _start\n"
 	"\tmov $60, %eax\n"       /* exit(0) */
 	"\txor %edi, %edi\n"
 	"\tsyscall\n");
+// SPDX-License-Identifier: BSD-2-Clause

@@ -24,3 +24,4 @@ int main(int argc, char **argv)
 	a(argc + 20);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -39,3 +39,4 @@ int main(void)
 	printf("config total %d\n", total);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -22,3 +22,4 @@ int main(int argc, char **argv)
 	printf("dlopen: sum=%d\n", r);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

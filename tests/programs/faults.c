@@ -98,3 +98,4 @@ int main(int argc, char **argv)
 		return (int)walk_call(fns, N);
 	return 2;
 }
+// SPDX-License-Identifier: BSD-2-Clause

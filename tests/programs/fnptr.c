@@ -20,3 +20,4 @@ int main(int argc, char **argv)
 	printf("fnptr: acc=%d\n", acc);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -22,3 +22,4 @@ int main(void)
 	printf("ticked %d\n", sink);
 	return *null;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -23,3 +23,4 @@ int hwt_demo_apply(int (*fn)(int), int n)
 		total += fn(i);
 	return total;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -6,3 +6,4 @@ int hwt_demo_sum(int n);
 int hwt_demo_apply(int (*fn)(int), int n);
 
 #endif
+/* SPDX-License-Identifier: BSD-2-Clause */

@@ -32,3 +32,4 @@ int main(int argc, char **argv)
 	printf("longjmp: r=%d depth=%d\n", r, depth_reached);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -27,3 +27,4 @@ int main(int argc, char **argv)
 	printf("loops: sum=%ld\n", sum);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

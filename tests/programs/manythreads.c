@@ -42,3 +42,4 @@ int main(int argc, char **argv)
 	printf("%ld threads\n", ran);
 	return ran == waves * alive ? 0 : 1;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -35,3 +35,4 @@ int main(void)
 	printf("%.4s\n", table[0].label);   /* LINE_PRINT */
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -17,3 +17,4 @@ int main(int argc, char **argv)
 	printf("pie_lib: sum=%d apply=%d\n", s, t);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -21,3 +21,4 @@ int main(void)
 	printf("qsort: min=%d max=%d weighted=%ld\n", values[0], values[11], weighted);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -87,3 +87,4 @@ int main(int argc, char **argv)
 	}
 	return ran == waves * alive ? 0 : 1;
 }
+// SPDX-License-Identifier: BSD-2-Clause

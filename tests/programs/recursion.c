@@ -25,3 +25,4 @@ int main(int argc, char **argv)
 	printf("recursion: fib=%d ack=%d\n", f, a);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

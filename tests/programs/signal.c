@@ -34,3 +34,4 @@ int main(void)
 	printf("signal: handled=%d work=%d\n", (int)handled, work);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

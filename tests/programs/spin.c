@@ -25,3 +25,4 @@ int main(int argc, char **argv)
 	crash_here();
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

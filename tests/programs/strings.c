@@ -66,3 +66,4 @@ int main(void)
 	printf("%lu\n", acc);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -32,3 +32,4 @@ int main(int argc, char **argv)
 	printf("switch: total=%d\n", total);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -49,3 +49,4 @@ int main(void)
 	       slots[2].result, slots[3].result);
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -27,3 +27,4 @@ int main(int argc, char **argv)
 		*(volatile int *)0 = x;  /* LINE_FAULT */
 	return 0;
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -44,3 +44,4 @@ int main(void)
 	local *= 3;
 	return (g_count + local) & 0x7f;   /* LINE_LAST */
 }
+// SPDX-License-Identifier: BSD-2-Clause

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* check.h - minimal test reporting shared by the unit tests.
  * Each CHECK group prints "PASS name" or "FAIL name: why"; main returns
  * check_exit() so a failure makes the binary exit non-zero.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* collect_util.h - what the collector tests share: decoding a thread's
  * hwt-sw chunks back to instruction addresses, and compiling a small C
  * program to record (the test programs in build/programs are dynamic;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sw_chunks_gen.h - hwt-sw traces made up for tests: plain chunks of
  * mostly short steps, some jumps and signal entries, as a recorder writes
  * them, at addresses with no code (each instruction its own block). */

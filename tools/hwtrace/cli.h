@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cli.h - the hwtrace subcommands and what they share. */
 #ifndef HWT_CLI_H
 #define HWT_CLI_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* dump.c - `hwtrace dump`: instruction and function-call history.
  *
  * Human output follows GDB's `record instruction-history` and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* export.c - `hwtrace export`: --lldb writes any x86-64 history as an
  * LLDB intel-pt bundle, so that stock LLDB's `trace load` opens it;
  * --chrome and --svg write the call history as pictures' sources

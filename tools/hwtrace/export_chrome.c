@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* export_chrome.c - `hwtrace export --chrome`: the call history as Trace
  * Event JSON, which Perfetto's UI and chrome://tracing open.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* export_cpus.c - `hwtrace export --lldb --per-cpu`: any x86-64 history
  * as a per-cpu LLDB intel-pt bundle, the shape LLDB's `trace save` writes
  * after per-cpu tracing: cpus[] with each cpu's Intel PT and its perf

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* export_svg.c - `hwtrace export --svg`: a self-contained SVG flame chart
  * of the call history that any browser opens.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* flame.c - function activations from the call history (flame.h). */
 #include <errno.h>
 #include <stdlib.h>

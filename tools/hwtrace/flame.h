@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* flame.h - a thread's history as function activations, for pictures:
  * each call of a function from its entry (or the history's start) to its
  * return (or the history's end), its callees inside it, one level deeper.

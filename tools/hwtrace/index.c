@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* index.c - `hwtrace index`: keep each thread's segment index beside its
  * trace, so a bundle of Intel PT or BTS opens without decoding all of it
  * (replay/seg_store.c). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* info.c - `hwtrace info`: what a bundle holds. */
 #include <stdio.h>
 #include <stdlib.h>

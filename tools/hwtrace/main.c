@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* main.c - hwtrace command line: dispatch to subcommands. */
 #include <stdarg.h>
 #include <stdio.h>

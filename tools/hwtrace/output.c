@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* output.c - a whole output file written at once: into a temporary file
  * beside it, renamed over the name once complete, so an error or a ^C
  * leaves the old file or none, never a partial one. */

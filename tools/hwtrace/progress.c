@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* progress.c - how far a long step is, on a terminal: a line on stderr
  * rewritten in place (at most ten times a second), only when stderr is a
  * terminal, erased when the work is done. Output that goes to files or

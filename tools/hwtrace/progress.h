@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* progress.h - how far a long step is, as a line on stderr rewritten in
  * place, only when stderr is a terminal (progress.c). hwtrace's commands
  * and hwt-server use it. */

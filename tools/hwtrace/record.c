@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* record.c - `hwtrace record`: run a program traced and write a bundle.
  *
  * The bundle is staged next to its final name and renamed into place only

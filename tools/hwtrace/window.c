@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* window.c - the part of a history a command shows: all of it, --range
  * A,B, --last N, or --since FUNC (from the most recent entry into FUNC,
  * found by searching backward from the newest item, so only what is shown

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # collect/valgrind/tool: the hwtrace Valgrind tool, built out of tree the
 # way Valgrind builds its own tools (pkg-config valgrind gives the headers,
 # libcoregrind, libvex and the load address): no libc, static, linked at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* hwt_tool.c - the hwtrace Valgrind tool: records which superblocks each
  * thread ran and where each left, so the valgrind backend can rebuild
  * every executed instruction in order (vgstream.h, docs/valgrind.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_backend_names.c - the short backend names pt, bts and etm reach
  * the perf backends, through the lookup and through hwt_collect_launch. */
 #include <errno.h>

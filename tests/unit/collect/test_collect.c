@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_collect.c - the collector API with the ptrace backend, end to end
  * on real programs: system binaries for the API contract (errors, exit
  * status, fatal signals, ring wrap, sideband), and tiny static programs

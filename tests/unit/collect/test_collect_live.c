@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_collect_live.c - live control of the ptrace collector, on the real
  * test programs (build/programs) and two tiny static subjects compiled
  * here: breakpoints, steps, history snapshots against a run to the end,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_live_rules.c - the rules of live control (collect/live.c) over a
  * scripted backend, for orders of events a real program produces only
  * now and then: a step that completes just as interrupt_fd stops the

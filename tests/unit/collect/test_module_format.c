@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_module_format.c - hwtrace.ko ring blocks to hwt-sw chunks
  * (collect/module/format.c) on synthetic drained buffers: the launcher's
  * pre-exec blocks dropped, sched records removed, corrupt blocks skipped

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_perf_aux.c - the perf ring reader (collect/perf/aux.c) on synthetic
  * rings: a fake perf_event_mmap_page with data and AUX areas in plain
  * memory, written the way the kernel writes them. Areas are allocated to

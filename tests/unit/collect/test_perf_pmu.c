@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_perf_pmu.c - PMU capability parsing (collect/perf/pmu.c) on a fake
  * sysfs tree in a temporary directory, the format-file parser, and what is
  * built from them: Intel PT config words and address-filter text. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_ring.c - the ptrace collector's per-thread chunk ring: records decode
  * back to the recorded addresses, wrapping drops whole oldest chunks with
  * exact lost accounting, and signal-delivery marks survive chunk

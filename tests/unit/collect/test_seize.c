@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_seize.c - the seized-program layer (collect/seize/seize.c) with a small
  * recorder of its own over the test programs in build/programs: every
  * thread attached once before its first instruction and reported exiting

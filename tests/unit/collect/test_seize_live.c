@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_seize_live.c - live control of the seized-program layer
  * (collect/seize/live.c, break.c) with a test recorder that records
  * nothing, over the test programs in build/programs: int3 breakpoints hit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_spill.c - a ring with a spill (hwtrace record --whole): what the
  * ring drops goes to disk instead of being lost; past the spill's bound
  * the oldest is forgotten, the newest kept, the disk space given back,

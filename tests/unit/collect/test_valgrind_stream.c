@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_valgrind_stream.c - the valgrind backend's stream reader
  * (collect/valgrind/stream.c) on streams written here item by item, as
  * the tool writes them: superblock runs and exits become the executed

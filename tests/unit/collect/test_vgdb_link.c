@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_vgdb_link.c - the valgrind backend's link to Valgrind's gdbserver
  * (collect/valgrind/vgdb.c) against a fake relay: a shell script in
  * vgdb's place that writes canned replies. Run-length encoded replies

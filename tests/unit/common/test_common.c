@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_common.c - hwt-sw records, chunk headers, bundle read/write. */
 #include <errno.h>
 #include <stdlib.h>

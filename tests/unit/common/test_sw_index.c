@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_sw_index.c - hwt-sw traces compressed chunk by chunk and their
  * index: what the packer writes reads back, and an index that does not
  * match its trace, or is damaged, is refused. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_bts.c - the Intel BTS decoder and hwt_history_to_bts.
  *
  * Synthetic BTS records over the test program's own code (mapped from

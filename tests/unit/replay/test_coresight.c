@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_coresight.c - what CoreSight decoding builds on: raw memory regions
  * with an instruction set, Arm instruction lengths and classes (A64, A32,
  * T32), and the strict snapshot ini reader. The decoding itself is checked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_etm_child.c - the CoreSight decoder's child process
  * (replay/etm_child.c): records arrive whole and in order across batches;
  * a child that crashes, fails, stops early or sends a malformed stream

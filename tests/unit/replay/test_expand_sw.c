@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_expand_sw.c - hwt-sw chunks of branch records (block-step, flag
  * HWT_SW_CHUNK_BRANCHES) expanded with the image (replay/expand_sw.c).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_pt.c - the Intel PT decoder (replay/decode_pt.c) on synthetic
  * streams written with libipt's own encoder: PSB segments that split a
  * run, resynchronization after damage, overflow, tracing off and on,

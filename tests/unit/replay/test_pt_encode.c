@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_pt_encode.c - hwt_pt_encode round trips through libipt.
  *
  * Programs recorded by `hwtrace record` (hwt-sw) are encoded as Intel PT

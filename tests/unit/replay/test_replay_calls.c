@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_replay_calls.c - function-call segments and call-depth moves.
  *
  * The subjects are functions written in assembly inside this program, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_replay_cursor.c - stepping by source line, forward and backward.
  *
  * A small C program is compiled at test time (cc -g -O0) and mapped, not

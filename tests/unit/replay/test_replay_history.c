@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_replay_history.c - hwt-sw decoding, lazy history, gaps, memory.
  *
  * Traces are synthesized with hwt_sw_encode_step over the test program's

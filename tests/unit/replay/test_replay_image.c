@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_replay_image.c - address space, instructions and symbols.
  *
  * The test program maps itself (/proc/self/exe at its real load address)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_replay_indexed.c - histories of bundles whose hwt-sw trace has an
  * index (common/sw_index.c, replay/sw_chunks.c): the same items as
  * scanning the trace, decoded lazily, and an index that is missing, stale

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_x86_objdump.c - the x86 decoder against binutils, whatever the CPU.
  *
  * Every executable section of the system libraries the tests trace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_stores.c - what the ptrace recorder takes an instruction or a
  * system call to write (collect/ptrace/stores.c, sysmem.c): the ranges
  * whose old bytes it keeps for memory of the past. */

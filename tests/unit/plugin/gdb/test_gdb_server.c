@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_gdb_server.c - hwt-server's resume, breakpoint and write packets
  * over a fake target: what reaches the target for each packet, and the
  * replies GDB gets, without a process or a trace; vFile over real files. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* test_rsp.c - the remote-protocol parser (plugin/gdb/rsp.c) on good,
  * split, corrupt, oversized and random input: every byte it sees comes
  * from the network. */
