@@ -75,6 +75,15 @@ void hwt_segments_free(struct hwt_segments *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void hwt_blocks_priv_free(void *priv)
+{
+	struct hwt_blocks *b = priv;
+
+	if (b)
+		free(b->v);
+	free(b);
+}
+
 int hwt_blocks_push(struct hwt_blocks *b, const struct hwt_block *blk)
 {
 	if (HWT_ARRAY_RESERVE(b->v, b->cap, b->n + 1, 256))

@@ -115,6 +115,10 @@ struct hwt_segments {
 	void *priv;
 	size_t priv_bytes;
 	void (*priv_free)(void *priv);
+	/* priv is a struct hwt_blocks (freed by hwt_blocks_priv_free) that
+	 * the segments' own.blocks point into, off and len counting blocks:
+	 * such an index can be kept (seg_store.c). */
+	bool priv_blocks;
 	struct hwt_segment *v;
 	size_t n, cap;
 	char **strs;
@@ -228,5 +232,7 @@ const char *hwt_segments_reason(struct hwt_segments *s, const char *fmt, ...)
 void hwt_segments_free(struct hwt_segments *s);
 
 int hwt_blocks_push(struct hwt_blocks *b, const struct hwt_block *blk);
+/* A segment index's priv that is a malloc'd struct hwt_blocks. */
+void hwt_blocks_priv_free(void *priv);
 
 #endif

@@ -408,15 +408,6 @@ static int cs_child(void *arg, struct hwt_etm_out *out)
 	return 0;
 }
 
-static void blocks_free(void *priv)
-{
-	struct hwt_blocks *b = priv;
-
-	if (b)
-		free(b->v);
-	free(b);
-}
-
 static int cs_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 		    uint64_t end_pc, struct hwt_image *img,
 		    struct hwt_segments *segs, struct hwt_err *err)
@@ -437,7 +428,8 @@ static int cs_index(const uint8_t *trace, size_t size, uint64_t lost_insns,
 	if (!(decoded = calloc(1, sizeof(*decoded))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	segs->priv = c.out = decoded;
-	segs->priv_free = blocks_free;
+	segs->priv_free = hwt_blocks_priv_free;
+	segs->priv_blocks = true;
 	c.src = j.src = &b->sources[thread];
 	if (size > CS_MAX_TRACE)
 		return hwt_err_set(err, EFBIG, "%s: the %zu-byte trace buffer "

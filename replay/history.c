@@ -97,7 +97,7 @@ static int load_kept(struct hwt_history *h, const struct hwt_bundle *b,
 	if (!b || thread_idx >= b->nthreads || h->segs.in.pieces ||
 	    !(t = &b->threads[thread_idx])->trace_file)
 		return -ENOENT;
-	if (asprintf(&path, "%s.hwtidx", t->trace_file) < 0)
+	if (!(path = hwt_history_index_path(b, thread_idx)))
 		return -ENOMEM;
 	{
 		char *full = hwt_bundle_path(b, path);
@@ -337,6 +337,22 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 		snprintf((*out)->index_note, sizeof((*out)->index_note), "%s",
 			 note);
 	return rc;
+}
+
+char *hwt_history_index_path(const struct hwt_bundle *b, size_t thread)
+{
+	const struct hwt_bundle_thread *t = &b->threads[thread];
+	char *path;
+
+	/* A CoreSight buffer holds the trace of several sources. */
+	if (thread < b->nsources &&
+	    asprintf(&path, "%s.%02x.hwtidx", t->trace_file,
+		     b->sources[thread].trace_id) < 0)
+		return NULL;
+	if (thread >= b->nsources &&
+	    asprintf(&path, "%s.hwtidx", t->trace_file) < 0)
+		return NULL;
+	return path;
 }
 
 const char *hwt_history_index_note(const struct hwt_history *h)

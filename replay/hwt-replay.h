@@ -171,11 +171,16 @@ const char *hwt_history_index_note(const struct hwt_history *h);
  * (`hwtrace index`) instead of decoding the whole trace. */
 bool hwt_history_index_kept(const struct hwt_history *h);
 /* The history's segment index as `hwtrace index` keeps it beside the
- * trace in TRACE.hwtidx (*out malloc'd); -ENOTSUP for traces indexed
- * otherwise (hwt-sw at recording) or whose index holds decoded data
- * (CoreSight, block-step expansion). */
+ * trace (hwt_history_index_path; *out malloc'd), CoreSight's with the
+ * blocks it decoded; -ENOTSUP for traces indexed otherwise (hwt-sw at
+ * recording) or whose index holds other decoded data (block-step
+ * expansion). */
 int hwt_history_index_save(const struct hwt_history *h, uint8_t **out,
 			   size_t *out_n, struct hwt_err *err);
+/* Where thread's kept index goes, relative to the bundle: TRACE.hwtidx,
+ * TRACE.ID.hwtidx for a CoreSight source (ID its trace ID in hex: one
+ * buffer holds several sources). Caller frees; NULL: out of memory. */
+char *hwt_history_index_path(const struct hwt_bundle *b, size_t thread);
 /* Bytes the history holds now (index, caches, retained trace). */
 size_t hwt_history_memory(const struct hwt_history *h);
 

@@ -2,7 +2,7 @@
 /* fuzz_swindex.c - hwt-sw traces framed for bundles and their index
  * (common/sw_index.c, replay/sw_chunks.c's reading of it).
  *
- * Input: bytes read two ways.
+ * Input: bytes read four ways.
  *   - As a trace: packed for a bundle. When it gets an index, the index
  *     must read back against the frames, the frames decompress to the
  *     input, and the segments built from the index must be exactly those
@@ -14,7 +14,9 @@
  *   - As the contents of a segment index kept beside a trace
  *     (replay/seg_store.c, `hwtrace index`), its size and fingerprint
  *     made to match the fixed trace so the rest is reached: what loads
- *     has every segment inside the trace.
+ *     has every segment inside the trace; and as one with kept blocks
+ *     (a CoreSight index, version 2): what loads has segments holding
+ *     its blocks in order, adding up to their items.
  * Seeds (HWT_FUZZ_SEEDS): the fixed trace and its real index.
  */
 #include <zstd.h>
@@ -93,6 +95,27 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (ZSTD_decompress(raw, raw_n, idx, idx_n) != raw_n)
 		abort();
 	if (seeds) {
+		uint8_t kept[56 + 56 + 2 * 48 + 4] = { 0 };
+
+		/* A kept CoreSight index: one segment of a 5-instruction
+		 * block and a gap block with its reason. */
+		memcpy(kept, "HWTG", 4);
+		hwt_put_le32(kept + 4, 2);
+		hwt_put_le32(kept + 24, 1);
+		hwt_put_le32(kept + 28, 1);
+		hwt_put_le32(kept + 32, 4);
+		hwt_put_le32(kept + 36, 2);
+		hwt_put_le64(kept + 56 + 8, 2);
+		hwt_put_le32(kept + 56 + 24, 6);
+		hwt_put_le64(kept + 112, 0x1000);
+		hwt_put_le64(kept + 112 + 8, 0x1010);
+		hwt_put_le32(kept + 112 + 32, 5);
+		hwt_put_le32(kept + 112 + 40, HWT_ISA_A64);
+		hwt_put_le32(kept + 160 + 32, 1);
+		hwt_put_le32(kept + 160 + 36, HWT_BLOCK_GAP);
+		hwt_put_le32(kept + 160 + 44, 1);
+		memcpy(kept + 208, "gap", 4);
+		write_seed(seeds, "seed-kept-blocks", kept, sizeof(kept));
 		write_seed(seeds, "seed-index", raw, raw_n);
 		/* The trace's first chunks, small enough to mutate. */
 		write_seed(seeds, "seed-trace", trace, 40000);
@@ -251,6 +274,68 @@ static void as_kept(const uint8_t *data, size_t size)
 	free(z);
 }
 
+/* The same with kept blocks (version 2, a CoreSight index): whatever
+ * loads has segments that hold the blocks in order, each adding up to
+ * its items, and blocks the decoder could have made. */
+static void as_kept_blocks(const uint8_t *data, size_t size)
+{
+	static const uint8_t trace[300] = { 4, 5, 6 };
+	struct hwt_segments segs = { 0 };
+	uint8_t *raw = malloc(size + 56), *z;
+	size_t cap = ZSTD_compressBound(size + 56), n;
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+
+	memcpy(raw, data, size < 56 ? size : 56);
+	if (size < 56)
+		memset(raw + size, 0, 56 - size);
+	memcpy(raw, "HWTG", 4);
+	hwt_put_le32(raw + 4, 2);
+	hwt_put_le64(raw + 8, sizeof(trace));
+	hwt_put_le64(raw + 16, fingerprint(trace, sizeof(trace)));
+	memset(raw + 40, 0, 16);
+	memcpy(raw + 40, "coresight", 9);
+	if (size > 56)
+		memcpy(raw + 56, data + 56, size - 56);
+	z = malloc(cap);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+	n = ZSTD_compress2(cc, z, cap, raw, size > 56 ? size : 56);
+	ZSTD_freeCCtx(cc);
+	if (!ZSTD_isError(n) &&
+	    !hwt_segments_load(z, n, "coresight", trace, sizeof(trace), &segs,
+			       NULL) && segs.priv) {
+		const struct hwt_blocks *b = segs.priv;
+		uint64_t at = 0;
+
+		if (!segs.priv_blocks)
+			abort();
+		for (size_t i = 0; i < segs.n; i++) {
+			uint64_t items = 0;
+
+			if (segs.v[i].off != at ||
+			    segs.v[i].len > b->n - segs.v[i].off ||
+			    segs.v[i].own.blocks != b->v)
+				abort();
+			for (uint64_t k = 0; k < segs.v[i].len; k++) {
+				const struct hwt_block *blk = &b->v[at + k];
+
+				if (blk->count == 0 || blk->isa > HWT_ISA_X86_32 ||
+				    ((blk->flags & HWT_BLOCK_GAP) &&
+				     blk->count != 1))
+					abort();
+				items += blk->count;
+			}
+			if (items != segs.v[i].nitems)
+				abort();
+			at += segs.v[i].len;
+		}
+		if (at != b->n)
+			abort();
+	}
+	hwt_segments_free(&segs);
+	free(raw);
+	free(z);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hwt_image *img = fuzz_image();
@@ -258,5 +343,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	as_trace(data, size, img);
 	as_index(data, size, img);
 	as_kept(data, size);
+	as_kept_blocks(data, size);
 	return 0;
 }

@@ -7,11 +7,15 @@ same item for item; an index that no longer matches its trace (the trace
 changed) or is damaged is not used, and `info` says why.
 
 Traces: a program recorded here, written as an LLDB intel-pt bundle
-(`hwtrace export --lldb`, per thread and per cpu), and LLDB's own bundle
-from ../shared/corpus/lldb-intelpt/intelpt-trace.
+(`hwtrace export --lldb`, per thread and per cpu), LLDB's own bundle
+from ../shared/corpus/lldb-intelpt/intelpt-trace, and OpenCSD's snapshots
+of an ETMv3 and an ETE trace from ../shared/corpus/opencsd/snapshots: a
+CoreSight index keeps the blocks OpenCSD decoded, one file per trace
+source (TRACE.ID.hwtidx), and opening then runs no decoder.
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +26,8 @@ from hwt_testlib import report, run_tool
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, '..', '..', '..', 'shared', 'corpus',
                       'lldb-intelpt', 'intelpt-trace')
+SNAPSHOTS = os.path.join(HERE, '..', '..', '..', 'shared', 'corpus',
+                         'opencsd', 'snapshots')
 
 
 def dump(hwtrace, bundle):
@@ -45,6 +51,10 @@ def check_bundle(hwtrace, name, bundle, work):
     plain = dump(hwtrace, bundle)
     copy = os.path.join(work, name)
     shutil.copytree(bundle, copy)
+    # The corpus is read-only; its copy is indexed.
+    for root, dirs, files in os.walk(copy):
+        for d in [root] + [os.path.join(root, f) for f in files]:
+            os.chmod(d, os.stat(d).st_mode | 0o200)
     rc, out, err = run_tool(hwtrace, 'index', copy)
     kept = kept_files(copy)
     report(f'{name}: index keeps a file beside each trace',
@@ -55,7 +65,7 @@ def check_bundle(hwtrace, name, bundle, work):
     report(f'{name}: the kept index gives the same history, item for item',
            dump(hwtrace, copy) == plain and note(hwtrace, copy) == '',
            note(hwtrace, copy))
-    trace = kept[0][:-len('.hwtidx')]
+    trace = re.sub(r'(\.[0-9a-f]{2})?\.hwtidx$', '', kept[0])
     stale = os.path.join(work, name + '-stale')
     shutil.copytree(copy, stale)
     with open(os.path.join(stale, os.path.relpath(trace, copy)), 'r+b') as f:
@@ -124,6 +134,18 @@ def main():
             check_bundle(hwtrace, "LLDB's intel-pt bundle", lldb, work)
         else:
             report("LLDB's intel-pt bundle", False, f'{CORPUS} is missing')
+        # OpenCSD's Snowball (ETMv3, two sources in one buffer, gaps with
+        # their reasons) and an ETE trace.
+        for snap in ('Snowball', 'ete_ip'):
+            path = os.path.join(SNAPSHOTS, snap)
+            if not os.path.isdir(path):
+                report(f'CoreSight {snap}', False, f'{path} is missing')
+                continue
+            check_bundle(hwtrace, f'CoreSight {snap}', path, work)
+            kept = kept_files(os.path.join(work, f'CoreSight {snap}'))
+            report(f'CoreSight {snap}: one kept index per trace source',
+                   len(kept) >= 1 and all(re.search(r'\.[0-9a-f]{2}\.hwtidx$',
+                                                    k) for k in kept), kept)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* index.c - `hwtrace index`: keep each thread's segment index beside its
- * trace, so a bundle of Intel PT or BTS opens without decoding all of it
- * (replay/seg_store.c). */
+ * trace, so a bundle of Intel PT, BTS or CoreSight opens without decoding
+ * all of it (replay/seg_store.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +16,11 @@ static const char index_usage[] =
 	"\n"
 	"Index each thread's trace of a bundle once and keep the index beside\n"
 	"it (TRACE.hwtidx), so that opening the bundle later reads the index\n"
-	"instead of decoding the whole trace (Intel PT, BTS). hwt-sw traces\n"
-	"are indexed when they are recorded; CoreSight and per-cpu traces are\n"
-	"not kept. An index that no longer matches its trace is not used.\n"
+	"instead of decoding the whole trace (Intel PT, BTS; a CoreSight\n"
+	"snapshot's sources, with the blocks OpenCSD decoded, in\n"
+	"TRACE.ID.hwtidx). hwt-sw traces are indexed when they are recorded;\n"
+	"per-cpu traces are not kept. An index that no longer matches its\n"
+	"trace is not used.\n"
 	"\n"
 	"Example:\n"
 	"  hwtrace index big-pt.bundle\n";
@@ -53,10 +55,8 @@ static int keep_one(const struct hwt_bundle *b, size_t i,
 	if (rc)
 		return rc;
 	{
-		char *rel = NULL;
+		char *rel = hwt_history_index_path(b, i);
 
-		if (asprintf(&rel, "%s.hwtidx", t->trace_file) < 0)
-			rel = NULL;
 		path = rel ? hwt_bundle_path(b, rel) : NULL;
 		free(rel);
 	}
