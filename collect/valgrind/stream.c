@@ -163,13 +163,13 @@ static uint64_t get_u(struct cursor *c)
 	return 0;
 }
 
-/* get_u for an item's first number, most often one or two bytes (a run
- * of one of the first 8192 translations): without a call. */
+/* get_u for an item's first number, most often one to three bytes (a
+ * run of one of the first 2 M translations): without a call. */
 static inline uint64_t get_item(struct cursor *c)
 {
 	const uint8_t *p = c->p;
 
-	if (c->end - p >= 2) {
+	if (c->end - p >= 3) {
 		if (!(p[0] & 0x80)) {
 			c->p = p + 1;
 			return p[0];
@@ -177,6 +177,12 @@ static inline uint64_t get_item(struct cursor *c)
 		if (!(p[1] & 0x80)) {
 			c->p = p + 2;
 			return (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		}
+		if (!(p[2] & 0x80)) {
+			c->p = p + 3;
+			return (uint64_t)(p[0] & 0x7f) |
+			       (uint64_t)(p[1] & 0x7f) << 7 |
+			       (uint64_t)p[2] << 14;
 		}
 	}
 	return get_u(c);
@@ -497,7 +503,7 @@ static void expand_log(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 		struct cursor cur = { c->items, c->items + c->used, CUR_OK };
 
 		while (cur.p < cur.end && cur.state == CUR_OK) {
-			uint64_t v = get_u(&cur), arg = v >> 2;
+			uint64_t v = get_item(&cur), arg = v >> 2;
 
 			switch (v & 3) {
 			case HWT_VG_EXEC:

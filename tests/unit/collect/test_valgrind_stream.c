@@ -365,15 +365,16 @@ static void test_many_translations(void)
 	rc = reader_init(&r, 1u << 20, &err);
 	if (rc == 0)
 		rc = hwt_vg_reader_feed(&r, s->b, s->n, &err);
-	/* Fed in steps: the table grows between the run and the next. */
-	for (uint64_t id = 1; rc == 0 && id < 3000; id++) {
+	/* Fed in steps: the table grows between the run and the next,
+	 * to numbers whose runs take three bytes. */
+	for (uint64_t id = 1; rc == 0 && id < 5000; id++) {
 		start(s);
 		s->n = 0;
 		sb(s, id, b, 1, NULL, NULL, 0);
 		rc = hwt_vg_reader_feed(&r, s->b, s->n, &err);
 	}
 	s->n = 0;
-	run(s, 2999);
+	run(s, 4999);
 	rec(s, HWT_VG_REC_END);
 	if (rc == 0)
 		rc = hwt_vg_reader_feed(&r, s->b, s->n, &err);
