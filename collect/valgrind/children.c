@@ -7,10 +7,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "array.h"
@@ -105,6 +107,90 @@ int vg_children_drain(struct vg_collector *c, bool *got, struct hwt_err *err)
 	return 0;
 }
 
+/* Module m into s, its recorder flag kept. */
+static int add_module(struct hwt_modset *s, const struct hwt_collect_module *m,
+		      struct hwt_err *err)
+{
+	int rc = hwt_modset_add(s, m->path, m->load_address, 0, err);
+
+	for (size_t i = 0; rc == 0 && m->recorder && i < s->n; i++)
+		if (s->v[i].load_address == m->load_address &&
+		    !strcmp(s->v[i].path, m->path))
+			s->v[i].recorder = true;
+	return rc;
+}
+
+/* Bytes from m's load address its file may cover: its size (the
+ * segments of an ELF file span about as much), 1 when unknown. */
+static uint64_t extent(const struct hwt_collect_module *m)
+{
+	struct stat st;
+
+	return stat(m->path, &st) == 0 && st.st_size > 0 ?
+		(uint64_t)st.st_size : 1;
+}
+
+/* A child's module that overlaps another file of the program's, or
+ * NULL. */
+static const struct hwt_collect_module *
+overlapping(const struct vg_collector *c, const struct hwt_collect_module *m)
+{
+	uint64_t lo = m->load_address, hi = lo + extent(m);
+
+	for (size_t i = 0; i < c->rd.modules.n; i++) {
+		const struct hwt_collect_module *p = &c->rd.modules.v[i];
+
+		if (strcmp(p->path, m->path) &&
+		    p->load_address < hi && lo < p->load_address + extent(p))
+			return m;
+	}
+	return NULL;
+}
+
+/* The children's modules, then the program's: Valgrind lays every
+ * process out alike, so a child maps other files where the program has
+ * its own, and the one module list a bundle has must let the program's
+ * win (the image takes the later of two at an address): its history is
+ * the one with the core, the one debuggers serve. A child's history
+ * decodes with the program's modules where they overlap (docs/
+ * valgrind.md, Processes). */
+static int merge_modules(struct vg_collector *c, struct hwt_err *err)
+{
+	struct hwt_modset all = { 0 };
+	int rc = 0;
+
+	const struct hwt_collect_module *clash = NULL;
+
+	for (size_t i = 0; rc == 0 && i < c->nchildren; i++)
+		for (size_t m = 0; rc == 0 && m < c->children[i].rd.modules.n;
+		     m++) {
+			const struct hwt_collect_module *mod =
+				&c->children[i].rd.modules.v[m];
+
+			if (!clash)
+				clash = overlapping(c, mod);
+			rc = add_module(&all, mod, err);
+		}
+	/* Said where the recording is read, since it costs the children's
+	 * histories their function names there. */
+	if (clash && !c->base.warning[0])
+		snprintf(c->base.warning, sizeof(c->base.warning),
+			 "forked children mapped other files where the "
+			 "program has its own (%.200s at 0x%" PRIx64 "): "
+			 "their histories are decoded with the program's "
+			 "modules there and may name the wrong functions",
+			 clash->path, clash->load_address);
+	for (size_t m = 0; rc == 0 && m < c->rd.modules.n; m++)
+		rc = add_module(&all, &c->rd.modules.v[m], err);
+	if (rc < 0) {
+		hwt_modset_free(&all);
+		return rc;
+	}
+	hwt_modset_free(&c->rd.modules);
+	c->rd.modules = all;
+	return 0;
+}
+
 int vg_children_finish(struct vg_collector *c, struct hwt_err *err)
 {
 	bool got = true;
@@ -128,17 +214,8 @@ int vg_children_finish(struct vg_collector *c, struct hwt_err *err)
 			snprintf(c->base.warning, sizeof(c->base.warning),
 				 "the history of forked child %d is cut short: "
 				 "%.400s", (int)ch->pid, ch->why);
-		for (size_t m = 0; m < ch->rd.modules.n; m++) {
-			const struct hwt_collect_module *mod =
-				&ch->rd.modules.v[m];
-			int rc = hwt_modset_add(&c->rd.modules, mod->path,
-						mod->load_address, 0, err);
-
-			if (rc < 0)
-				return rc;
-		}
 	}
-	return 0;
+	return c->nchildren ? merge_modules(c, err) : 0;
 }
 
 void vg_children_free(struct vg_collector *c)

@@ -574,6 +574,65 @@ def entries_by_thread(out, names):
     return seqs
 
 
+CLASH_SRC = r'''
+#include <sys/wait.h>
+#include <unistd.h>
+#include "hwtdemo.h"
+
+static int twice(int x) { return 2 * x; }
+
+int main(void)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		execl("/bin/true", "true", (char *)0);
+		_exit(127);
+	}
+	waitpid(p, 0, 0);
+	return hwt_demo_apply(twice, 3) > 0 ? 0 : 1;
+}
+'''
+
+
+def check_follow_fork_modules(hwtrace, programs, tmp):
+    """--follow-fork where a child maps another file at the address of one
+    of the program's (Valgrind lays every process out alike: the program's
+    first library, libhwtdemo.so, where /bin/true has libc): the program's
+    history is decoded with its own modules, and the recording says that
+    the child's are not."""
+    src, prog = os.path.join(tmp, 'clash.c'), os.path.join(tmp, 'clash')
+    with open(src, 'w') as f:
+        f.write(CLASH_SRC)
+    top = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    subprocess.run(['cc', '-O1', '-g', '-I', os.path.join(top, 'tests',
+                                                        'programs'),
+                    '-o', prog, src, '-L', programs, '-lhwtdemo',
+                    f'-Wl,-rpath,{programs}'], check=True)
+    bundle = os.path.join(tmp, 'clash.bundle')
+    rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
+                          '--follow-fork', '-o', bundle, '--', prog,
+                          timeout=300)
+    rc2, out, err2 = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle,
+                              timeout=300)
+    with open(os.path.join(bundle, 'trace.json')) as f:
+        pid = str(json.load(f)['processes'][0]['pid'])
+    seqs = entries_by_thread(out, ('main', 'hwt_demo_apply', 'twice'))
+    # hwt_demo_apply(twice, 3) calls twice three times.
+    report('--follow-fork, a child\'s file where the program has a library: '
+           'the program\'s history names its own functions',
+           rc == 0 and rc2 == 0 and
+           seqs.get(pid, [])[-4:] == ['hwt_demo_apply', 'twice', 'twice',
+                                      'twice'],
+           f'record {rc}, dump {rc2}, {seqs.get(pid)}; '
+           f'{(err + err2).strip()[-300:]}')
+    report('--follow-fork, a child\'s file where the program has a library: '
+           'the recording warns that the child\'s history may name the '
+           'wrong functions there',
+           'forked children mapped other files' in err, err.strip()[-300:])
+
+
 def check_follow_fork(hwtrace, tmp):
     """--follow-fork: a child that forks a grandchild and execs, each
     process's history a thread of the bundle from its first instruction
@@ -976,6 +1035,7 @@ def main():
             check_fork_exec(hwtrace, tmp)
         if selected('follow-fork'):
             check_follow_fork(hwtrace, tmp)
+            check_follow_fork_modules(hwtrace, programs, tmp)
         if selected('bound'):
             check_bound(hwtrace, programs, tmp)
         if selected('faults'):
