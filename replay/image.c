@@ -132,6 +132,15 @@ static int add_module(struct hwt_image *img, struct hwt_module *m,
 	if (!mods)
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	img->mods = mods;
+	for (size_t i = 0; !m->is_core && i < img->nmods; i++) {
+		struct hwt_module *o = img->mods[i];
+
+		if (!o->is_core && o->map_size == m->map_size &&
+		    !strcmp(o->path, m->path)) {
+			m->lines_from = o->lines_from ? o->lines_from : o;
+			break;
+		}
+	}
 	img->mods[img->nmods++] = m;
 	return 0;
 }

@@ -250,7 +250,7 @@ static struct hwt_cu *find_cu(struct hwt_module *m, uint64_t a)
 int hwt_image_line(struct hwt_image *img, uint64_t addr, struct hwt_line *out)
 {
 	struct hwt_line_cache *lc = &img->lcache;
-	struct hwt_module *m;
+	struct hwt_module *m, *d;
 	struct hwt_cu *cu;
 	size_t lo = 0, hi;
 	uint64_t a, end;
@@ -264,11 +264,13 @@ int hwt_image_line(struct hwt_image *img, uint64_t addr, struct hwt_line *out)
 	if (!m)
 		return -ENOENT;
 	a = addr - m->bias;
-	cu = find_cu(m, a);
+	/* Tables in link-time addresses: any copy's serve, at m's bias. */
+	d = m->lines_from ? m->lines_from : m;
+	cu = find_cu(d, a);
 	if (!cu)
 		return -ENOENT;
 	if (!cu->rows_tried)
-		load_rows(m, cu);
+		load_rows(d, cu);
 	hi = cu->nrows;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

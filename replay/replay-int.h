@@ -70,6 +70,10 @@ struct hwt_module {
 	Elf *dbg_elf;
 	struct hwt_cu *cus;      /* sorted by lo */
 	size_t ncus;
+	/* An earlier module of the same file (mapped again: another
+	 * process's copy, a dlopen) whose line tables this one reads at its
+	 * own bias: a libc's DWARF is decompressed once. NULL: its own. */
+	struct hwt_module *lines_from;
 };
 
 /* A piece of the address space backed by file bytes. */

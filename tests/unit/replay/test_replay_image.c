@@ -170,6 +170,37 @@ static void test_self(void)
 	hwt_image_free(img);
 }
 
+/* The same file mapped twice (another process's copy, a dlopen again):
+ * each copy's lines at its own addresses, the second asked first, from
+ * line tables the two share. */
+static void test_same_file_twice(void)
+{
+	const uint64_t delta = 0x40000000000ull;
+	struct hwt_image *img;
+	struct hwt_err err = { 0 };
+	struct hwt_symbol a, b;
+	uint64_t fn = addr_of((const void *)probe_fn);
+	int rc;
+
+	hwt_image_new(&img, &err);
+	rc = hwt_image_add_elf(img, "/proc/self/exe", self_load, &err);
+	if (rc == 0)
+		rc = hwt_image_add_elf(img, "/proc/self/exe", self_load + delta,
+				       &err);
+	CHECK("image maps a file twice", rc == 0, "rc %d: %s", rc, err.msg);
+	rc = hwt_image_symbolize(img, fn + delta, &b);
+	rc |= hwt_image_symbolize(img, fn, &a);
+	CHECK("a file mapped twice: each copy's lines at its own addresses",
+	      rc == 0 && ends_with(a.file, "test_replay_image.c") &&
+	      a.line >= probe_line && a.line <= probe_line + 2 &&
+	      b.file && !strcmp(a.file, b.file) && a.line == b.line &&
+	      b.func_addr == a.func_addr + delta,
+	      "rc %d: %s:%d, %s:%d at 0x%llx", rc, a.file ? a.file : "(null)",
+	      a.line, b.file ? b.file : "(null)", b.line,
+	      (unsigned long long)b.func_addr);
+	hwt_image_free(img);
+}
+
 /* The PLT stub qsort is called through is named like GDB names it. */
 static void test_plt(void)
 {
@@ -505,6 +536,7 @@ int main(void)
 	}
 	dl_iterate_phdr(phdr_cb, &(int){ 0 });
 	RUN(test_self);
+	RUN(test_same_file_twice);
 	RUN(test_plt);
 	RUN(test_linker);
 	RUN(test_insns);
