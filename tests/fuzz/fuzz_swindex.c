@@ -242,35 +242,49 @@ static uint64_t fingerprint(const uint8_t *t, size_t n)
 	return h;
 }
 
+/* data as a kept index's contents, its header made to name format
+ * (version 1: 48 bytes, 2: 56) and to match trace, then compressed as
+ * seg_store.c stores it: *z malloc'd, *zn its size, 0 when it fails. */
+static void kept_blob(const uint8_t *data, size_t size, uint32_t version,
+		      const char *format, const uint8_t *trace, size_t tsize,
+		      uint8_t **z, size_t *zn)
+{
+	size_t hdr = version == 2 ? 56 : 48, len = size > hdr ? size : hdr;
+	uint8_t *raw = calloc(1, len);
+	size_t cap = ZSTD_compressBound(len);
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+
+	memcpy(raw, data, size);
+	memcpy(raw, "HWTG", 4);
+	if (version == 2)
+		hwt_put_le32(raw + 4, 2);
+	hwt_put_le64(raw + 8, tsize);
+	hwt_put_le64(raw + 16, fingerprint(trace, tsize));
+	memset(raw + 40, 0, hdr - 40);
+	memcpy(raw + 40, format, strlen(format));
+	*z = malloc(cap);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+	*zn = ZSTD_compress2(cc, *z, cap, raw, len);
+	if (ZSTD_isError(*zn))
+		*zn = 0;
+	ZSTD_freeCCtx(cc);
+	free(raw);
+}
+
 static void as_kept(const uint8_t *data, size_t size)
 {
 	static const uint8_t trace[300] = { 1, 2, 3 };
 	struct hwt_segments segs = { 0 };
-	uint8_t *raw = malloc(size + 48), *z;
-	size_t cap = ZSTD_compressBound(size + 48), n;
-	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	uint8_t *z;
+	size_t n;
 
-	memcpy(raw, data, size < 48 ? size : 48);
-	if (size < 48)
-		memset(raw + size, 0, 48 - size);
-	memcpy(raw, "HWTG", 4);
-	hwt_put_le64(raw + 8, sizeof(trace));
-	hwt_put_le64(raw + 16, fingerprint(trace, sizeof(trace)));
-	memcpy(raw + 40, "intel-pt", 8);
-	if (size > 48)
-		memcpy(raw + 48, data + 48, size - 48);
-	z = malloc(cap);
-	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-	n = ZSTD_compress2(cc, z, cap, raw, size > 48 ? size : 48);
-	ZSTD_freeCCtx(cc);
-	if (!ZSTD_isError(n) &&
-	    !hwt_segments_load(z, n, "intel-pt", trace, sizeof(trace), &segs,
-			       NULL))
+	kept_blob(data, size, 1, "intel-pt", trace, sizeof(trace), &z, &n);
+	if (n && !hwt_segments_load(z, n, "intel-pt", trace, sizeof(trace),
+				    &segs, NULL))
 		for (size_t i = 0; i < segs.n; i++)
 			if (segs.v[i].off + segs.v[i].len > sizeof(trace))
 				abort();
 	hwt_segments_free(&segs);
-	free(raw);
 	free(z);
 }
 
@@ -281,28 +295,12 @@ static void as_kept_blocks(const uint8_t *data, size_t size)
 {
 	static const uint8_t trace[300] = { 4, 5, 6 };
 	struct hwt_segments segs = { 0 };
-	uint8_t *raw = malloc(size + 56), *z;
-	size_t cap = ZSTD_compressBound(size + 56), n;
-	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	uint8_t *z;
+	size_t n;
 
-	memcpy(raw, data, size < 56 ? size : 56);
-	if (size < 56)
-		memset(raw + size, 0, 56 - size);
-	memcpy(raw, "HWTG", 4);
-	hwt_put_le32(raw + 4, 2);
-	hwt_put_le64(raw + 8, sizeof(trace));
-	hwt_put_le64(raw + 16, fingerprint(trace, sizeof(trace)));
-	memset(raw + 40, 0, 16);
-	memcpy(raw + 40, "coresight", 9);
-	if (size > 56)
-		memcpy(raw + 56, data + 56, size - 56);
-	z = malloc(cap);
-	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-	n = ZSTD_compress2(cc, z, cap, raw, size > 56 ? size : 56);
-	ZSTD_freeCCtx(cc);
-	if (!ZSTD_isError(n) &&
-	    !hwt_segments_load(z, n, "coresight", trace, sizeof(trace), &segs,
-			       NULL) && segs.priv) {
+	kept_blob(data, size, 2, "coresight", trace, sizeof(trace), &z, &n);
+	if (n && !hwt_segments_load(z, n, "coresight", trace, sizeof(trace),
+				    &segs, NULL) && segs.priv) {
 		const struct hwt_blocks *b = segs.priv;
 		uint64_t at = 0;
 
@@ -332,7 +330,6 @@ static void as_kept_blocks(const uint8_t *data, size_t size)
 			abort();
 	}
 	hwt_segments_free(&segs);
-	free(raw);
 	free(z);
 }
 
