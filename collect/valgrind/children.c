@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include <gelf.h>
+#include <libelf.h>
 
 #include "array.h"
 #include "vg.h"
@@ -120,31 +122,51 @@ static int add_module(struct hwt_modset *s, const struct hwt_collect_module *m,
 	return rc;
 }
 
-/* Bytes from m's load address its file may cover: its size (the
- * segments of an ELF file span about as much), 1 when unknown. */
-static uint64_t extent(const struct hwt_collect_module *m)
+/* Bytes from path's load address that its loaded segments (PT_LOAD)
+ * span; 1 when that cannot be read. */
+static uint64_t extent(const char *path)
 {
-	struct stat st;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = NULL;
+	size_t n;
 
-	return stat(m->path, &st) == 0 && st.st_size > 0 ?
-		(uint64_t)st.st_size : 1;
+	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE ||
+	    !(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) ||
+	    elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n))
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if ((ph.p_vaddr & ~(uint64_t)4095) < lo)
+			lo = ph.p_vaddr & ~(uint64_t)4095;
+		if (ph.p_vaddr + ph.p_memsz > hi)
+			hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return hi > lo ? hi - lo : 1;
 }
 
-/* A child's module that overlaps another file of the program's, or
- * NULL. */
-static const struct hwt_collect_module *
-overlapping(const struct vg_collector *c, const struct hwt_collect_module *m)
+/* Whether child module m overlaps another file of the program's, whose
+ * extents are ext[]. */
+static bool overlaps(const struct vg_collector *c, const uint64_t *ext,
+		     const struct hwt_collect_module *m)
 {
-	uint64_t lo = m->load_address, hi = lo + extent(m);
+	uint64_t lo = m->load_address, hi = lo + extent(m->path);
 
 	for (size_t i = 0; i < c->rd.modules.n; i++) {
 		const struct hwt_collect_module *p = &c->rd.modules.v[i];
 
-		if (strcmp(p->path, m->path) &&
-		    p->load_address < hi && lo < p->load_address + extent(p))
-			return m;
+		if (strcmp(p->path, m->path) && p->load_address < hi &&
+		    lo < p->load_address + ext[i])
+			return true;
 	}
-	return NULL;
+	return false;
 }
 
 /* The children's modules, then the program's: Valgrind lays every
@@ -157,20 +179,23 @@ overlapping(const struct vg_collector *c, const struct hwt_collect_module *m)
 static int merge_modules(struct vg_collector *c, struct hwt_err *err)
 {
 	struct hwt_modset all = { 0 };
-	int rc = 0;
-
 	const struct hwt_collect_module *clash = NULL;
+	uint64_t *ext = calloc(c->rd.modules.n + 1, sizeof(*ext));
+	int rc = ext ? 0 : hwt_err_set(err, ENOMEM, "out of memory");
 
+	for (size_t m = 0; ext && m < c->rd.modules.n; m++)
+		ext[m] = extent(c->rd.modules.v[m].path);
 	for (size_t i = 0; rc == 0 && i < c->nchildren; i++)
 		for (size_t m = 0; rc == 0 && m < c->children[i].rd.modules.n;
 		     m++) {
 			const struct hwt_collect_module *mod =
 				&c->children[i].rd.modules.v[m];
 
-			if (!clash)
-				clash = overlapping(c, mod);
+			if (!clash && overlaps(c, ext, mod))
+				clash = mod;
 			rc = add_module(&all, mod, err);
 		}
+	free(ext);
 	/* Said where the recording is read, since it costs the children's
 	 * histories their function names there. */
 	if (clash && !c->base.warning[0])
