@@ -64,6 +64,21 @@ static uint64_t fingerprint(const uint8_t *t, size_t n)
 	return h;
 }
 
+/* reason, if any, appended at *r and its number (1 + how many came
+ * before) put in field. */
+static void put_reason(uint8_t *field, const char *reason, uint8_t **r,
+		       size_t *nreasons)
+{
+	size_t len;
+
+	if (!reason)
+		return;
+	len = strlen(reason) + 1;
+	hwt_put_le32(field, (uint32_t)++*nreasons);
+	memcpy(*r, reason, len);
+	*r += len;
+}
+
 int hwt_segments_save(const struct hwt_segments *segs, const char *format,
 		      const uint8_t *trace, size_t size, uint8_t **out,
 		      size_t *out_n, struct hwt_err *err)
@@ -119,13 +134,7 @@ int hwt_segments_save(const struct hwt_segments *segs, const char *format,
 			hwt_put_le64(p + 32, s->own.pt.tsc_begin);
 			hwt_put_le64(p + 40, s->own.pt.tsc_end);
 		}
-		if (s->reason) {
-			size_t len = strlen(s->reason) + 1;
-
-			hwt_put_le32(p + 48, (uint32_t)++nreasons);
-			memcpy(r, s->reason, len);
-			r += len;
-		}
+		put_reason(p + 48, s->reason, &r, &nreasons);
 	}
 	for (size_t i = 0; i < nblocks; i++, p += BLK) {
 		const struct hwt_block *b = &blocks->v[i];
@@ -137,13 +146,7 @@ int hwt_segments_save(const struct hwt_segments *segs, const char *format,
 		hwt_put_le32(p + 32, b->count);
 		hwt_put_le32(p + 36, b->flags);
 		hwt_put_le32(p + 40, (uint32_t)b->isa);
-		if (b->reason) {
-			size_t len = strlen(b->reason) + 1;
-
-			hwt_put_le32(p + 44, (uint32_t)++nreasons);
-			memcpy(r, b->reason, len);
-			r += len;
-		}
+		put_reason(p + 44, b->reason, &r, &nreasons);
 	}
 	rc = hwt_zstd_pack(raw, raw_n + rbytes, out, out_n, err);
 	free(raw);

@@ -454,17 +454,27 @@ static int log_item(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 }
 
 /* A mark of the log's own: kind, then n when has_n. */
+/* v as unsigned LEB128 at out (room for 10 bytes); its length. */
+static size_t put_leb(uint8_t *out, uint64_t v)
+{
+	size_t len = 0;
+
+	do {
+		out[len] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		out[len++] |= v ? 0x80 : 0;
+	} while (v);
+	return len;
+}
+
 static int log_mark(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		    unsigned kind, bool has_n, uint64_t n, struct hwt_err *err)
 {
 	uint8_t buf[HWT_VG_LOG_MAX_ITEM];
-	size_t len = 0;
+	size_t len = put_leb(buf, (uint64_t)kind << 2 | HWT_VG_RECORD);
 
-	buf[len++] = (uint8_t)(kind << 2 | HWT_VG_RECORD);
-	while (has_n) {
-		buf[len++] = (uint8_t)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
-		has_n = (n >>= 7) != 0;
-	}
+	if (has_n)
+		len += put_leb(buf + len, n);
 	return log_item(r, t, buf, len, kind == LOG_ASYNC, err);
 }
 
@@ -613,16 +623,10 @@ static int log_exit_to(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		       uint64_t pc, struct hwt_err *err)
 {
 	uint32_t k = exit_to(r->sbs[t->log_run], pc);
-	uint64_t v = (uint64_t)k << 2 | HWT_VG_EXIT;
-	uint8_t item[4];
-	size_t len = 0;
+	uint8_t item[10];
 
-	do {
-		item[len] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		item[len++] |= v ? 0x80 : 0;
-	} while (v);
-	return log_exit(r, t, k, item, len, err);
+	return log_exit(r, t, k, item,
+			put_leb(item, (uint64_t)k << 2 | HWT_VG_EXIT), err);
 }
 
 /* r->defer: t's run executed its first n instructions, no more (a fault
