@@ -127,6 +127,13 @@ static inline uint64_t hwt_get_le64(const uint8_t *p)
  * signal handler. Without it a branch chunk that continues the previous
  * one (first_seq follows on) continues its straight-line code too. */
 #define HWT_SW_CHUNK_ASYNC 0x2u
+/* Superblock runs, the valgrind recorder's (docs/swtrace.md, "Runs
+ * chunks"): a TABLE chunk's payload describes translations, a RUNS
+ * chunk's payload is runs of them. PREV (RUNS only): first_pc is the
+ * instruction run before the chunk's first, not its first. */
+#define HWT_SW_CHUNK_TABLE 0x4u
+#define HWT_SW_CHUNK_RUNS 0x8u
+#define HWT_SW_CHUNK_PREV 0x10u
 
 struct hwt_sw_chunk_hdr {
 	uint32_t payload_size;
@@ -149,6 +156,10 @@ int hwt_sw_chunk_hdr_unpack_flags(const uint8_t *in, size_t avail,
 				  uint32_t known,
 				  struct hwt_sw_chunk_hdr *hdr,
 				  struct hwt_err *err);
+
+/* The checks of hwt_sw_chunk_hdr_unpack_flags on a header's fields. */
+int hwt_sw_chunk_hdr_check(const struct hwt_sw_chunk_hdr *hdr, uint32_t known,
+			   struct hwt_err *err);
 
 /* Encode the transfer from pc to next (async: signal delivery) into out,
  * which must hold HWT_SW_MAX_RECORD + 1 bytes. Returns bytes written. */
@@ -174,6 +185,134 @@ void hwt_sw_reader_init(struct hwt_sw_reader *r, const uint8_t *payload,
 int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
 		       struct hwt_err *err);
 
+/* ---- runs chunks (sw_runs.c) ---------------------------------------------
+ *
+ * The valgrind recorder keeps a thread's newest superblock runs as its
+ * tool wrote them, a few bytes a run, and stores them so: expanding them
+ * into step records is left to whoever reads that part of the history.
+ * A TABLE chunk (insn_count 0, first_pc and last_pc 0) holds
+ * translations, each as unsigned LEB128 numbers: its id, its instruction
+ * count N, its first instruction's address, the N - 1 zigzag deltas of
+ * each next instruction's address from the one before, its count of side
+ * exits E, for each exit the instructions run when it is taken shifted
+ * left by one, plus one where the exit is the count check of a
+ * rep-prefixed instruction, its flags (HWT_SW_TR_*), the zigzag delta of
+ * its entry (the address it runs for) from its first instruction and,
+ * for an implied one, each exit's target as a zigzag delta from its
+ * entry. Consecutive TABLE chunks make one table, used by the RUNS
+ * chunks after them until a TABLE chunk follows a RUNS chunk.
+ *
+ * A RUNS chunk's payload is items, each an unsigned LEB128 number V:
+ *   V & 3 == 0  translation V >> 2 runs: to its end unless an item says
+ *               otherwise or, implied, the next run's entry is the target
+ *               of one of its side exits
+ *   V & 3 == 1  the run left by side exit V >> 2 (its count of side
+ *               exits: at its end)
+ *   V & 3 == 2  a mark of kind V >> 2: 1, the next instruction enters a
+ *               signal handler; 2 and a number N, the run executed its
+ *               first N instructions only (a fault)
+ * Its header counts its instructions and names its last; with
+ * HWT_SW_CHUNK_PREV, first_pc is the instruction run before its first.
+ * Layout and an example: docs/swtrace.md.
+ */
+#define HWT_SW_TR_MAX_INSNS 4096u
+#define HWT_SW_TR_MAX_EXITS 4096u
+#define HWT_SW_TR_IMPLIED 1u
+#define HWT_SW_TR_FINAL 2u
+/* In exit_after: the exit is a rep instruction's count check. */
+#define HWT_SW_TR_REP_CHECK 0x80000000u
+#define HWT_SW_RUNS_EXEC 0u
+#define HWT_SW_RUNS_EXIT 1u
+#define HWT_SW_RUNS_MARK 2u
+#define HWT_SW_RUNS_ASYNC 1u
+#define HWT_SW_RUNS_TRUNC 2u
+
+struct hwt_sw_tr {
+	uint32_t ninsns, nexits, flags;
+	uint64_t entry;
+	uint64_t *pc;            /* each instruction's address */
+	uint32_t *exit_after;    /* instructions run when exit k is taken */
+	uint64_t *target;        /* implied with exits: exit k's target */
+};
+
+/* Translations by id (NULL where a table has none). */
+struct hwt_sw_table {
+	struct hwt_sw_tr **v;
+	size_t n, count;
+	size_t bytes;            /* memory held */
+};
+
+/* Add a TABLE chunk's translations; -EBADMSG saying what is wrong (what
+ * was added before it stays). */
+int hwt_sw_table_add(struct hwt_sw_table *t, const uint8_t *pay, size_t n,
+		     struct hwt_err *err);
+void hwt_sw_table_free(struct hwt_sw_table *t);
+/* Bytes hwt_sw_tr_encode writes for a translation at most. */
+size_t hwt_sw_tr_encoded_max(const struct hwt_sw_tr *tr);
+/* tr as translation id of a TABLE chunk's payload; bytes written. */
+size_t hwt_sw_tr_encode(uint64_t id, const struct hwt_sw_tr *tr, uint8_t *out);
+
+/* The instructions a run of tr executed leaving by exit k (its count of
+ * side exits: at its end), the instruction before it last_pc if known.
+ * A rep-prefixed string instruction runs one iteration per copy of it in
+ * a superblock, each copy first checking its count (HWT_SW_TR_REP_CHECK):
+ * taken right after the same instruction ran, that copy executed
+ * nothing, as a cpu does not execute a check that finds the count
+ * exhausted. */
+uint32_t hwt_sw_tr_exit_count(const struct hwt_sw_tr *tr, uint32_t k,
+			      bool last_known, uint64_t last_pc);
+/* The exit an implied run of tr left by, going on at pc: the side exit
+ * whose target pc is, else its end (its count of side exits). */
+uint32_t hwt_sw_tr_exit_to(const struct hwt_sw_tr *tr, uint64_t pc);
+
+/* A walk over a RUNS chunk's items, a run at a time. */
+struct hwt_sw_runs {
+	const struct hwt_sw_table *tab;
+	const uint8_t *items, *p, *end;
+	const struct hwt_sw_tr *run; /* begun, not yet given */
+	uint32_t n;              /* its instructions as known so far */
+	bool open;               /* implied: the next run says where it left */
+	bool async;              /* the next instruction enters a handler */
+	bool async_after;        /* ... once the run begun is given */
+	/* The last instruction given: last_tr's instruction last_n - 1
+	 * (looked up only when asked: a run's addresses are far in
+	 * memory), else last_pc, or none. */
+	bool last_known;
+	const struct hwt_sw_tr *last_tr;
+	uint32_t last_n;
+	uint64_t last_pc;
+};
+
+/* The last instruction w gave (or began with); false: none. */
+bool hwt_sw_runs_last(const struct hwt_sw_runs *w, uint64_t *pc);
+
+/* Walk items[from, size), the instruction before last_pc if last_known. */
+void hwt_sw_runs_init(struct hwt_sw_runs *w, const struct hwt_sw_table *tab,
+		      const uint8_t *items, size_t size, size_t from,
+		      bool last_known, uint64_t last_pc);
+/* The next run: 1 with its translation, the instructions it executed
+ * (its first *n) and whether the move into its first one was a signal
+ * handler's entry (with *n 0 that stays for the next); 0 at the end;
+ * -EBADMSG on an item that is malformed or names what the table lacks. */
+int hwt_sw_runs_next(struct hwt_sw_runs *w, const struct hwt_sw_tr **tr,
+		     uint32_t *n, bool *async, struct hwt_err *err);
+/* w stands between runs with nothing pending, before a run's item: a
+ * walk begun here (hwt_sw_runs_init with w's last instruction) gives
+ * the same runs. */
+bool hwt_sw_runs_at_cut(const struct hwt_sw_runs *w);
+/* Every instruction of the runs from w on, to fn (its pc, and whether
+ * the move into it entered a signal handler), until max were given or
+ * the items end (*given says how many); fn's nonzero return stops it and
+ * is returned. */
+typedef int (*hwt_sw_insn_fn)(void *ctx, uint64_t pc, bool async);
+int hwt_sw_runs_each(struct hwt_sw_runs *w, uint64_t max, hwt_sw_insn_fn fn,
+		     void *ctx, uint64_t *given, struct hwt_err *err);
+
+/* A trace whose TABLE and RUNS chunks are expanded into plain chunks
+ * (*out malloc'd), every other chunk copied; -EBADMSG on a damaged one. */
+int hwt_sw_runs_flatten(const uint8_t *trace, size_t n, uint8_t **out,
+			size_t *out_n, struct hwt_err *err);
+
 /* ---- hwt-sw trace index (sw_index.c) -------------------------------------
  *
  * In a bundle a compressed hwt-sw trace is zstd frames of whole chunks
@@ -187,16 +326,21 @@ int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
  * damaged one is refused, never trusted. Layout: docs/swtrace.md.
  */
 #define HWT_SW_INDEX_MAGIC "HWTI"
-#define HWT_SW_INDEX_VERSION 1u
+#define HWT_SW_INDEX_VERSION 2u
 #define HWT_SW_INDEX_STRIDE 4096u
 #define HWT_SW_INDEX_FRAME_MAX (4u << 20)
 
 /* Where a chunk's records may be restarted: the record at rec_off
- * (rec_len bytes) leads to the instruction at pc. */
+ * (rec_len bytes) leads to the instruction at pc, the chunk's insns'th
+ * (from 0). In a RUNS chunk: its runs from item byte rec_off (rec_len
+ * 0) are its instructions from the insns'th on, the one before at pc
+ * (prev_known) or none. */
 struct hwt_sw_index_cut {
 	uint32_t rec_off;
 	uint8_t rec_len;
 	bool async;
+	bool prev_known;
+	uint32_t insns;
 	uint64_t pc;
 };
 

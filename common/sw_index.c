@@ -17,6 +17,9 @@
 #include "hwt-common.h"
 #include "sw_index_layout.h"
 
+/* The chunks an index may name: plain ones, tables and runs. */
+#define KNOWN (HWT_SW_CHUNK_TABLE | HWT_SW_CHUNK_RUNS | HWT_SW_CHUNK_PREV)
+
 void hwt_sw_index_free(struct hwt_sw_index *ix)
 {
 	if (!ix)
@@ -104,14 +107,15 @@ static int parse_chunks(struct hwt_sw_index *ix, const uint8_t *p,
 			c->hdr.payload_size = hwt_get_le32(p + 24);
 			c->hdr.insn_count = hwt_get_le32(p + 28);
 			c->hdr.flags = hwt_get_le32(p + 32);
-			if (c->hdr.flags ||
-			    c->hdr.payload_size > HWT_SW_MAX_CHUNK_PAYLOAD ||
-			    !c->hdr.insn_count ||
-			    c->hdr.insn_count - 1 > c->hdr.payload_size)
+			if (hwt_sw_chunk_hdr_check(&c->hdr, KNOWN, NULL))
 				return bad(err, "a chunk header is impossible",
 					   i);
-			if (ncuts != (c->hdr.insn_count - 1) /
-			    HWT_SW_INDEX_STRIDE || ncuts > ix->ncuts - cuts)
+			if (ncuts > ix->ncuts - cuts ||
+			    ((c->hdr.flags & HWT_SW_CHUNK_RUNS) ?
+			     ncuts > c->hdr.insn_count / HWT_SW_INDEX_STRIDE :
+			     ncuts != (c->hdr.flags & HWT_SW_CHUNK_TABLE ? 0 :
+				       (c->hdr.insn_count - 1) /
+				       HWT_SW_INDEX_STRIDE)))
 				return bad(err, "a chunk's restart points do "
 					   "not fit its instructions", i);
 			c->decoded_off = decoded_at + in_frame;
@@ -133,31 +137,49 @@ static int parse_chunks(struct hwt_sw_index *ix, const uint8_t *p,
 }
 
 static int parse_cuts(struct hwt_sw_index *ix, const uint8_t *p,
-		      struct hwt_err *err)
+		      size_t cut_bytes, struct hwt_err *err)
 {
-	for (size_t i = 0; i < ix->ncuts; i++, p += HWT_SWX_CUT_BYTES) {
+	for (size_t i = 0; i < ix->ncuts; i++, p += cut_bytes) {
 		ix->cuts[i] = (struct hwt_sw_index_cut){
 			.rec_off = hwt_get_le32(p), .rec_len = p[4],
-			.async = p[5] == 1, .pc = hwt_get_le64(p + 8),
+			.async = p[5] & HWT_SWX_CUT_ASYNC,
+			.prev_known = p[5] & HWT_SWX_CUT_PREV,
+			.pc = hwt_get_le64(p + 8),
+			.insns = cut_bytes > 16 ? hwt_get_le32(p + 16) : 0,
 		};
-		if (p[5] > 1 || p[6] || p[7])
+		if (p[5] & ~(HWT_SWX_CUT_ASYNC | HWT_SWX_CUT_PREV) || p[6] ||
+		    p[7] || (cut_bytes > 16 && hwt_get_le32(p + 20)))
 			return bad(err, "a restart point has unknown bits", i);
 	}
 	for (size_t i = 0; i < ix->nchunks; i++) {
 		const struct hwt_sw_index_chunk *c = &ix->chunks[i];
-		uint64_t from = 1;    /* records start after the first pc */
+		bool runs = c->hdr.flags & HWT_SW_CHUNK_RUNS;
+		/* Records start after the first pc, runs at 0. */
+		uint64_t from = runs ? 0 : 1, insns = 0;
 
 		for (size_t k = 0; k < c->ncuts; k++) {
-			const struct hwt_sw_index_cut *cut =
+			struct hwt_sw_index_cut *cut =
 				&ix->cuts[c->first_cut + k];
 
-			if (cut->rec_off < from || !cut->rec_len ||
+			/* Version 1: every stride'th instruction. */
+			if (cut_bytes == HWT_SWX_CUT_BYTES_V1)
+				cut->insns = (uint32_t)((k + 1) *
+							HWT_SW_INDEX_STRIDE);
+			if (runs ? cut->rec_off < from || cut->rec_len ||
+				   cut->async || cut->insns <= insns ||
+				   cut->insns >= c->hdr.insn_count ||
+				   cut->rec_off >= c->hdr.payload_size :
+			    cut->rec_off < from || !cut->rec_len ||
 			    cut->rec_len > HWT_SW_MAX_RECORD ||
+			    cut->prev_known ||
+			    cut->insns != (k + 1) * HWT_SW_INDEX_STRIDE ||
 			    (uint64_t)cut->rec_off + cut->rec_len >
 			    c->hdr.payload_size)
 				return bad(err, "restart points are out of "
 					   "order or outside their chunk", i);
-			from = (uint64_t)cut->rec_off + cut->rec_len;
+			from = (uint64_t)cut->rec_off + (runs ? 1 :
+							 cut->rec_len);
+			insns = cut->insns;
 		}
 	}
 	return 0;
@@ -167,13 +189,16 @@ static int parse_raw(const uint8_t *idx, size_t idx_n, const uint8_t *zst,
 		     size_t zst_n, uint64_t decoded_size,
 		     struct hwt_sw_index **out, struct hwt_err *err)
 {
-	size_t nframes, nchunks, ncuts, left;
+	size_t nframes, nchunks, ncuts, left, cut_bytes;
 	struct hwt_sw_index *ix;
+	uint32_t version;
 	int rc;
 
 	if (idx_n < HWT_SWX_HDR_BYTES || memcmp(idx, HWT_SW_INDEX_MAGIC, 4))
 		return hwt_err_set(err, EINVAL, "not an hwt-sw trace index");
-	if (hwt_get_le32(idx + 4) != HWT_SW_INDEX_VERSION ||
+	version = hwt_get_le32(idx + 4);
+	cut_bytes = version == 1 ? HWT_SWX_CUT_BYTES_V1 : HWT_SWX_CUT_BYTES;
+	if ((version != 1 && version != HWT_SW_INDEX_VERSION) ||
 	    hwt_get_le32(idx + 28) != HWT_SW_INDEX_STRIDE)
 		return hwt_err_set(err, EINVAL, "a trace index of version %u "
 				   "with stride %u; this build reads version "
@@ -188,7 +213,7 @@ static int parse_raw(const uint8_t *idx, size_t idx_n, const uint8_t *zst,
 	left = idx_n - HWT_SWX_HDR_BYTES;
 	if (left / HWT_SWX_FRAME_BYTES < nframes ||
 	    (left -= nframes * HWT_SWX_FRAME_BYTES) / HWT_SWX_CHUNK_BYTES < nchunks ||
-	    left - nchunks * HWT_SWX_CHUNK_BYTES != ncuts * HWT_SWX_CUT_BYTES)
+	    left - nchunks * HWT_SWX_CHUNK_BYTES != ncuts * cut_bytes)
 		return bad(err, "its length does not match its counts", 0);
 	if (!(ix = calloc(1, sizeof(*ix))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
@@ -205,7 +230,7 @@ static int parse_raw(const uint8_t *idx, size_t idx_n, const uint8_t *zst,
 		 !(rc = parse_chunks(ix, idx + HWT_SWX_HDR_BYTES +
 				     nframes * HWT_SWX_FRAME_BYTES, err)))
 		rc = parse_cuts(ix, idx + HWT_SWX_HDR_BYTES + nframes * HWT_SWX_FRAME_BYTES +
-				nchunks * HWT_SWX_CHUNK_BYTES, err);
+				nchunks * HWT_SWX_CHUNK_BYTES, cut_bytes, err);
 	if (rc) {
 		hwt_sw_index_free(ix);
 		return rc;
@@ -215,13 +240,13 @@ static int parse_raw(const uint8_t *idx, size_t idx_n, const uint8_t *zst,
 }
 
 /* The largest index a trace of decoded bytes can have: a frame and a
- * chunk take at least a chunk header, a restart point
- * HWT_SW_INDEX_STRIDE records. */
+ * chunk take at least a chunk header, a restart point a byte of runs
+ * (HWT_SW_INDEX_STRIDE records of plain steps). */
 static uint64_t index_bound(uint64_t decoded)
 {
 	return HWT_SWX_HDR_BYTES + decoded / HWT_SW_CHUNK_HDR_SIZE *
 		(HWT_SWX_FRAME_BYTES + HWT_SWX_CHUNK_BYTES) +
-		(decoded / HWT_SW_INDEX_STRIDE + 1) * HWT_SWX_CUT_BYTES;
+		(decoded + 1) * HWT_SWX_CUT_BYTES;
 }
 
 int hwt_sw_index_parse(const uint8_t *idx, size_t idx_n, const uint8_t *zst,
@@ -260,10 +285,12 @@ int hwt_sw_index_frame_read(const struct hwt_sw_index *ix, const uint8_t *zst,
 		const struct hwt_sw_index_chunk *c = &ix->chunks[k];
 		struct hwt_sw_chunk_hdr h;
 
-		if (hwt_sw_chunk_hdr_unpack(buf + (c->decoded_off -
-						   f->decoded_off),
-					    HWT_SW_CHUNK_HDR_SIZE +
-					    c->hdr.payload_size, &h, NULL) ||
+		if (hwt_sw_chunk_hdr_unpack_flags(buf + (c->decoded_off -
+							 f->decoded_off),
+						  HWT_SW_CHUNK_HDR_SIZE +
+						  c->hdr.payload_size, KNOWN,
+						  &h, NULL) ||
+		    h.flags != c->hdr.flags ||
 		    h.payload_size != c->hdr.payload_size ||
 		    h.first_pc != c->hdr.first_pc ||
 		    h.first_seq != c->hdr.first_seq ||

@@ -42,6 +42,10 @@ struct hwt_sw_packer {
 	uint64_t end;            /* bytes written */
 	uint64_t decoded;        /* decoded bytes of the kept frames */
 	uint64_t insns;          /* instructions of the kept frames */
+	/* The translations of the RUNS chunks to come; a TABLE chunk
+	 * after a RUNS chunk starts another table. */
+	struct hwt_sw_table table;
+	bool table_used;
 };
 
 /* Room for one more element of *v (n used of *cap). */
@@ -69,6 +73,7 @@ void hwt_sw_packer_free(struct hwt_sw_packer *p)
 	free(p->ix.cuts);
 	free(p->pending);
 	free(p->zbuf);
+	hwt_sw_table_free(&p->table);
 	free(p);
 }
 
@@ -100,9 +105,56 @@ int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
 	return 0;
 }
 
+static int add_cut(struct hwt_sw_packer *p,
+		   const struct hwt_sw_index_cut *cut)
+{
+	struct hwt_sw_index *ix = &p->ix;
+
+	if (grow((void **)&ix->cuts, ix->ncuts, &p->cut_cap,
+		 sizeof(*ix->cuts)))
+		return -ENOMEM;
+	ix->cuts[ix->ncuts++] = *cut;
+	return 0;
+}
+
+/* A RUNS chunk's restart points, at a run's item every
+ * HWT_SW_INDEX_STRIDE instructions or more; -EBADMSG when its runs do
+ * not hold or disagree with its header. */
+static int cut_runs(struct hwt_sw_packer *p, const struct hwt_sw_chunk_hdr *h,
+		    const uint8_t *pay)
+{
+	struct hwt_sw_runs w;
+	const struct hwt_sw_tr *tr;
+	uint64_t total = 0, last_cut = 0, last;
+	uint32_t n;
+	bool async;
+	int rc;
+
+	hwt_sw_runs_init(&w, &p->table, pay, h->payload_size, 0,
+			 h->flags & HWT_SW_CHUNK_PREV, h->first_pc);
+	while ((rc = hwt_sw_runs_next(&w, &tr, &n, &async, NULL)) > 0) {
+		total += n;
+		if (total - last_cut < HWT_SW_INDEX_STRIDE ||
+		    !hwt_sw_runs_at_cut(&w) || total >= h->insn_count)
+			continue;
+		struct hwt_sw_index_cut cut = {
+			.rec_off = (uint32_t)(w.p - pay),
+			.prev_known = hwt_sw_runs_last(&w, &last),
+			.insns = (uint32_t)total, .pc = last,
+		};
+		if (add_cut(p, &cut))
+			return -ENOMEM;
+		last_cut = total;
+	}
+	hwt_sw_runs_last(&w, &last);
+	if (rc < 0 || total != h->insn_count || last != h->last_pc)
+		return -EBADMSG;
+	return 0;
+}
+
 /* The chunk c (n bytes) as an index entry with its cuts, appended to the
- * index; -EBADMSG, the index unchanged, when it is not a plain chunk
- * whose records agree with its header. */
+ * index; -EBADMSG, the index unchanged, when it is not a chunk whose
+ * records (or runs) agree with its header, or a table that holds. */
 static int index_chunk(struct hwt_sw_packer *p, const uint8_t *c, size_t n)
 {
 	struct hwt_sw_index *ix = &p->ix;
@@ -114,9 +166,30 @@ static int index_chunk(struct hwt_sw_packer *p, const uint8_t *c, size_t n)
 	bool async;
 	int rr;
 
-	if (hwt_sw_chunk_hdr_unpack(c, n, &e.hdr, NULL) ||
+	if (hwt_sw_chunk_hdr_unpack_flags(c, n, HWT_SW_CHUNK_TABLE |
+					  HWT_SW_CHUNK_RUNS |
+					  HWT_SW_CHUNK_PREV, &e.hdr, NULL) ||
 	    HWT_SW_CHUNK_HDR_SIZE + (size_t)e.hdr.payload_size != n)
 		return -EBADMSG;
+	if (e.hdr.flags & HWT_SW_CHUNK_TABLE) {
+		if (p->table_used) {
+			hwt_sw_table_free(&p->table);
+			p->table_used = false;
+		}
+		rr = hwt_sw_table_add(&p->table, pay, e.hdr.payload_size,
+				      NULL);
+		if (rr)
+			return rr == -ENOMEM ? -ENOMEM : -EBADMSG;
+		goto add;
+	}
+	if (e.hdr.flags & HWT_SW_CHUNK_RUNS) {
+		p->table_used = true;
+		if ((rr = cut_runs(p, &e.hdr, pay))) {
+			ix->ncuts = e.first_cut;
+			return rr;
+		}
+		goto add;
+	}
 	hwt_sw_reader_init(&r, pay, e.hdr.payload_size, e.hdr.first_pc);
 	for (;;) {
 		size_t at;
@@ -134,20 +207,22 @@ static int index_chunk(struct hwt_sw_packer *p, const uint8_t *c, size_t n)
 		if (rr <= 0)
 			break;
 		if (total++ % HWT_SW_INDEX_STRIDE == 0) {
-			if (grow((void **)&ix->cuts, ix->ncuts, &p->cut_cap,
-				 sizeof(*ix->cuts)))
-				goto nomem;
-			ix->cuts[ix->ncuts++] = (struct hwt_sw_index_cut){
+			struct hwt_sw_index_cut cut = {
 				.rec_off = (uint32_t)at,
 				.rec_len = (uint8_t)((size_t)(r.p - pay) - at),
-				.async = async, .pc = r.pc,
+				.async = async, .insns = (uint32_t)total - 1,
+				.pc = r.pc,
 			};
+
+			if (add_cut(p, &cut))
+				goto nomem;
 		}
 	}
 	if (rr < 0 || total != e.hdr.insn_count || r.pc != e.hdr.last_pc) {
 		ix->ncuts = e.first_cut;
 		return -EBADMSG;
 	}
+add:
 	e.ncuts = ix->ncuts - e.first_cut;
 	if (grow((void **)&ix->chunks, ix->nchunks, &p->chunk_cap,
 		 sizeof(*ix->chunks)))
@@ -211,8 +286,8 @@ int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,
 	if (rc == -ENOMEM)
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	if (rc)
-		return hwt_err_set(err, EBADMSG, "not a plain hwt-sw chunk "
-				   "whose records agree with its header");
+		return hwt_err_set(err, EBADMSG, "not an hwt-sw chunk whose "
+				   "records agree with its header");
 	memcpy(p->pending + p->pending_n, c, n);
 	p->pending_n += n;
 	return 0;
@@ -337,8 +412,10 @@ static uint8_t *index_bytes(const struct hwt_sw_packer *p, size_t *len)
 	for (size_t i = 0; i < ix->ncuts; i++, q += HWT_SWX_CUT_BYTES) {
 		hwt_put_le32(q, ix->cuts[i].rec_off);
 		q[4] = ix->cuts[i].rec_len;
-		q[5] = ix->cuts[i].async;
+		q[5] = (ix->cuts[i].async ? HWT_SWX_CUT_ASYNC : 0) |
+			(ix->cuts[i].prev_known ? HWT_SWX_CUT_PREV : 0);
 		hwt_put_le64(q + 8, ix->cuts[i].pc);
+		hwt_put_le32(q + 16, ix->cuts[i].insns);
 	}
 	*len = n;
 	return o;
@@ -402,7 +479,10 @@ static int pack_chunks(struct hwt_sw_packer *p, const uint8_t *trace,
 		size_t len;
 		int rc;
 
-		if (hwt_sw_chunk_hdr_unpack(trace + off, n - off, &h, NULL))
+		if (hwt_sw_chunk_hdr_unpack_flags(trace + off, n - off,
+						  HWT_SW_CHUNK_TABLE |
+						  HWT_SW_CHUNK_RUNS |
+						  HWT_SW_CHUNK_PREV, &h, NULL))
 			return -EBADMSG;
 		len = HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
 		if ((rc = hwt_sw_packer_add(p, trace + off, len, err)))

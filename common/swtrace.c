@@ -41,17 +41,29 @@ int hwt_sw_chunk_hdr_unpack_flags(const uint8_t *in, size_t avail,
 	hdr->last_pc = hwt_get_le64(in + 24);
 	hdr->insn_count = hwt_get_le32(in + 32);
 	hdr->flags = hwt_get_le32(in + 36);
-	if (hdr->payload_size > HWT_SW_MAX_CHUNK_PAYLOAD)
-		return hwt_err_set(err, EBADMSG,
-				   "chunk payload size %u exceeds the %u limit",
-				   hdr->payload_size, HWT_SW_MAX_CHUNK_PAYLOAD);
-	if (hdr->payload_size > avail - HWT_SW_CHUNK_HDR_SIZE)
+	if (hdr->payload_size <= HWT_SW_MAX_CHUNK_PAYLOAD &&
+	    hdr->payload_size > avail - HWT_SW_CHUNK_HDR_SIZE)
 		return hwt_err_set(err, EBADMSG,
 				   "chunk payload of %u bytes runs past the end "
 				   "of the trace (%zu bytes left)",
 				   hdr->payload_size,
 				   avail - HWT_SW_CHUNK_HDR_SIZE);
-	if (hdr->insn_count == 0 || hdr->insn_count - 1 > hdr->payload_size)
+	return hwt_sw_chunk_hdr_check(hdr, known, err);
+}
+
+int hwt_sw_chunk_hdr_check(const struct hwt_sw_chunk_hdr *hdr, uint32_t known,
+			   struct hwt_err *err)
+{
+	if (hdr->payload_size > HWT_SW_MAX_CHUNK_PAYLOAD)
+		return hwt_err_set(err, EBADMSG,
+				   "chunk payload size %u exceeds the %u limit",
+				   hdr->payload_size, HWT_SW_MAX_CHUNK_PAYLOAD);
+	/* A table holds no instruction; a run's item stands for up to a
+	 * superblock's instructions; a step record for one. */
+	if ((hdr->flags & HWT_SW_CHUNK_TABLE) ? hdr->insn_count != 0 :
+	    hdr->insn_count == 0 ||
+	    hdr->insn_count - 1 > (uint64_t)hdr->payload_size *
+	    ((hdr->flags & HWT_SW_CHUNK_RUNS) ? HWT_SW_TR_MAX_INSNS : 1))
 		return hwt_err_set(err, EBADMSG,
 				   "chunk claims %u instructions in %u bytes",
 				   hdr->insn_count, hdr->payload_size);
@@ -68,6 +80,16 @@ int hwt_sw_chunk_hdr_unpack_flags(const uint8_t *in, size_t avail,
 	    !(hdr->flags & HWT_SW_CHUNK_BRANCHES))
 		return hwt_err_set(err, EBADMSG, "chunk flags 0x%x: async "
 				   "without branches", hdr->flags);
+	if (hdr->flags & (HWT_SW_CHUNK_TABLE | HWT_SW_CHUNK_RUNS) &&
+	    (hdr->flags & ~(HWT_SW_CHUNK_RUNS | HWT_SW_CHUNK_PREV)) &&
+	    hdr->flags != HWT_SW_CHUNK_TABLE)
+		return hwt_err_set(err, EBADMSG, "chunk flags 0x%x: a table "
+				   "or runs with other kinds", hdr->flags);
+	if ((hdr->flags & HWT_SW_CHUNK_PREV) &&
+	    !(hdr->flags & HWT_SW_CHUNK_RUNS))
+		return hwt_err_set(err, EBADMSG, "chunk flags 0x%x: a "
+				   "previous instruction without runs",
+				   hdr->flags);
 	return 0;
 }
 

@@ -49,6 +49,9 @@ struct hwt_segment {
 		 * segment's len record bytes, read here instead of at off
 		 * in the trace (HWT_SW_SEG_EXPANDED). */
 		const uint8_t *bytes;
+		/* hwt-sw runs read with the trace's index (HWT_SW_SEG_RUNS):
+		 * the index's chunk where its table begins. */
+		size_t table;
 	} own;
 };
 
@@ -154,6 +157,11 @@ extern const struct hwt_decoder hwt_decoder_sw;
 #define HWT_SW_SEG_INSNS HWT_SW_INDEX_STRIDE
 #define HWT_SW_SEG_ASYNC 0x1u
 #define HWT_SW_SEG_EXPANDED 0x2u  /* records in .bytes (expand_sw.c) */
+/* Runs of a RUNS chunk from off to its end, of which the segment is the
+ * first nitems instructions; pc is the instruction before them (PREV)
+ * or there is none. */
+#define HWT_SW_SEG_RUNS 0x4u
+#define HWT_SW_SEG_PREV 0x8u
 
 /* The segments of a trace with an index (common/sw_index.c), exactly as
  * indexing the trace itself cuts them, without reading it: each chunk's
@@ -186,6 +194,10 @@ const struct hwt_sw_index *hwt_sw_chunks_index(const struct hwt_sw_chunks *c);
 int hwt_sw_chunks_get(struct hwt_sw_chunks *c, const struct hwt_segment *seg,
 		      const uint8_t **base, size_t *size,
 		      struct hwt_segment *local, struct hwt_err *err);
+/* The translations of the table beginning at the index's chunk first,
+ * read and kept on first use. */
+int hwt_sw_chunks_table(struct hwt_sw_chunks *c, size_t first,
+			const struct hwt_sw_table **out, struct hwt_err *err);
 size_t hwt_sw_chunks_memory(const struct hwt_sw_chunks *c);
 void hwt_sw_chunks_free(struct hwt_sw_chunks *c);
 

@@ -329,21 +329,68 @@ static int index_cuts(struct sw_index *x, const struct hwt_sw_index *ix,
 	return rc;
 }
 
+/* The pieces of an indexed RUNS chunk, from its restart points, read
+ * with the table that begins at the index's chunk table. */
+static int index_run_cuts(struct sw_index *x, const struct hwt_sw_index *ix,
+			  const struct hwt_sw_index_chunk *c, size_t table)
+{
+	size_t pay = c->decoded_off + HWT_SW_CHUNK_HDR_SIZE;
+	struct hwt_segment s = {
+		.off = pay, .len = c->hdr.payload_size, .pc = c->hdr.first_pc,
+		.flags = HWT_SW_SEG_RUNS | (c->hdr.flags & HWT_SW_CHUNK_PREV ?
+					    HWT_SW_SEG_PREV : 0),
+		.own.table = table,
+	};
+	uint32_t at = 0;
+	int rc = 0;
+
+	for (size_t k = 0; k <= c->ncuts && !rc; k++) {
+		const struct hwt_sw_index_cut *cut = k < c->ncuts ?
+			&ix->cuts[c->first_cut + k] : NULL;
+		uint32_t upto = cut ? cut->insns : c->hdr.insn_count;
+
+		s.nitems = upto - at;
+		rc = hwt_segments_push(x->segs, &s);
+		if (!cut)
+			break;
+		s.off = pay + cut->rec_off;
+		s.len = c->hdr.payload_size - cut->rec_off;
+		s.pc = cut->pc;
+		s.flags = HWT_SW_SEG_RUNS |
+			(cut->prev_known ? HWT_SW_SEG_PREV : 0);
+		at = upto;
+	}
+	return rc;
+}
+
 int hwt_sw_index_segments(const struct hwt_sw_index *ix, uint64_t lost_insns,
 			  struct hwt_segments *segs, struct hwt_err *err)
 {
 	struct sw_index x = { .segs = segs, .size = ix->decoded_size };
 	uint64_t next_seq = 0;
+	size_t table = SIZE_MAX;
+	bool table_ended = true;
 	int rc = 0;
 
 	for (size_t i = 0; i < ix->nchunks && !rc; i++) {
 		const struct hwt_sw_index_chunk *c = &ix->chunks[i];
 		bool follows;
 
+		/* A table holds no instruction: the runs after it name its
+		 * translations. */
+		if (c->hdr.flags & HWT_SW_CHUNK_TABLE) {
+			if (table_ended)
+				table = i;
+			table_ended = false;
+			continue;
+		}
+		table_ended = true;
 		rc = chunk_begin(&x, c->decoded_off, &c->hdr, lost_insns,
 				 &next_seq, &follows);
 		if (!rc)
-			rc = index_cuts(&x, ix, c);
+			rc = c->hdr.flags & HWT_SW_CHUNK_RUNS ?
+				index_run_cuts(&x, ix, c, table) :
+				index_cuts(&x, ix, c);
 	}
 	if (!rc)
 		rc = flush_skip(&x, x.chunk ? 0 : lost_insns);

@@ -75,9 +75,11 @@ static int describe_threads(FILE *f, const struct hwt_bundle *b,
 				t->step_gaps);
 		if (t->encoding == HWT_TRACE_ZSTD)
 			fprintf(f, "trace %" PRIu64 " bytes (zstd, %" PRIu64
-				" decoded%s)\n", t->trace_size, t->decoded_size,
+				" decoded%s%s)\n", t->trace_size,
+				t->decoded_size,
 				t->index_file && !hwt_history_index_note(h) ?
-				", indexed" : "");
+				", indexed" : "",
+				hwt_history_runs_kept(h) ? ", runs kept" : "");
 		else
 			fprintf(f, "trace %" PRIu64 " bytes\n", t->trace_size);
 		if (hwt_history_index_note(h))

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "decode.h"
 #include "replay-int.h"
 
@@ -43,8 +44,10 @@ struct hwt_history {
 	const uint8_t *trace;
 	size_t size;
 	uint8_t *owned;          /* trace bytes read from a bundle */
-	uint8_t *mapped;         /* or mapped from it, size bytes */
+	uint8_t *mapped;         /* or mapped from it, mapped_size bytes */
+	size_t mapped_size;
 	struct hwt_sw_chunks *chunks; /* indexed hwt-sw: read chunk by chunk */
+	struct hwt_bytes runs;   /* a segment of runs expanded (chunks) */
 	/* Why a bundle's trace index was not used (the trace was read whole
 	 * instead), or empty. */
 	char index_note[sizeof(((struct hwt_err *)0)->msg)];
@@ -124,6 +127,29 @@ static int load_kept(struct hwt_history *h, const struct hwt_bundle *b,
 	return rc;
 }
 
+/* Whether an hwt-sw trace holds runs (its chunk headers, walked). */
+static bool has_runs(const uint8_t *trace, size_t size)
+{
+	size_t off = 0;
+
+	while (off < size) {
+		struct hwt_sw_chunk_hdr h;
+
+		if (hwt_sw_chunk_hdr_unpack_flags(trace + off, size - off,
+						  HWT_SW_CHUNK_TABLE |
+						  HWT_SW_CHUNK_RUNS |
+						  HWT_SW_CHUNK_PREV |
+						  HWT_SW_CHUNK_BRANCHES |
+						  HWT_SW_CHUNK_ASYNC, &h,
+						  NULL))
+			return false;
+		if (h.flags & (HWT_SW_CHUNK_TABLE | HWT_SW_CHUNK_RUNS))
+			return true;
+		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
+	}
+	return false;
+}
+
 static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 		      size_t size, uint8_t *owned, uint64_t lost_insns,
 		      uint64_t end_pc, const struct hwt_cpu_info *cpu,
@@ -141,6 +167,18 @@ static int open_trace(const struct hwt_decoder *dec, const uint8_t *trace,
 		return hwt_err_set(err, EINVAL, "a history needs an image to "
 				   "decode instructions; create one with "
 				   "hwt_image_new");
+	}
+	if (dec == &hwt_decoder_sw && has_runs(trace, size)) {
+		uint8_t *flat;
+		size_t flat_n;
+
+		/* Read whole (no index): its runs expanded once. A damaged
+		 * one is read as it is, its runs a gap. */
+		if (!hwt_sw_runs_flatten(trace, size, &flat, &flat_n, NULL)) {
+			free(owned);
+			trace = owned = flat;
+			size = flat_n;
+		}
 	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
@@ -318,10 +356,12 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 		rc = open_trace(dec, map, size, NULL, t->lost_insns, end_pc,
 				&b->cpu, b, thread_idx, NULL, 0, img, out,
 				err);
-		if (rc)
+		if (rc) {
 			hwt_unmap_file(map, size);
-		else
+		} else {
 			(*out)->mapped = map;
+			(*out)->mapped_size = size;
+		}
 		return rc;
 	}
 	rc = hwt_bundle_load_trace(b, t, &data, &size, err);
@@ -365,6 +405,17 @@ bool hwt_history_index_kept(const struct hwt_history *h)
 	return h->kept;
 }
 
+bool hwt_history_runs_kept(const struct hwt_history *h)
+{
+	const struct hwt_sw_index *ix = h->chunks ?
+		hwt_sw_chunks_index(h->chunks) : NULL;
+
+	for (size_t i = 0; ix && i < ix->nchunks; i++)
+		if (ix->chunks[i].hdr.flags & HWT_SW_CHUNK_RUNS)
+			return true;
+	return false;
+}
+
 int hwt_history_index_save(const struct hwt_history *h, uint8_t **out,
 			   size_t *out_n, struct hwt_err *err)
 {
@@ -397,8 +448,9 @@ void hwt_history_free(struct hwt_history *h)
 	hwt_segments_free(&h->segs);
 	free(h->walk);
 	free(h->owned);
-	hwt_unmap_file(h->mapped, h->size);
+	hwt_unmap_file(h->mapped, h->mapped_size);
 	hwt_sw_chunks_free(h->chunks);
+	hwt_bytes_free(&h->runs);
 	free(h);
 }
 
@@ -434,7 +486,7 @@ size_t hwt_history_memory(const struct hwt_history *h)
 		h->segs.strcap * sizeof(char *) + h->segs.str_bytes +
 		h->segs.priv_bytes +
 		h->cache_bytes + h->walk_cap * sizeof(*h->walk) +
-		(h->owned || h->mapped ? h->size : 0) +
+		(h->owned ? h->size : 0) + h->mapped_size + h->runs.cap +
 		(h->chunks ? hwt_sw_chunks_memory(h->chunks) : 0);
 }
 
@@ -451,6 +503,67 @@ static size_t find_seg(const struct hwt_history *h, uint64_t index)
 			hi = mid;
 	}
 	return lo - 1;
+}
+
+struct runs_out {
+	struct hwt_bytes *rec;
+	uint64_t first, last;
+	bool started, async;
+};
+
+static int run_insn(void *ctx, uint64_t pc, bool async)
+{
+	struct runs_out *o = ctx;
+	uint8_t r[HWT_SW_MAX_RECORD + 1];
+
+	if (!o->started) {
+		o->started = true;
+		o->first = o->last = pc;
+		o->async = async;
+		return 0;
+	}
+	if (hwt_bytes_put(o->rec, r, hwt_sw_encode_step(o->last, pc, async,
+							  r)))
+		return -ENOMEM;
+	o->last = pc;
+	return 0;
+}
+
+/* A segment of runs (HWT_SW_SEG_RUNS, its bytes at base, *seg relative
+ * to them) as the plain records of its instructions in h->runs, *seg
+ * made to read them. */
+static int expand_runs(struct hwt_history *h, const uint8_t *base,
+		       size_t size, struct hwt_segment *seg,
+		       struct hwt_err *err)
+{
+	const struct hwt_sw_table *tab;
+	struct hwt_sw_runs w;
+	struct runs_out o = { .rec = &h->runs };
+	uint64_t given;
+	int rc;
+
+	if (seg->off > size || seg->len > size - seg->off)
+		return hwt_err_set(err, EIO, "runs segment outside its frame");
+	if ((rc = hwt_sw_chunks_table(h->chunks, seg->own.table, &tab, err)))
+		return rc;
+	h->runs.n = 0;
+	hwt_sw_runs_init(&w, tab, base + seg->off, seg->len, 0,
+			 seg->flags & HWT_SW_SEG_PREV, seg->pc);
+	rc = hwt_sw_runs_each(&w, seg->nitems, run_insn, &o, &given, err);
+	if (rc == -ENOMEM)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	if (rc)
+		return rc;
+	if (given != seg->nitems)
+		return hwt_err_set(err, EIO, "a runs segment of %u "
+				   "instructions gives %llu", seg->nitems,
+				   (unsigned long long)given);
+	seg->pc = o.first;
+	seg->off = 0;
+	seg->len = h->runs.n;
+	seg->own.bytes = h->runs.p ? h->runs.p : base;
+	seg->flags = HWT_SW_SEG_EXPANDED | (o.async ? HWT_SW_SEG_ASYNC : 0);
+	return 0;
 }
 
 /* The cache slot holding segment s, decoding it if needed. */
@@ -473,6 +586,8 @@ static int load(struct hwt_history *h, size_t s, struct hwt_err *err)
 
 		rc = hwt_sw_chunks_get(h->chunks, seg, &base, &size, &local,
 				       err);
+		if (!rc && (seg->flags & HWT_SW_SEG_RUNS))
+			rc = expand_runs(h, base, size, &local, err);
 		if (!rc)
 			rc = h->dec->decode(base, size, &local, h->img, &out,
 					    err);

@@ -170,6 +170,10 @@ const char *hwt_history_index_note(const struct hwt_history *h);
 /* Whether the segments came from the index kept beside the trace
  * (`hwtrace index`) instead of decoding the whole trace. */
 bool hwt_history_index_kept(const struct hwt_history *h);
+/* Whether the history reads superblock runs kept as the valgrind
+ * recorder's tool wrote them (docs/swtrace.md, "Runs chunks"),
+ * expanding only the parts asked for. */
+bool hwt_history_runs_kept(const struct hwt_history *h);
 /* The history's segment index as `hwtrace index` keeps it beside the
  * trace (hwt_history_index_path; *out malloc'd), CoreSight's with the
  * blocks it decoded; -ENOTSUP for traces indexed otherwise (hwt-sw at

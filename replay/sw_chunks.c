@@ -30,6 +30,9 @@ struct hwt_sw_chunks {
 	size_t map_size;
 	struct slot slots[SLOTS];
 	uint64_t tick;
+	/* The table last read (its first chunk, SIZE_MAX: none). */
+	struct hwt_sw_table table;
+	size_t table_first;
 };
 
 void hwt_sw_chunks_free(struct hwt_sw_chunks *c)
@@ -38,6 +41,7 @@ void hwt_sw_chunks_free(struct hwt_sw_chunks *c)
 		return;
 	for (int i = 0; i < SLOTS; i++)
 		free(c->slots[i].bytes);
+	hwt_sw_table_free(&c->table);
 	hwt_unmap_file(c->map, c->map_size);
 	hwt_sw_index_free(c->ix);
 	free(c);
@@ -63,6 +67,7 @@ int hwt_sw_chunks_open(const struct hwt_bundle *b,
 	}
 	for (int i = 0; i < SLOTS; i++)
 		c->slots[i].frame = SIZE_MAX;
+	c->table_first = SIZE_MAX;
 	rc = hwt_map_file(path, t->trace_size, &c->map, &c->map_size, err);
 	free(path);
 	if (!rc)
@@ -133,9 +138,44 @@ found:
 	return 0;
 }
 
+int hwt_sw_chunks_table(struct hwt_sw_chunks *c, size_t first,
+			const struct hwt_sw_table **out, struct hwt_err *err)
+{
+	const struct hwt_sw_index *ix = c->ix;
+	int rc = 0;
+
+	if (c->table_first == first) {
+		*out = &c->table;
+		return 0;
+	}
+	hwt_sw_table_free(&c->table);
+	c->table_first = SIZE_MAX;
+	for (size_t k = first; k < ix->nchunks && !rc &&
+	     (ix->chunks[k].hdr.flags & HWT_SW_CHUNK_TABLE); k++) {
+		const struct hwt_sw_index_chunk *e = &ix->chunks[k];
+		struct hwt_segment seg = { .off = e->decoded_off }, local;
+		const uint8_t *base;
+		size_t size;
+
+		rc = hwt_sw_chunks_get(c, &seg, &base, &size, &local, err);
+		if (!rc)
+			rc = hwt_sw_table_add(&c->table, base + local.off +
+					      HWT_SW_CHUNK_HDR_SIZE,
+					      e->hdr.payload_size, err);
+	}
+	if (rc) {
+		hwt_sw_table_free(&c->table);
+		return hwt_err_prefix(err, "the trace's translations: ");
+	}
+	c->table_first = first;
+	*out = &c->table;
+	return 0;
+}
+
 size_t hwt_sw_chunks_memory(const struct hwt_sw_chunks *c)
 {
-	size_t n = sizeof(*c) + c->ix->nframes * sizeof(*c->ix->frames) +
+	size_t n = sizeof(*c) + c->table.bytes +
+		c->ix->nframes * sizeof(*c->ix->frames) +
 		c->ix->nchunks * sizeof(*c->ix->chunks) +
 		c->ix->ncuts * sizeof(*c->ix->cuts);
 

@@ -11,20 +11,92 @@
  *   - so does a copy whose chunk headers (as many as unpack in a row) are
  *     flagged HWT_SW_CHUNK_BRANCHES: the records read as block-step
  *     branch records and are expanded with the image (replay/expand_sw.c),
- *     so that recorded seeds reach expansion too.
- * Seeds are real recorded traces (tests/integration/test_fuzz.py).
+ *     so that recorded seeds reach expansion too;
+ *   - the input packed for a bundle: a trace of TABLE and RUNS chunks
+ *     (common/sw_runs.c) is walked for its restart points, and its
+ *     flattening never reads outside it.
+ * Seeds are real recorded traces (tests/integration/test_fuzz.py) and,
+ * written here (HWT_FUZZ_SEEDS), a trace of a table and runs.
  */
 #include "fuzz-common.h"
+
+/* A table of two translations and runs of them, as the valgrind
+ * recorder keeps a thread's window. */
+static void write_runs_seed(const char *dir)
+{
+	static uint64_t pc0[] = { 0x1000, 0x1003, 0x1005 }, tg0[] = { 0x2000 };
+	static uint64_t pc1[] = { 0x2000, 0x2004 };
+	static uint32_t ex0[] = { 1 };
+	const struct hwt_sw_tr tr[2] = {
+		{ .ninsns = 3, .nexits = 1, .flags = HWT_SW_TR_IMPLIED,
+		  .entry = 0x1000, .pc = pc0, .exit_after = ex0,
+		  .target = tg0 },
+		{ .ninsns = 2, .entry = 0x2000, .pc = pc1 },
+	};
+	uint8_t buf[4096], tab[256], items[64];
+	struct hwt_sw_chunk_hdr h = { .flags = HWT_SW_CHUNK_TABLE };
+	size_t n = 0, tn = 0, in = 0;
+	char path[4096];
+	FILE *f;
+
+	for (int i = 0; i < 2; i++)
+		tn += hwt_sw_tr_encode((uint64_t)i, &tr[i], tab + tn);
+	for (int i = 0; i < 20; i++) {
+		items[in++] = 0;          /* translation 0 ... */
+		items[in++] = i % 4 ? 4 : 1 << 2 | 2;   /* 1, or a mark */
+		if (!(i % 4))
+			items[in++] = 4;  /* ... then 1 */
+	}
+	h.payload_size = (uint32_t)tn;
+	hwt_sw_chunk_hdr_pack(&h, buf);
+	memcpy(buf + HWT_SW_CHUNK_HDR_SIZE, tab, tn);
+	n = HWT_SW_CHUNK_HDR_SIZE + tn;
+	h = (struct hwt_sw_chunk_hdr){
+		.flags = HWT_SW_CHUNK_RUNS | HWT_SW_CHUNK_PREV,
+		.first_pc = 0x2004, .first_seq = 5, .last_pc = 0x2004,
+		.insn_count = 20 * 3 + 5 * 2, .payload_size = (uint32_t)in,
+	};
+	hwt_sw_chunk_hdr_pack(&h, buf + n);
+	memcpy(buf + n + HWT_SW_CHUNK_HDR_SIZE, items, in);
+	n += HWT_SW_CHUNK_HDR_SIZE + in;
+	snprintf(path, sizeof(path), "%s/seed-runs", dir);
+	if ((f = fopen(path, "wb"))) {
+		fwrite(buf, 1, n, f);
+		fclose(f);
+	}
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	/* The seeds are trace files as they are; none to generate. */
-	if (getenv("HWT_FUZZ_SEEDS"))
+	/* The seeds are trace files as they are, and one of runs. */
+	if (getenv("HWT_FUZZ_SEEDS")) {
+		write_runs_seed(getenv("HWT_FUZZ_SEEDS"));
 		exit(0);
+	}
 	fuzz_image();
 	return 0;
+}
+
+static void runs(const uint8_t *data, size_t size)
+{
+	uint8_t *zst = NULL, *idx = NULL, *flat = NULL;
+	size_t zst_n, idx_n, flat_n;
+	struct hwt_sw_index *ix = NULL;
+
+	if (hwt_sw_trace_pack(data, size, &zst, &zst_n, &idx, &idx_n,
+			      NULL) == 0 && idx &&
+	    hwt_sw_index_parse(idx, idx_n, zst, zst_n, size, &ix, NULL))
+		abort();   /* the packer's own index must read back */
+	hwt_sw_index_free(ix);
+	free(zst);
+	free(idx);
+	if (hwt_sw_runs_flatten(data, size, &flat, &flat_n, NULL) == 0 &&
+	    flat_n && hwt_sw_chunk_hdr_unpack(flat, flat_n, &(struct
+		    hwt_sw_chunk_hdr){ 0 }, NULL))
+		abort();   /* flattened: plain chunks */
+	free(flat);
 }
 
 static uint64_t get64(const uint8_t *p)
@@ -125,5 +197,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		hwt_history_free(h);
 	}
 	as_branches(data, size, img);
+	runs(data, size);
 	return 0;
 }
