@@ -179,7 +179,7 @@ $(FUZZ_BINS): $(FUZZ_O)/%: $(FUZZ_O)/obj/tests/fuzz/%.o $(FUZZ_LIB)
 $(FUZZ_O)/fuzz_rsp: $(FUZZ_O)/obj/plugin/gdb/rsp.o
 
 # The valgrind backend's stream reader and what it writes into.
-$(FUZZ_O)/fuzz_vgstream: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/valgrind/stream.c collect/valgrind/runlog.c collect/ring.c collect/spill.c collect/os/modset.c collect/os/procmaps.c collect/os/procfs.c)
+$(FUZZ_O)/fuzz_vgstream: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/valgrind/stream.c collect/valgrind/runlog.c collect/valgrind/keep.c collect/ring.c collect/spill.c collect/os/modset.c collect/os/procmaps.c collect/os/procfs.c)
 
 # The link to Valgrind's gdbserver, reading what vgdb passes on.
 $(FUZZ_O)/fuzz_vgdb: $(FUZZ_O)/obj/collect/valgrind/vgdb.o

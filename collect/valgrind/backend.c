@@ -614,7 +614,7 @@ static void add_threads(struct vg_collector *c, const struct hwt_vg_reader *rd)
 	for (size_t i = 0; i < rd->nthreads; i++) {
 		const struct hwt_vg_thread *t = &rd->threads[i];
 
-		if (!t->ring.started)
+		if (!t->ring.started && !t->ring.sealed_size)
 			continue;
 		c->threads[c->nthreads++] = (struct hwt_collect_thread){
 			.tid = t->tid,

@@ -28,7 +28,10 @@ static void chunk_unmap(struct hwt_vg_log_chunk *c)
  * log's bytes), within these: dropping one loses little of the window,
  * and a small window still has several. */
 #define CHUNK_MIN (4u << 10)
-#define CHUNK_MAX (1u << 20)
+/* Kept as it is, a chunk is a RUNS chunk's payload (at most
+ * HWT_SW_MAX_CHUNK_PAYLOAD): it closes with room left for the run's
+ * exit and marks that stay with it. */
+#define CHUNK_MAX ((1u << 20) - (4u << 10))
 
 void hwt_vg_log_init(struct hwt_vg_runlog *l, uint64_t capacity,
 		     struct hwt_sw_ring_budget *budget)

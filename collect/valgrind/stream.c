@@ -10,6 +10,7 @@
 #include "array.h"
 #include "stream.h"
 #include "spill.h"
+#include "valgrind/keep.h"
 #include "valgrind/vgstream.h"
 
 struct hwt_vg_sb {
@@ -28,7 +29,7 @@ struct hwt_vg_sb {
 	uint32_t *enc_off;
 };
 
-#define REP_CHECK 0x80000000u
+#define REP_CHECK HWT_SW_TR_REP_CHECK
 
 /* A thread's log holds the tool's EXEC and EXIT items as they are and
  * these marks of its own (V & 3 == HWT_VG_RECORD, kind V >> 2): */
@@ -555,13 +556,56 @@ out:
 }
 
 /* Every thread's runs so far into its ring: the translations they name
- * are about to go, or the stream is over. */
+ * are about to go. */
 static void expand_all(struct hwt_vg_reader *r)
 {
 	for (size_t i = 0; i < r->nthreads; i++) {
 		end_run(r, &r->threads[i]);
 		if (r->defer)
 			expand_log(r, &r->threads[i]);
+	}
+}
+
+static void tr_view(void *ctx, uint32_t id, struct hwt_sw_tr *out)
+{
+	const struct hwt_vg_sb *sb = ((const struct hwt_vg_reader *)ctx)->sbs[id];
+
+	*out = (struct hwt_sw_tr){
+		.ninsns = sb->ninsns, .nexits = sb->nexits,
+		.flags = sb->flags, .entry = sb->entry, .pc = sb->pc,
+		.exit_after = sb->exit_after, .target = sb->target,
+	};
+}
+
+/* The stream is over: every thread's log is kept as it is, to follow
+ * its ring's chunks (keep.h); one that cannot be is expanded. */
+static void keep_all(struct hwt_vg_reader *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct hwt_vg_thread *t = &r->threads[i];
+		struct hwt_vg_runlog *l = &t->log;
+		struct hwt_vg_keep_in in = {
+			.ntr = (uint32_t)r->nsbs, .view = tr_view, .ctx = r,
+			.first_seq = t->ring.insn_total + l->lost_insns,
+		};
+		struct hwt_err e = { 0 };
+		uint64_t insns = 0;
+
+		end_run(r, t);
+		if (!r->defer || !l->nchunks)
+			continue;
+		for (size_t k = 0; k < l->nchunks; k++)
+			insns += hwt_vg_log_chunk(l, k)->insns;
+		in.last_pc = t->last_known ? log_last_pc(r, t) : 0;
+		if (hwt_vg_keep_log(l, &in, &t->kept, &e)) {
+			expand_log(r, t);
+			continue;
+		}
+		t->ring.insn_total += l->lost_insns + insns;
+		t->ring.lost_insns += l->lost_insns;
+		t->ring.lost_bytes += l->lost_bytes;
+		hwt_vg_log_clear(l);
+		t->log_cur = NULL;
 	}
 }
 
@@ -584,28 +628,6 @@ static void log_left(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 			   t->last_known ? log_last_pc(r, t) : 0);
 }
 
-/* r->defer: t runs translation id (item bytes at p). Where t's run
- * before it left, if its superblock is implied, is where id enters; the
- * log says it the same way (expand_log). */
-static int log_exec(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
-		    uint32_t id, const uint8_t *p, size_t len,
-		    struct hwt_err *err)
-{
-	int rc;
-
-	if (t->run_open)
-		log_left(r, t, exit_to(r->sbs[t->log_run], r->hot[id].entry));
-	log_end_run(r, t);
-	if ((rc = log_item(r, t, p, len, true, err)) < 0)
-		return rc;
-	t->log_run = id;
-	t->run_insns = r->hot[id].ninsns;
-	t->run_open = (r->hot[id].flags & HWT_VG_SB_IMPLIED) &&
-		      r->hot[id].nexits;
-	t->log_in_run = true;
-	return 0;
-}
-
 /* r->defer: t's run left at exit k (item bytes at p). */
 static int log_exit(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		    uint64_t k, const uint8_t *p, size_t len,
@@ -615,6 +637,42 @@ static int log_exit(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		return bad(r, err, "a side exit of no superblock");
 	log_left(r, t, k);
 	return log_item(r, t, p, len, false, err);
+}
+
+/* r->defer: t runs translation id (item bytes at p). Where t's run
+ * before it left, if its superblock is implied, is where id enters; the
+ * log says it the same way (expand_log). */
+static int log_exec(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
+		    uint32_t id, const uint8_t *p, size_t len,
+		    struct hwt_err *err)
+{
+	int rc;
+
+	if (t->run_open) {
+		uint32_t k = exit_to(r->sbs[t->log_run], r->hot[id].entry);
+		uint8_t item[10];
+
+		/* A chunk read on its own must not need the next one's first
+		 * run to tell where its last run left: a run that opens a new
+		 * chunk says so in the old one. */
+		if (t->log_cur && t->log_cur->used >= t->log.chunk_bytes) {
+			rc = log_exit(r, t, k, item, put_leb(item, (uint64_t)k
+					<< 2 | HWT_VG_EXIT), err);
+			if (rc < 0)
+				return rc;
+		} else {
+			log_left(r, t, k);
+		}
+	}
+	log_end_run(r, t);
+	if ((rc = log_item(r, t, p, len, true, err)) < 0)
+		return rc;
+	t->log_run = id;
+	t->run_insns = r->hot[id].ninsns;
+	t->run_open = (r->hot[id].flags & HWT_VG_SB_IMPLIED) &&
+		      r->hot[id].nexits;
+	t->log_in_run = true;
+	return 0;
 }
 
 /* r->defer: t's open run left for pc: the exit that says so goes into
@@ -1032,7 +1090,7 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 	case HWT_VG_REC_END:
 		r->ended = true;
 		/* Nothing runs any more. */
-		expand_all(r);
+		keep_all(r);
 		drop_if_done(r);
 		return 0;
 	case HWT_VG_REC_FORKS:
@@ -1312,11 +1370,27 @@ int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
 	return 0;
 }
 
+/* t's kept log after its ring's chunks. */
+static int append_kept(struct hwt_vg_thread *t, struct hwt_err *err)
+{
+	uint8_t *all = realloc(t->ring.sealed, t->ring.sealed_size + t->kept.n);
+
+	if (!all)
+		return hwt_err_set(err, ENOMEM, "out of memory sealing the "
+				   "trace of thread %d", (int)t->tid);
+	memcpy(all + t->ring.sealed_size, t->kept.p, t->kept.n);
+	t->ring.sealed = all;
+	t->ring.sealed_size += t->kept.n;
+	hwt_bytes_free(&t->kept);
+	return 0;
+}
+
 int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)
 {
 	int rc = 0;
 
-	expand_all(r);
+	if (!r->ended)
+		keep_all(r);
 	for (size_t i = 0; i < r->nthreads; i++)
 		r->threads[i].exited = true;
 	if (r->waiting_parent)
@@ -1328,9 +1402,12 @@ int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)
 				 "in the middle of an item at byte %llu",
 				 (unsigned long long)r->offset);
 	for (size_t i = 0; i < r->nthreads; i++) {
+		struct hwt_vg_thread *t = &r->threads[i];
 		struct hwt_err e = { 0 };
-		int src = hwt_sw_ring_seal(&r->threads[i].ring, &e);
+		int src = hwt_sw_ring_seal(&t->ring, &e);
 
+		if (!src && t->kept.n)
+			src = append_kept(t, &e);
 		if (src < 0 && rc == 0) {
 			*err = e;
 			rc = src;
@@ -1349,6 +1426,7 @@ void hwt_vg_reader_free(struct hwt_vg_reader *r)
 	for (size_t i = 0; i < r->nthreads; i++) {
 		hwt_sw_ring_free(&r->threads[i].ring);
 		hwt_vg_log_free(&r->threads[i].log);
+		hwt_bytes_free(&r->threads[i].kept);
 	}
 	free(r->threads);
 	hwt_modset_free(&r->modules);

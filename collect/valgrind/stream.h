@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "array.h"
 #include "hwt-common.h"
 #include "os/modset.h"
 #include "ring.h"
@@ -66,6 +67,9 @@ struct hwt_vg_thread {
 	bool last_lazy;
 	uint32_t last_run, last_n;
 	bool expanding;           /* its log is being written to the ring */
+	/* Its log kept as it is when the stream ended (keep.h): TABLE and
+	 * RUNS chunks to follow the ring's chunks. */
+	struct hwt_bytes kept;
 	uint64_t gap_insns, gap_bytes;      /* dropped before the next */
 };
 
@@ -155,7 +159,7 @@ int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
 int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
 			  bool mid, struct hwt_err *err);
 /* The stream is over: write every thread's last superblock and seal the
- * rings. An item cut short is an error (the tool died while writing);
+ * rings, each followed by what its thread's log kept (defer). An item cut short is an error (the tool died while writing);
  * the rings are sealed all the same. */
 int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err);
 void hwt_vg_reader_free(struct hwt_vg_reader *r);

@@ -875,10 +875,18 @@ def check_window(hwtrace, programs, tmp):
                last_function(hwtrace, os.path.join(tmp, 'window')))
         kept = t['instructions'] - t.get('lostInstructions', 0)
         core = os.path.exists(os.path.join(tmp, 'window', 'core'))
+        _, info, _ = run_tool(hwtrace, 'info', os.path.join(tmp, 'window'))
     except (OSError, ValueError, KeyError, IndexError) as e:
         report('default window: the newest history and the crash', False,
                str(e))
         return
+    # The window is stored as the tool's runs, not expanded
+    # (docs/swtrace.md): indexed, and a few bytes a run.
+    report('default window: kept as runs, indexed, under 0.05 byte an '
+           'instruction kept',
+           'indexed, runs kept' in info and
+           t.get('traceSize', 1 << 40) < kept // 20,
+           f'info {info.strip()[-400:]!r}, trace json {t}')
     report('default window: the newest history and the crash are kept, '
            'the oldest counted as lost',
            rc == 139 and core and got[1] > 100_000_000 and

@@ -134,23 +134,32 @@ static void leave(struct stream *s, uint64_t k)
 	u(s, k << 2 | HWT_VG_EXIT);
 }
 
-/* Every instruction of a thread's sealed ring, async marks in *async. */
+/* Every instruction of a thread's sealed ring, async marks in *async;
+ * runs kept as they are (defer) expanded by hwt_sw_runs_flatten. */
 static size_t history(const struct hwt_vg_thread *t, uint64_t *pcs,
 		      bool *async, size_t cap)
 {
-	const uint8_t *p = t->ring.sealed;
-	size_t off = 0, n = 0;
+	uint8_t *p = NULL;
+	size_t off = 0, n = 0, size = 0;
 	struct hwt_err err = { 0 };
 
-	while (off < t->ring.sealed_size) {
+	if (t->ring.sealed_size &&
+	    hwt_sw_runs_flatten(t->ring.sealed, t->ring.sealed_size, &p,
+				&size, &err) < 0) {
+		printf("  (flattening: %s)\n", err.msg);
+		return 0;
+	}
+	while (off < size) {
 		struct hwt_sw_chunk_hdr h;
 		struct hwt_sw_reader rd;
 		bool a = false;
 		int rc;
 
-		if (hwt_sw_chunk_hdr_unpack(p + off, t->ring.sealed_size - off,
-					    &h, &err) < 0)
+		if (hwt_sw_chunk_hdr_unpack(p + off, size - off, &h,
+					    &err) < 0) {
+			free(p);
 			return 0;
+		}
 		hwt_sw_reader_init(&rd, p + off + HWT_SW_CHUNK_HDR_SIZE,
 				   h.payload_size, h.first_pc);
 		do {
@@ -163,6 +172,7 @@ static size_t history(const struct hwt_vg_thread *t, uint64_t *pcs,
 		} while (rc == HWT_SW_NEXT);
 		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
 	}
+	free(p);
 	return n;
 }
 

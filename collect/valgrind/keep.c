@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* keep.c - a thread's log of runs as TABLE and RUNS chunks (keep.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "valgrind/keep.h"
+
+/* The translations the log's items name, as a bitmap; false when an
+ * item names one that does not exist (the reader checked each as it
+ * logged it: never). */
+static bool mark_named(const struct hwt_vg_runlog *l, uint32_t ntr,
+		       uint64_t *named)
+{
+	for (size_t i = 0; i < l->nchunks; i++) {
+		const struct hwt_vg_log_chunk *c = hwt_vg_log_chunk(l, i);
+		const uint8_t *p = c->items, *end = c->items + c->used;
+		bool count_next = false;
+
+		while (p < end) {
+			uint64_t v = 0;
+			unsigned shift = 0;
+
+			do
+				v |= (uint64_t)(*p & 0x7f) << shift, shift += 7;
+			while (*p++ & 0x80 && p < end && shift < 64);
+			if (count_next) {
+				count_next = false;
+				continue;
+			}
+			if ((v & 3) == HWT_SW_RUNS_EXEC) {
+				if (v >> 2 >= ntr)
+					return false;
+				named[v >> 8] |= 1ull << (v >> 2 & 63);
+			} else if ((v & 3) == HWT_SW_RUNS_MARK &&
+				   v >> 2 == HWT_SW_RUNS_TRUNC) {
+				count_next = true;
+			}
+		}
+	}
+	return true;
+}
+
+/* A chunk header at out->n, its payload to follow; the header's offset. */
+static int begin_chunk(struct hwt_bytes *out, size_t *at)
+{
+	*at = out->n;
+	return hwt_bytes_put(out, NULL, HWT_SW_CHUNK_HDR_SIZE);
+}
+
+static void end_chunk(struct hwt_bytes *out, size_t at,
+		      struct hwt_sw_chunk_hdr *h)
+{
+	h->payload_size = (uint32_t)(out->n - at - HWT_SW_CHUNK_HDR_SIZE);
+	hwt_sw_chunk_hdr_pack(h, out->p + at);
+}
+
+/* The named translations, in TABLE chunks of at most the payload limit. */
+static int put_table(const struct hwt_vg_keep_in *in, const uint64_t *named,
+		     uint64_t seq, struct hwt_bytes *out)
+{
+	struct hwt_sw_chunk_hdr h = { .first_seq = seq,
+				      .flags = HWT_SW_CHUNK_TABLE };
+	size_t at = 0;
+	bool open = false;
+
+	for (uint32_t id = 0; id < in->ntr; id++) {
+		struct hwt_sw_tr tr;
+		size_t max;
+
+		if (!(named[id / 64] >> (id % 64) & 1))
+			continue;
+		in->view(in->ctx, id, &tr);
+		max = hwt_sw_tr_encoded_max(&tr);
+		if (open && out->n - at - HWT_SW_CHUNK_HDR_SIZE + max >
+		    HWT_SW_MAX_CHUNK_PAYLOAD) {
+			end_chunk(out, at, &h);
+			open = false;
+		}
+		if (!open && begin_chunk(out, &at))
+			return -ENOMEM;
+		open = true;
+		if (hwt_bytes_put(out, NULL, max))
+			return -ENOMEM;
+		out->n -= max;
+		out->n += hwt_sw_tr_encode(id, &tr, out->p + out->n);
+	}
+	if (open)
+		end_chunk(out, at, &h);
+	return 0;
+}
+
+int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
+		    struct hwt_bytes *out, struct hwt_err *err)
+{
+	size_t mark = out->n, words = in->ntr / 64 + 1;
+	uint64_t *named, seq = in->first_seq;
+
+	for (size_t i = 0; i < l->nchunks; i++)
+		if (hwt_vg_log_chunk(l, i)->used > HWT_SW_MAX_CHUNK_PAYLOAD ||
+		    hwt_vg_log_chunk(l, i)->insns > UINT32_MAX)
+			return hwt_err_set(err, E2BIG, "a log chunk of %u "
+					   "bytes is past a RUNS chunk's "
+					   "bounds",
+					   hwt_vg_log_chunk(l, i)->used);
+	if (!l->nchunks)
+		return 0;
+	if (!(named = calloc(words, sizeof(*named))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	if (!mark_named(l, in->ntr, named)) {
+		free(named);
+		return hwt_err_set(err, EPROTO, "a logged run of no "
+				   "translation");
+	}
+	if (put_table(in, named, seq, out)) {
+		free(named);
+		out->n = mark;
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	free(named);
+	/* Each chunk's last instruction is the next one's prev_pc, the
+	 * last chunk's the log's. */
+	for (size_t i = 0; i < l->nchunks; i++) {
+		const struct hwt_vg_log_chunk *c = hwt_vg_log_chunk(l, i);
+		struct hwt_sw_chunk_hdr h = {
+			.first_pc = c->prev_pc, .first_seq = seq,
+			.last_pc = i + 1 < l->nchunks ?
+				hwt_vg_log_chunk(l, i + 1)->prev_pc :
+				in->last_pc,
+			.insn_count = (uint32_t)c->insns,
+			.flags = HWT_SW_CHUNK_RUNS |
+				(c->prev_known ? HWT_SW_CHUNK_PREV : 0),
+		};
+		size_t at;
+
+		if (c->insns) {
+			if (begin_chunk(out, &at) ||
+			    hwt_bytes_put(out, c->items, c->used)) {
+				out->n = mark;
+				return hwt_err_set(err, ENOMEM, "out of memory");
+			}
+			end_chunk(out, at, &h);
+		}
+		seq += c->insns;
+	}
+	while (l->nchunks)
+		hwt_vg_log_release_oldest(l);
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* keep.h - a thread's log of runs (runlog.h) stored as it is: hwt-sw
+ * TABLE chunks holding the translations its runs name, then its chunks
+ * as RUNS chunks (hwt-common.h, docs/swtrace.md).
+ *
+ * Expanding a window of 50 M instructions into step records and packing
+ * them costs more than half a second after the program has ended; kept
+ * as runs they are copied, and whoever reads the history expands only
+ * the part it is asked for.
+ */
+#ifndef HWT_VG_KEEP_H
+#define HWT_VG_KEEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "array.h"
+#include "hwt-common.h"
+#include "valgrind/runlog.h"
+
+/* Translation id as a view (its arrays stay the caller's). */
+typedef void (*hwt_vg_tr_view_fn)(void *ctx, uint32_t id,
+				  struct hwt_sw_tr *out);
+
+struct hwt_vg_keep_in {
+	uint32_t ntr;            /* translations 0 .. ntr - 1 exist */
+	hwt_vg_tr_view_fn view;
+	void *ctx;
+	uint64_t first_seq;      /* instructions before the log's kept
+				  * chunks, the dropped ones included */
+	uint64_t last_pc;        /* the last instruction the log ran */
+};
+
+/* Append the log's chunks to out as TABLE and RUNS chunks, then release
+ * them; the log's own counts (lost) stay. Chunks of no instruction are
+ * left out. On an error (-E2BIG: a chunk does not fit a RUNS chunk;
+ * -ENOMEM) nothing is appended and the log is as it was. */
+int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
+		    struct hwt_bytes *out, struct hwt_err *err);
+
+#endif
