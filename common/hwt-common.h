@@ -134,6 +134,13 @@ static inline uint64_t hwt_get_le64(const uint8_t *p)
 #define HWT_SW_CHUNK_TABLE 0x4u
 #define HWT_SW_CHUNK_RUNS 0x8u
 #define HWT_SW_CHUNK_PREV 0x10u
+/* The restart points of the RUNS chunk after it, as its recorder found
+ * them (payload: HWT_SW_CUT_BYTES each), so a packer need not walk it. */
+#define HWT_SW_CHUNK_CUTS 0x20u
+#define HWT_SW_CUT_BYTES 16u
+/* Every flag of the chunks that carry runs. */
+#define HWT_SW_CHUNK_RUNS_FLAGS (HWT_SW_CHUNK_TABLE | HWT_SW_CHUNK_RUNS | \
+				 HWT_SW_CHUNK_PREV | HWT_SW_CHUNK_CUTS)
 
 struct hwt_sw_chunk_hdr {
 	uint32_t payload_size;
@@ -213,6 +220,10 @@ int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
  *               first N instructions only (a fault)
  * Its header counts its instructions and names its last; with
  * HWT_SW_CHUNK_PREV, first_pc is the instruction run before its first.
+ * A CUTS chunk (insn_count 0) before it may say where a walk over its
+ * items can begin: per point, little-endian, u32 the item's byte
+ * offset, u32 the chunk's instructions before it, u64 the instruction
+ * run before it.
  * Layout and an example: docs/swtrace.md.
  */
 #define HWT_SW_TR_MAX_INSNS 4096u

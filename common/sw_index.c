@@ -17,8 +17,8 @@
 #include "hwt-common.h"
 #include "sw_index_layout.h"
 
-/* The chunks an index may name: plain ones, tables and runs. */
-#define KNOWN (HWT_SW_CHUNK_TABLE | HWT_SW_CHUNK_RUNS | HWT_SW_CHUNK_PREV)
+/* The chunks an index may name: plain ones and those of runs. */
+#define KNOWN HWT_SW_CHUNK_RUNS_FLAGS
 
 void hwt_sw_index_free(struct hwt_sw_index *ix)
 {
@@ -113,7 +113,8 @@ static int parse_chunks(struct hwt_sw_index *ix, const uint8_t *p,
 			if (ncuts > ix->ncuts - cuts ||
 			    ((c->hdr.flags & HWT_SW_CHUNK_RUNS) ?
 			     ncuts > c->hdr.insn_count / HWT_SW_INDEX_STRIDE :
-			     ncuts != (c->hdr.flags & HWT_SW_CHUNK_TABLE ? 0 :
+			     ncuts != (c->hdr.flags & (HWT_SW_CHUNK_TABLE |
+						       HWT_SW_CHUNK_CUTS) ? 0 :
 				       (c->hdr.insn_count - 1) /
 				       HWT_SW_INDEX_STRIDE)))
 				return bad(err, "a chunk's restart points do "

@@ -46,6 +46,9 @@ struct hwt_sw_packer {
 	 * after a RUNS chunk starts another table. */
 	struct hwt_sw_table table;
 	bool table_used;
+	/* A CUTS chunk's payload, for the RUNS chunk after it. */
+	uint8_t *cuts;
+	size_t ncuts;
 };
 
 /* Room for one more element of *v (n used of *cap). */
@@ -74,6 +77,7 @@ void hwt_sw_packer_free(struct hwt_sw_packer *p)
 	free(p->pending);
 	free(p->zbuf);
 	hwt_sw_table_free(&p->table);
+	free(p->cuts);
 	free(p);
 }
 
@@ -152,6 +156,35 @@ static int cut_runs(struct hwt_sw_packer *p, const struct hwt_sw_chunk_hdr *h,
 	return 0;
 }
 
+/* A RUNS chunk's restart points as its recorder found them (the CUTS
+ * chunk before it): in order, inside it, each at a run's item. Its
+ * runs are not walked: each segment is checked against its count when
+ * it is read (replay/history.c). -EBADMSG when they do not hold. */
+static int given_cuts(struct hwt_sw_packer *p, const struct hwt_sw_chunk_hdr *h,
+		      const uint8_t *pay)
+{
+	uint32_t off = 0, insns = 0;
+
+	for (size_t k = 0; k < p->ncuts; k++) {
+		const uint8_t *q = p->cuts + k * HWT_SW_CUT_BYTES;
+		struct hwt_sw_index_cut cut = {
+			.rec_off = hwt_get_le32(q), .insns = hwt_get_le32(q + 4),
+			.pc = hwt_get_le64(q + 8), .prev_known = true,
+		};
+
+		if (cut.rec_off <= off || cut.rec_off >= h->payload_size ||
+		    cut.insns <= insns || cut.insns >= h->insn_count ||
+		    (pay[cut.rec_off] & 3) != HWT_SW_RUNS_EXEC ||
+		    (pay[cut.rec_off - 1] & 0x80))
+			return -EBADMSG;
+		if (add_cut(p, &cut))
+			return -ENOMEM;
+		off = cut.rec_off;
+		insns = cut.insns;
+	}
+	return 0;
+}
+
 /* The chunk c (n bytes) as an index entry with its cuts, appended to the
  * index; -EBADMSG, the index unchanged, when it is not a chunk whose
  * records (or runs) agree with its header, or a table that holds. */
@@ -163,14 +196,26 @@ static int index_chunk(struct hwt_sw_packer *p, const uint8_t *c, size_t n)
 	struct hwt_sw_reader r;
 	const uint8_t *pay = c + HWT_SW_CHUNK_HDR_SIZE;
 	uint64_t total = 1;
+	size_t given;
 	bool async;
 	int rr;
 
-	if (hwt_sw_chunk_hdr_unpack_flags(c, n, HWT_SW_CHUNK_TABLE |
-					  HWT_SW_CHUNK_RUNS |
-					  HWT_SW_CHUNK_PREV, &e.hdr, NULL) ||
+	if (hwt_sw_chunk_hdr_unpack_flags(c, n, HWT_SW_CHUNK_RUNS_FLAGS,
+					  &e.hdr, NULL) ||
 	    HWT_SW_CHUNK_HDR_SIZE + (size_t)e.hdr.payload_size != n)
 		return -EBADMSG;
+	if (e.hdr.flags & HWT_SW_CHUNK_CUTS) {
+		uint8_t *keep = realloc(p->cuts, e.hdr.payload_size + 1);
+
+		if (!keep)
+			return -ENOMEM;
+		memcpy(keep, pay, e.hdr.payload_size);
+		p->cuts = keep;
+		p->ncuts = e.hdr.payload_size / HWT_SW_CUT_BYTES;
+		goto add;
+	}
+	given = p->ncuts;
+	p->ncuts = 0;
 	if (e.hdr.flags & HWT_SW_CHUNK_TABLE) {
 		if (p->table_used) {
 			hwt_sw_table_free(&p->table);
@@ -184,7 +229,11 @@ static int index_chunk(struct hwt_sw_packer *p, const uint8_t *c, size_t n)
 	}
 	if (e.hdr.flags & HWT_SW_CHUNK_RUNS) {
 		p->table_used = true;
-		if ((rr = cut_runs(p, &e.hdr, pay))) {
+		p->ncuts = given;
+		rr = given ? given_cuts(p, &e.hdr, pay) :
+			cut_runs(p, &e.hdr, pay);
+		p->ncuts = 0;
+		if (rr) {
 			ix->ncuts = e.first_cut;
 			return rr;
 		}
@@ -480,9 +529,7 @@ static int pack_chunks(struct hwt_sw_packer *p, const uint8_t *trace,
 		int rc;
 
 		if (hwt_sw_chunk_hdr_unpack_flags(trace + off, n - off,
-						  HWT_SW_CHUNK_TABLE |
-						  HWT_SW_CHUNK_RUNS |
-						  HWT_SW_CHUNK_PREV, &h, NULL))
+						  HWT_SW_CHUNK_RUNS_FLAGS, &h, NULL))
 			return -EBADMSG;
 		len = HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
 		if ((rc = hwt_sw_packer_add(p, trace + off, len, err)))

@@ -517,10 +517,11 @@ int hwt_sw_runs_flatten(const uint8_t *trace, size_t n, uint8_t **out,
 		const uint8_t *pay = trace + off + HWT_SW_CHUNK_HDR_SIZE;
 
 		if ((rc = hwt_sw_chunk_hdr_unpack_flags(trace + off, n - off,
-				HWT_SW_CHUNK_TABLE | HWT_SW_CHUNK_RUNS |
-				HWT_SW_CHUNK_PREV, &h, err)))
+				HWT_SW_CHUNK_RUNS_FLAGS, &h, err)))
 			break;
-		if (h.flags & HWT_SW_CHUNK_TABLE) {
+		if (h.flags & HWT_SW_CHUNK_CUTS) {
+			/* Where a walk may begin: nothing to expand. */
+		} else if (h.flags & HWT_SW_CHUNK_TABLE) {
 			if (table_ended) {
 				hwt_sw_table_free(&tab);
 				table_ended = false;

@@ -60,7 +60,9 @@ int hwt_sw_chunk_hdr_check(const struct hwt_sw_chunk_hdr *hdr, uint32_t known,
 				   hdr->payload_size, HWT_SW_MAX_CHUNK_PAYLOAD);
 	/* A table holds no instruction; a run's item stands for up to a
 	 * superblock's instructions; a step record for one. */
-	if ((hdr->flags & HWT_SW_CHUNK_TABLE) ? hdr->insn_count != 0 :
+	if ((hdr->flags & (HWT_SW_CHUNK_TABLE | HWT_SW_CHUNK_CUTS)) ?
+	    hdr->insn_count != 0 || ((hdr->flags & HWT_SW_CHUNK_CUTS) &&
+				     hdr->payload_size % HWT_SW_CUT_BYTES) :
 	    hdr->insn_count == 0 ||
 	    hdr->insn_count - 1 > (uint64_t)hdr->payload_size *
 	    ((hdr->flags & HWT_SW_CHUNK_RUNS) ? HWT_SW_TR_MAX_INSNS : 1))
@@ -80,11 +82,13 @@ int hwt_sw_chunk_hdr_check(const struct hwt_sw_chunk_hdr *hdr, uint32_t known,
 	    !(hdr->flags & HWT_SW_CHUNK_BRANCHES))
 		return hwt_err_set(err, EBADMSG, "chunk flags 0x%x: async "
 				   "without branches", hdr->flags);
-	if (hdr->flags & (HWT_SW_CHUNK_TABLE | HWT_SW_CHUNK_RUNS) &&
+	if (hdr->flags & (HWT_SW_CHUNK_TABLE | HWT_SW_CHUNK_RUNS |
+			  HWT_SW_CHUNK_CUTS) &&
 	    (hdr->flags & ~(HWT_SW_CHUNK_RUNS | HWT_SW_CHUNK_PREV)) &&
-	    hdr->flags != HWT_SW_CHUNK_TABLE)
-		return hwt_err_set(err, EBADMSG, "chunk flags 0x%x: a table "
-				   "or runs with other kinds", hdr->flags);
+	    hdr->flags != HWT_SW_CHUNK_TABLE && hdr->flags != HWT_SW_CHUNK_CUTS)
+		return hwt_err_set(err, EBADMSG, "chunk flags 0x%x: a table, "
+				   "runs or restart points with other kinds",
+				   hdr->flags);
 	if ((hdr->flags & HWT_SW_CHUNK_PREV) &&
 	    !(hdr->flags & HWT_SW_CHUNK_RUNS))
 		return hwt_err_set(err, EBADMSG, "chunk flags 0x%x: a "

@@ -377,7 +377,9 @@ int hwt_sw_index_segments(const struct hwt_sw_index *ix, uint64_t lost_insns,
 		bool follows;
 
 		/* A table holds no instruction: the runs after it name its
-		 * translations. */
+		 * translations. Restart points are in the index already. */
+		if (c->hdr.flags & HWT_SW_CHUNK_CUTS)
+			continue;
 		if (c->hdr.flags & HWT_SW_CHUNK_TABLE) {
 			if (table_ended)
 				table = i;

@@ -136,9 +136,7 @@ static bool has_runs(const uint8_t *trace, size_t size)
 		struct hwt_sw_chunk_hdr h;
 
 		if (hwt_sw_chunk_hdr_unpack_flags(trace + off, size - off,
-						  HWT_SW_CHUNK_TABLE |
-						  HWT_SW_CHUNK_RUNS |
-						  HWT_SW_CHUNK_PREV |
+						  HWT_SW_CHUNK_RUNS_FLAGS |
 						  HWT_SW_CHUNK_BRANCHES |
 						  HWT_SW_CHUNK_ASYNC, &h,
 						  NULL))

@@ -90,6 +90,29 @@ static int put_table(const struct hwt_vg_keep_in *in, const uint64_t *named,
 	return 0;
 }
 
+/* c's restart points as the CUTS chunk before it. */
+static int put_cuts(const struct hwt_vg_log_chunk *c, uint64_t seq,
+		    struct hwt_bytes *out)
+{
+	struct hwt_sw_chunk_hdr h = { .first_seq = seq,
+				      .flags = HWT_SW_CHUNK_CUTS };
+	size_t at;
+
+	if (begin_chunk(out, &at))
+		return -ENOMEM;
+	for (uint32_t k = 0; k < c->ncuts; k++) {
+		uint8_t cut[HWT_SW_CUT_BYTES];
+
+		hwt_put_le32(cut, c->cuts[k].off);
+		hwt_put_le32(cut + 4, c->cuts[k].insns);
+		hwt_put_le64(cut + 8, c->cuts[k].pc);
+		if (hwt_bytes_put(out, cut, sizeof(cut)))
+			return -ENOMEM;
+	}
+	end_chunk(out, at, &h);
+	return 0;
+}
+
 int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
 		    struct hwt_bytes *out, struct hwt_err *err)
 {
@@ -134,7 +157,9 @@ int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
 		size_t at;
 
 		if (c->insns) {
-			if (begin_chunk(out, &at) ||
+			if ((c->ncuts && c->ncuts <= HWT_SW_MAX_CHUNK_PAYLOAD /
+			     HWT_SW_CUT_BYTES && put_cuts(c, seq, out)) ||
+			    begin_chunk(out, &at) ||
 			    hwt_bytes_put(out, c->items, c->used)) {
 				out->n = mark;
 				return hwt_err_set(err, ENOMEM, "out of memory");

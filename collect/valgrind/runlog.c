@@ -21,7 +21,28 @@ static struct hwt_vg_log_chunk *chunk_map(uint32_t alloc)
 
 static void chunk_unmap(struct hwt_vg_log_chunk *c)
 {
+	free(c->cuts);
 	munmap(c, sizeof(*c) + c->alloc);
+}
+
+void hwt_vg_log_add_cut(struct hwt_vg_log_chunk *c, uint32_t off,
+			uint64_t insns, uint64_t pc)
+{
+	if (insns > UINT32_MAX)
+		return;
+	if (c->ncuts == c->cuts_cap) {
+		uint32_t cap = c->cuts_cap ? 2 * c->cuts_cap : 64;
+		struct hwt_vg_log_cut *v = realloc(c->cuts, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		c->cuts = v;
+		c->cuts_cap = cap;
+	}
+	c->cuts[c->ncuts++] = (struct hwt_vg_log_cut){
+		.off = off, .insns = (uint32_t)insns, .pc = pc,
+	};
+	c->cut_at = insns;
 }
 
 /* A chunk closes at a sixteenth of the capacity (some eighth of the
@@ -162,6 +183,7 @@ bool hwt_vg_log_grow(struct hwt_vg_runlog *l, struct hwt_vg_log_chunk **c)
 	}
 	memcpy(grown, *c, sizeof(**c) + (*c)->used);
 	grown->alloc = alloc;
+	(*c)->cuts = NULL;        /* grown has them now */
 	chunk_unmap(*c);
 	l->chunks[(l->head + l->nchunks - 1) % l->alloc] = grown;
 	*c = grown;

@@ -36,14 +36,42 @@ static inline uint64_t hwt_vg_log_weight_of(uint64_t insns, uint64_t bytes)
 	return w > bytes ? w : bytes;
 }
 
+/* Where a walk over a chunk's items may begin (a RUNS chunk's restart
+ * point, hwt-common.h): the item's byte, the chunk's instructions
+ * before it and the last of them. */
+struct hwt_vg_log_cut {
+	uint32_t off, insns;
+	uint64_t pc;
+};
+
 struct hwt_vg_log_chunk {
 	uint64_t insns;           /* instructions its runs executed */
 	uint64_t weight;          /* its weight, fixed when it closed */
 	uint64_t prev_pc;         /* the instruction run before its first */
 	bool prev_known;          /* false: nothing ran before it */
+	/* Restart points found as runs were logged, one at the first run
+	 * at or past every HWT_SW_INDEX_STRIDE instructions from the last
+	 * (cut_at); a packer then need not walk the items for them. */
+	struct hwt_vg_log_cut *cuts;
+	uint32_t ncuts, cuts_cap;
+	uint64_t cut_at;
 	uint32_t used, alloc;     /* bytes of items, bytes allocated */
 	uint8_t items[];
 };
+
+/* A restart point of c before the item at its byte off, after insns
+ * instructions, the last at pc. Without memory for it there is none:
+ * the segments around it are longer. */
+void hwt_vg_log_add_cut(struct hwt_vg_log_chunk *c, uint32_t off,
+			uint64_t insns, uint64_t pc);
+
+/* Whether a run beginning in c after insns instructions is where a
+ * restart point goes. */
+static inline bool hwt_vg_log_cut_due(const struct hwt_vg_log_chunk *c,
+				      uint64_t insns)
+{
+	return insns - c->cut_at >= HWT_SW_INDEX_STRIDE;
+}
 
 struct hwt_vg_runlog {
 	uint64_t capacity;        /* weight kept at most (ring bytes) */

@@ -412,6 +412,7 @@ static void log_end_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 		t->last_run = t->log_run;
 		t->last_n = n;
 		t->last_lazy = t->last_known = true;
+		t->log_async = false;
 	}
 	t->log_cur->insns += n;
 	r->insns += n;
@@ -476,6 +477,8 @@ static int log_mark(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 
 	if (has_n)
 		len += put_leb(buf + len, n);
+	if (kind == LOG_ASYNC)
+		t->log_async = true;
 	return log_item(r, t, buf, len, kind == LOG_ASYNC, err);
 }
 
@@ -665,6 +668,10 @@ static int log_exec(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		}
 	}
 	log_end_run(r, t);
+	if (t->log_cur && t->log_cur->used < t->log.chunk_bytes &&
+	    !t->log_async && hwt_vg_log_cut_due(t->log_cur, t->log_cur->insns))
+		hwt_vg_log_add_cut(t->log_cur, t->log_cur->used,
+				   t->log_cur->insns, log_last_pc(r, t));
 	if ((rc = log_item(r, t, p, len, true, err)) < 0)
 		return rc;
 	t->log_run = id;
@@ -1186,7 +1193,7 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 	const uint64_t *targets = r->targets;
 	const uint8_t *p = c->p, *span = p, *end = c->end;
 	uint64_t nsbs = r->nsbs, done = 0;
-	bool in_run = t->log_in_run, open = t->run_open;
+	bool in_run = t->log_in_run, open = t->run_open, async = t->log_async;
 	uint32_t run = t->log_run, n = t->run_insns;
 	uint32_t last_run = t->last_run, last_n = t->last_n;
 	bool ended_one = false;
@@ -1238,8 +1245,14 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 					last_run = run;
 					last_n = n;
 					ended_one = true;
+					async = false;
 				}
 			}
+			if (!async && hwt_vg_log_cut_due(ch, ch->insns + done))
+				hwt_vg_log_add_cut(ch, ch->used +
+					(uint32_t)(p - span), ch->insns + done,
+					ended_one ? r->sbs[last_run]->pc[last_n - 1]
+						  : log_last_pc(r, t));
 			run = id;
 			n = hot[run].ninsns;
 			open = (hot[run].flags & HWT_VG_SB_IMPLIED) &&
@@ -1271,6 +1284,7 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 	ch->insns += done;
 	r->insns += done;
 	t->log_in_run = in_run;
+	t->log_async = async;
 	t->run_open = open;
 	t->log_run = run;
 	t->run_insns = n;

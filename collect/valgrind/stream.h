@@ -60,6 +60,9 @@ struct hwt_vg_thread {
 	/* The reader's defer: runs kept as read, expanded at the end. */
 	struct hwt_vg_runlog log;
 	struct hwt_vg_log_chunk *log_cur;   /* its open chunk */
+	/* A signal's handler entry is logged and no run has executed an
+	 * instruction since: no restart point until one has. */
+	bool log_async;
 	bool log_in_run;          /* running translation log_run, its */
 	uint32_t log_run;         /* run_insns so far */
 	/* The last instruction run, while logging: translation last_run's

@@ -937,6 +937,74 @@ struct family {
  * rep instruction's count check, which ran nothing when the run before
  * ended at it: the oldest run kept is one whose count depends on a run
  * the log dropped. */
+static int gather(void *ctx, uint64_t pc, bool async)
+{
+	uint64_t **at = ctx;
+
+	*(*at)++ = pc;
+	return 0;
+}
+
+/* The restart points the recorder found in a kept ring (its CUTS
+ * chunks, into the packer's index): a walk begun at each gives the
+ * instructions of the history there (pcs, n of them, after lost). Their
+ * count in *ncuts. */
+static bool cuts_agree(const struct hwt_sw_ring *ring, const uint64_t *pcs,
+		       size_t n, uint64_t lost, size_t *ncuts)
+{
+	uint8_t *zst = NULL, *idx = NULL;
+	size_t zst_n, idx_n, off = 0, k = 0;
+	struct hwt_sw_table tab = { 0 };
+	bool ok = true;
+
+	*ncuts = 0;
+	if (hwt_sw_trace_pack(ring->sealed, ring->sealed_size, &zst, &zst_n,
+			      &idx, &idx_n, NULL) || !idx)
+		ok = false;
+	while (ok && off < ring->sealed_size) {
+		struct hwt_sw_chunk_hdr h;
+		const uint8_t *pay = ring->sealed + off + HWT_SW_CHUNK_HDR_SIZE;
+
+		if (hwt_sw_chunk_hdr_unpack_flags(ring->sealed + off,
+						  ring->sealed_size - off,
+						  HWT_SW_CHUNK_RUNS_FLAGS, &h,
+						  NULL))
+			return false;
+		if (h.flags & HWT_SW_CHUNK_TABLE)
+			ok = !hwt_sw_table_add(&tab, pay, h.payload_size, NULL);
+		for (size_t c = 0; ok && (h.flags & HWT_SW_CHUNK_CUTS) &&
+		     c < h.payload_size / HWT_SW_CUT_BYTES; c++, k++) {
+			const uint8_t *q = pay + c * HWT_SW_CUT_BYTES;
+			const uint8_t *runs = pay + h.payload_size +
+				HWT_SW_CHUNK_HDR_SIZE;
+			struct hwt_sw_chunk_hdr rh;
+			uint64_t got[64], *at = got, given, pos;
+			struct hwt_sw_runs w;
+
+			hwt_sw_chunk_hdr_unpack_flags(runs - HWT_SW_CHUNK_HDR_SIZE,
+						      HWT_SW_CHUNK_HDR_SIZE +
+						      (1u << 20),
+						      HWT_SW_CHUNK_RUNS_FLAGS,
+						      &rh, NULL);
+			pos = rh.first_seq - lost + hwt_get_le32(q + 4);
+			hwt_sw_runs_init(&w, &tab, runs, rh.payload_size,
+					 hwt_get_le32(q), true,
+					 hwt_get_le64(q + 8));
+			hwt_sw_runs_each(&w, 64, gather, &at, &given, NULL);
+			ok = pos < n && pcs[pos - 1] == hwt_get_le64(q + 8) &&
+				!memcmp(got, pcs + pos,
+					(size_t)given * sizeof(*got)) &&
+				(given == 64 || pos + given == n);
+		}
+		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
+	}
+	hwt_sw_table_free(&tab);
+	free(zst);
+	free(idx);
+	*ncuts = k;
+	return ok;
+}
+
 static void log_window(bool reps_only)
 {
 	static const uint64_t a[] = { 0x1000, 0x1003, 0x1007, 0x1009 };
@@ -1012,6 +1080,17 @@ static void log_window(bool reps_only)
 	      !memcmp(pk + 1, pw + nw - nk + 1, (nk - 1) * sizeof(*pk)) &&
 	      !memcmp(ak + 1, aw + nw - nk + 1, nk - 1) && pk[0] == pw[nw - nk],
 	      "rc %d (%s), kept %zu of %zu", rc2, err.msg, nk, nw);
+	if (!reps_only) {
+		size_t ncuts = 0;
+		bool agree = rc2 == 0 && cuts_agree(rk, pk, nk, rk->lost_insns,
+						    &ncuts);
+
+		CHECK("log window: kept as runs, with restart points where "
+		      "walks go on as the history does",
+		      agree && ncuts >= nk / 8192 && ncuts > 0,
+		      "%zu restart points for "
+		      "%zu instructions", ncuts, nk);
+	}
 	CHECK("log window: what it dropped is counted lost, exactly",
 	      rc2 == 0 && rk->insn_total == nw && window.insns == nw &&
 	      rk->lost_insns == nw - nk && rk->lost_bytes > 0,

@@ -316,6 +316,68 @@ static int collect_insn(void *ctx, uint64_t pc, bool async)
 	return 0;
 }
 
+/* The trace t again with a CUTS chunk before its RUNS chunk: cuts as
+ * ix found them, or with the second past the chunk's items (bad 1) or
+ * before the first (bad 2). */
+static struct hwt_sw_index *repack(const struct hwt_bytes *t,
+				   const struct hwt_sw_index *ix, int bad)
+{
+	const struct hwt_sw_index_chunk *c = &ix->chunks[1];
+	struct hwt_bytes u = { 0 }, cuts = { 0 };
+	struct hwt_sw_chunk_hdr h = { .flags = HWT_SW_CHUNK_CUTS };
+	struct hwt_sw_index *out = NULL;
+	uint8_t *zst = NULL, *idx = NULL;
+	size_t zst_n, idx_n, runs = (size_t)c->decoded_off;
+
+	for (size_t k = 0; k < c->ncuts; k++) {
+		const struct hwt_sw_index_cut *cut = &ix->cuts[c->first_cut + k];
+		uint8_t q[HWT_SW_CUT_BYTES];
+
+		hwt_put_le32(q, bad == 1 && k == 1 ? c->hdr.payload_size :
+			     cut->rec_off);
+		hwt_put_le32(q + 4, bad == 2 && k == 1 ? 1 : cut->insns);
+		hwt_put_le64(q + 8, cut->pc);
+		hwt_bytes_put(&cuts, q, sizeof(q));
+	}
+	h.payload_size = (uint32_t)cuts.n;
+	hwt_bytes_put(&u, t->p, runs);
+	put_chunk(&u, &h, cuts.p);
+	hwt_bytes_put(&u, t->p + runs, t->n - runs);
+	if (!hwt_sw_trace_pack(u.p, u.n, &zst, &zst_n, &idx, &idx_n, NULL) &&
+	    idx)
+		hwt_sw_index_parse(idx, idx_n, zst, zst_n, u.n, &out, NULL);
+	free(zst);
+	free(idx);
+	hwt_bytes_free(&u);
+	hwt_bytes_free(&cuts);
+	return out;
+}
+
+static void given_cuts(const struct hwt_bytes *t, const struct hwt_sw_index *ix)
+{
+	struct hwt_sw_index *again = repack(t, ix, 0), *moved, *back;
+	bool same = again && again->nchunks == 3 &&
+		again->chunks[2].ncuts == ix->chunks[1].ncuts;
+
+	for (size_t k = 0; same && k < ix->chunks[1].ncuts; k++) {
+		const struct hwt_sw_index_cut *a = &ix->cuts[k];
+		const struct hwt_sw_index_cut *b =
+			&again->cuts[again->chunks[2].first_cut + k];
+
+		same = a->rec_off == b->rec_off && a->insns == b->insns &&
+			a->pc == b->pc && b->prev_known;
+	}
+	CHECK("pack: restart points a recorder gives are the index's",
+	      same, "%zu chunks", again ? again->nchunks : 0);
+	moved = repack(t, ix, 1);
+	back = repack(t, ix, 2);
+	CHECK("pack: given restart points outside their chunk or going back "
+	      "are refused (no index)", !moved && !back, "indexed");
+	hwt_sw_index_free(again);
+	hwt_sw_index_free(moved);
+	hwt_sw_index_free(back);
+}
+
 static void test_pack(void)
 {
 	struct hwt_bytes t = { 0 };
@@ -377,6 +439,7 @@ static void test_pack(void)
 	rc = hwt_sw_index_frame_read(ix, zst, 0, buf, &err);
 	CHECK("pack: its frame reads back against the index", rc == 0,
 	      "rc %d (%s)", rc, err.msg);
+	given_cuts(&t, ix);
 out:
 	hwt_sw_index_free(ix);
 	free(zst);
