@@ -8,14 +8,45 @@
  * stream is finished; mode & 1 keeps the runs in logs expanded at the end
  * (the reader's defer), with a window small enough to drop some. Checked:
  * an error stops reading for good; every thread's sealed ring holds what
- * its counters say; the instructions read are the rings' instructions,
- * lost ones included. Seeds: the tool's own streams of real programs
+ * its counters say, packs with an index and flattens into as many
+ * instructions as it kept; the instructions read are the rings'
+ * instructions, lost ones included. Seeds: the tool's own streams of real programs
  * (tests/integration/test_fuzz.py), and without valgrind a few written
  * here, with HWT_FUZZ_SEEDS=DIR.
  */
 #include "fuzz-common.h"
 #include "valgrind/stream.h"
 #include "valgrind/vgstream.h"
+
+/* What a ring sealed, its runs kept as they are (defer) or not, is a
+ * trace the packer indexes and that flattens into the instructions
+ * its counters say were kept. */
+static void check_sealed(const struct hwt_sw_ring *g)
+{
+	uint8_t *zst = NULL, *idx = NULL, *flat = NULL;
+	size_t zst_n, idx_n, flat_n, off = 0;
+	uint64_t kept = 0;
+
+	if (hwt_sw_trace_pack(g->sealed, g->sealed_size, &zst, &zst_n, &idx,
+			      &idx_n, NULL) || !idx)
+		abort();
+	if (hwt_sw_runs_flatten(g->sealed, g->sealed_size, &flat, &flat_n,
+				NULL))
+		abort();
+	while (off < flat_n) {
+		struct hwt_sw_chunk_hdr h;
+
+		if (hwt_sw_chunk_hdr_unpack(flat + off, flat_n - off, &h, NULL))
+			abort();
+		kept += h.insn_count;
+		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
+	}
+	if (kept != g->insn_total - g->lost_insns)
+		abort();
+	free(zst);
+	free(idx);
+	free(flat);
+}
 
 static void write_seeds(const char *dir)
 {
@@ -88,6 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (g->sealed_size && !g->sealed))
 			abort();
 		insns += g->insn_total;
+		if (g->sealed_size)
+			check_sealed(g);
 	}
 	if (insns != r.insns)
 		abort();
