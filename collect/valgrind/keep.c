@@ -65,13 +65,13 @@ static int put_table(const struct hwt_vg_keep_in *in, const uint64_t *named,
 	bool open = false;
 
 	for (uint32_t id = 0; id < in->ntr; id++) {
-		struct hwt_sw_tr tr;
+		const struct hwt_sw_tr *tr;
 		size_t max;
 
 		if (!(named[id / 64] >> (id % 64) & 1))
 			continue;
-		in->view(in->ctx, id, &tr);
-		max = hwt_sw_tr_encoded_max(&tr);
+		tr = in->tr_of(in->ctx, id);
+		max = hwt_sw_tr_encoded_max(tr);
 		if (open && out->n - at - HWT_SW_CHUNK_HDR_SIZE + max >
 		    HWT_SW_MAX_CHUNK_PAYLOAD) {
 			end_chunk(out, at, &h);
@@ -83,7 +83,7 @@ static int put_table(const struct hwt_vg_keep_in *in, const uint64_t *named,
 		if (hwt_bytes_put(out, NULL, max))
 			return -ENOMEM;
 		out->n -= max;
-		out->n += hwt_sw_tr_encode(id, &tr, out->p + out->n);
+		out->n += hwt_sw_tr_encode(id, tr, out->p + out->n);
 	}
 	if (open)
 		end_chunk(out, at, &h);

@@ -18,13 +18,12 @@
 #include "hwt-common.h"
 #include "valgrind/runlog.h"
 
-/* Translation id as a view (its arrays stay the caller's). */
-typedef void (*hwt_vg_tr_view_fn)(void *ctx, uint32_t id,
-				  struct hwt_sw_tr *out);
+/* Translation id (0 <= id < ntr). */
+typedef const struct hwt_sw_tr *(*hwt_vg_tr_of_fn)(void *ctx, uint32_t id);
 
 struct hwt_vg_keep_in {
 	uint32_t ntr;            /* translations 0 .. ntr - 1 exist */
-	hwt_vg_tr_view_fn view;
+	hwt_vg_tr_of_fn tr_of;
 	void *ctx;
 	uint64_t first_seq;      /* instructions before the log's kept
 				  * chunks, the dropped ones included */

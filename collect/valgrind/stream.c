@@ -14,13 +14,11 @@
 #include "valgrind/vgstream.h"
 
 struct hwt_vg_sb {
-	uint32_t ninsns, nexits;
-	uint64_t *pc;             /* each instruction's address */
-	uint32_t *exit_after;     /* instructions run when exit k is taken,
-				   * REP_CHECK: see after_exit */
-	uint32_t flags;           /* HWT_VG_SB_* */
-	uint64_t entry;           /* the address it runs for */
-	uint64_t *target;         /* implied: side exit k's target */
+	/* Its instructions, side exits (exit_after: instructions run when
+	 * exit k is taken, HWT_SW_TR_REP_CHECK on a rep instruction's count
+	 * check), flags (HWT_VG_SB_*), entry (the address it runs for) and,
+	 * implied, its exits' targets. */
+	struct hwt_sw_tr tr;
 	/* The hwt-sw step records from pc[i - 1] to pc[i] for i = 1 ..
 	 * ninsns - 1, one after the other: record i at enc[enc_off[i]],
 	 * enc_off[ninsns] their end. Made on a run's first use, so a run
@@ -38,38 +36,13 @@ enum {
 	LOG_TRUNC = 2,  /* the run executed N instructions (a fault): N */
 };
 
-/* The instructions run when t's superblock leaves by exit k.
- *
- * A rep-prefixed string instruction runs one iteration per copy of it in
- * a superblock (Valgrind may chain several copies, looping back to
- * itself), each copy first checking its count (the copy's first exit,
- * flagged REP_CHECK). A cpu does not execute the check that finds the
- * count exhausted after an iteration: it is at the next instruction by
- * then. So when the count check of a copy is taken right after the same
- * instruction ran, that copy executed nothing. (A rep instruction reached
- * with a zero count runs once, as on a cpu: the instruction before it is
- * another.) */
-static uint32_t exit_count(const struct hwt_vg_sb *sb, uint32_t exit_after,
-			   bool last_known, uint64_t last_pc)
-{
-	uint32_t n = exit_after & ~REP_CHECK;
-	bool before;
-
-	if (!(exit_after & REP_CHECK))
-		return n;
-	before = n >= 2 ? sb->pc[n - 2] == sb->pc[n - 1]
-			: last_known && last_pc == sb->pc[0];
-	return before ? n - 1 : n;
-}
-
 /* The instructions t's run executed leaving by exit k, k its count of
- * side exits for its end. */
+ * side exits for its end (hwt_sw_tr_exit_count: a rep instruction's
+ * exhausted count check ran nothing). */
 static uint32_t after_exit(const struct hwt_vg_thread *t, uint64_t k)
 {
-	if (k == t->run->nexits)
-		return t->run->ninsns;
-	return exit_count(t->run, t->run->exit_after[k], t->last_known,
-			  t->last_pc);
+	return hwt_sw_tr_exit_count(&t->run->tr, (uint32_t)k, t->last_known,
+				    t->last_pc);
 }
 
 /* The exit a run of implied superblock sb left by, its thread going on
@@ -77,19 +50,16 @@ static uint32_t after_exit(const struct hwt_vg_thread *t, uint64_t k)
  * exits) its end. */
 static uint32_t exit_to(const struct hwt_vg_sb *sb, uint64_t pc)
 {
-	for (uint32_t k = 0; k < sb->nexits; k++)
-		if (sb->target[k] == pc)
-			return k;
-	return sb->nexits;
+	return hwt_sw_tr_exit_to(&sb->tr, pc);
 }
 
 /* t runs sb next: whole, unless an exit or a fault says otherwise. */
 static void start_run(struct hwt_vg_thread *t, struct hwt_vg_sb *sb)
 {
 	t->run = sb;
-	t->run_insns = sb->ninsns;
+	t->run_insns = sb->tr.ninsns;
 	t->run_done = 0;
-	t->run_open = (sb->flags & HWT_VG_SB_IMPLIED) && sb->nexits;
+	t->run_open = (sb->tr.flags & HWT_VG_SB_IMPLIED) && sb->tr.nexits;
 }
 
 /* t's open run left for pc. */
@@ -105,7 +75,7 @@ static void leave_for(struct hwt_vg_thread *t, uint64_t pc)
 static bool cut_at(struct hwt_vg_thread *t, uint64_t pc, bool executed)
 {
 	for (uint32_t i = 0; t->run && i < t->run_insns; i++)
-		if (t->run->pc[i] == pc) {
+		if (t->run->tr.pc[i] == pc) {
 			uint32_t n = i + (executed ? 1 : 0);
 
 			t->run_insns = n > t->run_done ? n : t->run_done;
@@ -328,8 +298,8 @@ static void write_insn(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 /* sb's step records (enc, enc_off); false when memory ran out. */
 static bool encode_sb(struct hwt_vg_sb *sb)
 {
-	uint8_t *enc = malloc((size_t)sb->ninsns * HWT_SW_MAX_RECORD + 1);
-	uint32_t *off = malloc(((size_t)sb->ninsns + 1) * sizeof(*off));
+	uint8_t *enc = malloc((size_t)sb->tr.ninsns * HWT_SW_MAX_RECORD + 1);
+	uint32_t *off = malloc(((size_t)sb->tr.ninsns + 1) * sizeof(*off));
 	uint32_t at = 0;
 
 	if (!enc || !off) {
@@ -338,12 +308,12 @@ static bool encode_sb(struct hwt_vg_sb *sb)
 		return false;
 	}
 	off[0] = 0;
-	for (uint32_t i = 1; i < sb->ninsns; i++) {
+	for (uint32_t i = 1; i < sb->tr.ninsns; i++) {
 		off[i] = at;
-		at += (uint32_t)hwt_sw_encode_step(sb->pc[i - 1], sb->pc[i],
+		at += (uint32_t)hwt_sw_encode_step(sb->tr.pc[i - 1], sb->tr.pc[i],
 						   false, enc + at);
 	}
-	off[sb->ninsns] = at;
+	off[sb->tr.ninsns] = at;
 	sb->enc = enc;
 	sb->enc_off = off;
 	return true;
@@ -361,18 +331,18 @@ static void write_upto(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 	uint32_t i = t->run_done;
 
 	if (i < upto)
-		write_insn(r, t, sb->pc[i++]);
+		write_insn(r, t, sb->tr.pc[i++]);
 	if (i < upto && (sb->enc || encode_sb(sb)) &&
 	    hwt_sw_ring_steps(&t->ring, sb->enc + sb->enc_off[i],
 			      sb->enc_off[upto] - sb->enc_off[i], upto - i,
-			      sb->pc[upto - 1])) {
-		t->last_pc = sb->pc[upto - 1];
+			      sb->tr.pc[upto - 1])) {
+		t->last_pc = sb->tr.pc[upto - 1];
 		if (!t->expanding)
 			r->insns += upto - i;
 		i = upto;
 	}
 	for (; i < upto; i++)
-		write_insn(r, t, sb->pc[i]);
+		write_insn(r, t, sb->tr.pc[i]);
 	if (upto > t->run_done)
 		t->run_done = upto;
 }
@@ -394,7 +364,7 @@ static void write_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 static uint64_t log_last_pc(const struct hwt_vg_reader *r,
 			    const struct hwt_vg_thread *t)
 {
-	return t->last_lazy ? r->sbs[t->last_run]->pc[t->last_n - 1]
+	return t->last_lazy ? r->sbs[t->last_run]->tr.pc[t->last_n - 1]
 			    : t->last_pc;
 }
 
@@ -526,12 +496,12 @@ static void expand_log(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 				/* As when it was logged (log_exec). */
 				if (t->run_open)
 					t->run_insns = after_exit(t, exit_to(
-						t->run, r->sbs[arg]->entry));
+						t->run, r->sbs[arg]->tr.entry));
 				write_run(r, t);
 				start_run(t, r->sbs[arg]);
 				break;
 			case HWT_VG_EXIT:
-				if (t->run && arg <= t->run->nexits)
+				if (t->run && arg <= t->run->tr.nexits)
 					t->run_insns = after_exit(t, arg);
 				t->run_open = false;
 				break;
@@ -541,7 +511,7 @@ static void expand_log(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 					t->async_next = true;
 				} else if (arg == LOG_TRUNC) {
 					arg = get_u(&cur);
-					if (t->run && arg <= t->run->ninsns)
+					if (t->run && arg <= t->run->tr.ninsns)
 						t->run_insns = (uint32_t)arg;
 					t->run_open = false;
 				}
@@ -569,15 +539,9 @@ static void expand_all(struct hwt_vg_reader *r)
 	}
 }
 
-static void tr_view(void *ctx, uint32_t id, struct hwt_sw_tr *out)
+static const struct hwt_sw_tr *tr_of(void *ctx, uint32_t id)
 {
-	const struct hwt_vg_sb *sb = ((const struct hwt_vg_reader *)ctx)->sbs[id];
-
-	*out = (struct hwt_sw_tr){
-		.ninsns = sb->ninsns, .nexits = sb->nexits,
-		.flags = sb->flags, .entry = sb->entry, .pc = sb->pc,
-		.exit_after = sb->exit_after, .target = sb->target,
-	};
+	return &((const struct hwt_vg_reader *)ctx)->sbs[id]->tr;
 }
 
 /* The stream is over: every thread's log is kept as it is, to follow
@@ -588,7 +552,7 @@ static void keep_all(struct hwt_vg_reader *r)
 		struct hwt_vg_thread *t = &r->threads[i];
 		struct hwt_vg_runlog *l = &t->log;
 		struct hwt_vg_keep_in in = {
-			.ntr = (uint32_t)r->nsbs, .view = tr_view, .ctx = r,
+			.ntr = (uint32_t)r->nsbs, .tr_of = tr_of, .ctx = r,
 			.first_seq = t->ring.insn_total + l->lost_insns,
 		};
 		struct hwt_err e = { 0 };
@@ -627,8 +591,9 @@ static void log_left(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 	}
 	after = r->exits[h->first_exit + k];
 	t->run_insns = !(after & REP_CHECK) ? after :
-		exit_count(r->sbs[t->log_run], after, t->last_known,
-			   t->last_known ? log_last_pc(r, t) : 0);
+		hwt_sw_tr_exit_count(&r->sbs[t->log_run]->tr, (uint32_t)k,
+				     t->last_known,
+				     t->last_known ? log_last_pc(r, t) : 0);
 }
 
 /* r->defer: t's run left at exit k (item bytes at p). */
@@ -721,7 +686,7 @@ static int log_fault(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		return 0;
 	sb = r->sbs[t->log_run];
 	for (uint32_t i = 0; i < t->run_insns; i++)
-		if (sb->pc[i] == pc)
+		if (sb->tr.pc[i] == pc)
 			return log_cut(r, t, i + 1, err);
 	return t->run_open ? log_exit_to(r, t, pc, err) : 0;
 }
@@ -736,8 +701,8 @@ static int log_next(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 	if (!t->log_in_run || !t->run_open)
 		return 0;
 	sb = r->sbs[t->log_run];
-	for (uint32_t i = 0; i < sb->ninsns; i++)
-		if (sb->pc[i] == pc)
+	for (uint32_t i = 0; i < sb->tr.ninsns; i++)
+		if (sb->tr.pc[i] == pc)
 			return log_cut(r, t, i, err);
 	return log_exit_to(r, t, pc, err);
 }
@@ -756,9 +721,9 @@ void hwt_vg_thread_set_window(struct hwt_vg_thread *t, uint64_t capacity)
 
 static void sb_free(struct hwt_vg_sb *sb)
 {
-	free(sb->pc);
-	free(sb->exit_after);
-	free(sb->target);
+	free(sb->tr.pc);
+	free(sb->tr.exit_after);
+	free(sb->tr.target);
 	free(sb->enc);
 	free(sb->enc_off);
 }
@@ -780,24 +745,24 @@ static int add_translation(struct hwt_vg_reader *r, struct hwt_vg_sb *sb,
 	if (HWT_ARRAY_RESERVE(r->sbs, r->sbs_cap, r->nsbs + 1, 1024) ||
 	    HWT_ARRAY_RESERVE(r->hot, r->hot_cap, r->nsbs + 1, 1024) ||
 	    HWT_ARRAY_RESERVE(r->exits, r->exits_cap,
-			      r->nexits + sb->nexits, 4096) ||
+			      r->nexits + sb->tr.nexits, 4096) ||
 	    HWT_ARRAY_RESERVE(r->targets, r->targets_cap,
-			      r->nexits + sb->nexits, 4096))
+			      r->nexits + sb->tr.nexits, 4096))
 		return hwt_err_set(err, ENOMEM, "out of memory for "
 				   "superblocks");
 	r->hot[r->nsbs] = (struct hwt_vg_sb_hot){
-		.entry = sb->entry,
-		.ninsns = (uint16_t)sb->ninsns,
-		.nexits = (uint16_t)sb->nexits,
+		.entry = sb->tr.entry,
+		.ninsns = (uint16_t)sb->tr.ninsns,
+		.nexits = (uint16_t)sb->tr.nexits,
 		.first_exit = (uint32_t)r->nexits,
-		.flags = (uint8_t)sb->flags,
+		.flags = (uint8_t)sb->tr.flags,
 	};
-	if (sb->nexits)
-		memcpy(r->exits + r->nexits, sb->exit_after,
-		       sb->nexits * sizeof(*r->exits));
-	for (uint32_t k = 0; k < sb->nexits; k++)
-		r->targets[r->nexits + k] = sb->target ? sb->target[k] : 0;
-	r->nexits += sb->nexits;
+	if (sb->tr.nexits)
+		memcpy(r->exits + r->nexits, sb->tr.exit_after,
+		       sb->tr.nexits * sizeof(*r->exits));
+	for (uint32_t k = 0; k < sb->tr.nexits; k++)
+		r->targets[r->nexits + k] = sb->tr.target ? sb->tr.target[k] : 0;
+	r->nexits += sb->tr.nexits;
 	r->sbs[r->nsbs++] = sb;
 	return 0;
 }
@@ -820,19 +785,19 @@ static int read_sb_exits(struct hwt_vg_reader *r, struct cursor *c,
 {
 	uint64_t flags = get_u(c);
 
-	sb->entry = sb->pc[0] + (uint64_t)get_s(c);
+	sb->tr.entry = sb->tr.pc[0] + (uint64_t)get_s(c);
 	if (c->state != CUR_OK)
 		return 0;
 	if (flags & ~(uint64_t)(HWT_VG_SB_IMPLIED | HWT_VG_SB_FINAL))
 		return bad(r, err, "unknown superblock flags");
-	sb->flags = (uint32_t)flags;
-	if (!(flags & HWT_VG_SB_IMPLIED) || !sb->nexits)
+	sb->tr.flags = (uint32_t)flags;
+	if (!(flags & HWT_VG_SB_IMPLIED) || !sb->tr.nexits)
 		return 0;
-	if (!(sb->target = malloc(sb->nexits * sizeof(*sb->target))))
+	if (!(sb->tr.target = malloc(sb->tr.nexits * sizeof(*sb->tr.target))))
 		return hwt_err_set(err, ENOMEM, "out of memory for "
 				   "superblocks");
-	for (uint32_t k = 0; k < sb->nexits; k++)
-		sb->target[k] = sb->entry + (uint64_t)get_s(c);
+	for (uint32_t k = 0; k < sb->tr.nexits; k++)
+		sb->tr.target[k] = sb->tr.entry + (uint64_t)get_s(c);
 	return 0;
 }
 
@@ -851,10 +816,10 @@ static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 	if (n == 0 || n > HWT_VG_MAX_SB_INSNS)
 		return bad(r, err, "a superblock's instruction count out of "
 			   "range");
-	sb.ninsns = (uint32_t)n;
-	sb.pc = malloc(n * sizeof(*sb.pc));
+	sb.tr.ninsns = (uint32_t)n;
+	sb.tr.pc = malloc(n * sizeof(*sb.tr.pc));
 	rep = malloc(n);
-	if (!sb.pc || !rep) {
+	if (!sb.tr.pc || !rep) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory for superblocks");
 		goto out;
 	}
@@ -869,7 +834,7 @@ static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 			rc = bad(r, err, "an instruction length out of range");
 			goto out;
 		}
-		sb.pc[i] = pc;
+		sb.tr.pc[i] = pc;
 		rep[i] = v & 1;
 		pc += v >> 1;
 	}
@@ -880,8 +845,8 @@ static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 		rc = bad(r, err, "a superblock's exit count out of range");
 		goto out;
 	}
-	if (nexits && !(sb.exit_after = malloc(nexits *
-					       sizeof(*sb.exit_after)))) {
+	if (nexits && !(sb.tr.exit_after = malloc(nexits *
+					       sizeof(*sb.tr.exit_after)))) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory for superblocks");
 		goto out;
 	}
@@ -895,15 +860,15 @@ static int read_sb(struct hwt_vg_reader *r, struct cursor *c,
 				 "end");
 			goto out;
 		}
-		sb.exit_after[k] = (uint32_t)after;
+		sb.tr.exit_after[k] = (uint32_t)after;
 		/* The first exit after a rep instruction is its count check. */
 		if (after && rep[after - 1] &&
-		    (k == 0 || (sb.exit_after[k - 1] & ~REP_CHECK) != after))
-			sb.exit_after[k] |= REP_CHECK;
+		    (k == 0 || (sb.tr.exit_after[k - 1] & ~REP_CHECK) != after))
+			sb.tr.exit_after[k] |= REP_CHECK;
 	}
 	if (c->state != CUR_OK)
 		goto out;
-	sb.nexits = (uint32_t)nexits;
+	sb.tr.nexits = (uint32_t)nexits;
 	if ((rc = read_sb_exits(r, c, &sb, err)) < 0 || c->state != CUR_OK)
 		goto out;
 	if (!(copy = malloc(sizeof(sb)))) {
@@ -985,29 +950,31 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 		const struct hwt_vg_sb *p = parent->sbs[r->nsbs];
 		struct hwt_vg_sb *sb = calloc(1, sizeof(*sb));
 
-		if (!sb || !(sb->pc = malloc(p->ninsns * sizeof(*sb->pc))) ||
-		    (p->nexits && !(sb->exit_after = malloc(
-				p->nexits * sizeof(*sb->exit_after)))) ||
-		    (p->target && !(sb->target = malloc(
-				p->nexits * sizeof(*sb->target))))) {
+		if (!sb || !(sb->tr.pc = malloc(p->tr.ninsns * sizeof(*sb->tr.pc))) ||
+		    (p->tr.nexits && !(sb->tr.exit_after = malloc(
+				p->tr.nexits * sizeof(*sb->tr.exit_after)))) ||
+		    (p->tr.target && !(sb->tr.target = malloc(
+				p->tr.nexits * sizeof(*sb->tr.target))))) {
 			if (sb)
 				sb_free(sb);
 			free(sb);
 			return hwt_err_set(err, ENOMEM, "out of memory for "
 					   "superblocks");
 		}
-		*sb = (struct hwt_vg_sb){ .ninsns = p->ninsns,
-					  .nexits = p->nexits, .pc = sb->pc,
-					  .exit_after = sb->exit_after,
-					  .flags = p->flags, .entry = p->entry,
-					  .target = sb->target };
-		memcpy(sb->pc, p->pc, p->ninsns * sizeof(*sb->pc));
-		if (p->nexits)
-			memcpy(sb->exit_after, p->exit_after,
-			       p->nexits * sizeof(*sb->exit_after));
-		if (p->target)
-			memcpy(sb->target, p->target,
-			       p->nexits * sizeof(*sb->target));
+		sb->tr = (struct hwt_sw_tr){ .ninsns = p->tr.ninsns,
+					     .nexits = p->tr.nexits,
+					     .pc = sb->tr.pc,
+					     .exit_after = sb->tr.exit_after,
+					     .flags = p->tr.flags,
+					     .entry = p->tr.entry,
+					     .target = sb->tr.target };
+		memcpy(sb->tr.pc, p->tr.pc, p->tr.ninsns * sizeof(*sb->tr.pc));
+		if (p->tr.nexits)
+			memcpy(sb->tr.exit_after, p->tr.exit_after,
+			       p->tr.nexits * sizeof(*sb->tr.exit_after));
+		if (p->tr.target)
+			memcpy(sb->tr.target, p->tr.target,
+			       p->tr.nexits * sizeof(*sb->tr.target));
 		if ((rc = add_translation(r, sb, err)) < 0) {
 			sb_free(sb);
 			free(sb);
@@ -1159,7 +1126,7 @@ static int read_item(struct hwt_vg_reader *r, struct cursor *c,
 			return log_exec(r, t, (uint32_t)arg, at,
 					(size_t)(c->p - at), err);
 		if (t->run_open)
-			leave_for(t, r->sbs[arg]->entry);
+			leave_for(t, r->sbs[arg]->tr.entry);
 		write_run(r, t);
 		start_run(t, r->sbs[arg]);
 		return 0;
@@ -1167,7 +1134,7 @@ static int read_item(struct hwt_vg_reader *r, struct cursor *c,
 		if (r->defer)
 			return log_exit(r, t, arg, at, (size_t)(c->p - at),
 					err);
-		if (!t || !t->run || arg > t->run->nexits)
+		if (!t || !t->run || arg > t->run->tr.nexits)
 			return bad(r, err, "a side exit of no superblock");
 		t->run_insns = after_exit(t, arg);
 		t->run_open = false;
@@ -1251,7 +1218,7 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 			if (!async && hwt_vg_log_cut_due(ch, ch->insns + done))
 				hwt_vg_log_add_cut(ch, ch->used +
 					(uint32_t)(p - span), ch->insns + done,
-					ended_one ? r->sbs[last_run]->pc[last_n - 1]
+					ended_one ? r->sbs[last_run]->tr.pc[last_n - 1]
 						  : log_last_pc(r, t));
 			run = id;
 			n = hot[run].ninsns;
@@ -1370,7 +1337,7 @@ int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
 	goes_on_at(t, pc);
 	if (mid && t->run) {
 		for (i = t->run_done; i < t->run_insns; i++)
-			if (t->run->pc[i] == pc)
+			if (t->run->tr.pc[i] == pc)
 				break;
 	}
 	if (mid && t->run && i < t->run_insns)

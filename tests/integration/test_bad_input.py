@@ -165,9 +165,11 @@ def main():
         pthread = pdoc['processes'][0]['threads'][0]
         ptrace = pthread['swTrace']
         psize = pthread['traceSize']
+        # Runs kept as the valgrind tool wrote them (docs/swtrace.md) are
+        # dense already: they compress less than step records.
         report('a recorded hwt-sw trace is stored compressed',
                pthread.get('traceEncoding') == 'zstd' and ptrace.endswith('.zst') and
-               pthread.get('traceDecodedSize') == size and psize * 5 < size,
+               pthread.get('traceDecodedSize') == size and psize * 2 < size,
                f'{pthread}')
         for field, value, needle in (('traceEncoding', 'gzip', 'traceEncoding'),
                                      ('traceDecodedSize', None, 'traceDecodedSize'),
