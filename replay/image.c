@@ -98,7 +98,7 @@ static int module_open(const char *path, struct hwt_module **out,
 		close(fd);
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
-	m->dbg_fd = -1;
+	m->dbg_fd = m->flat_fd = -1;
 	m->map_size = (size_t)st.st_size;
 	m->map = mmap(NULL, m->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
 		      fd, 0);
@@ -383,7 +383,7 @@ int hwt_image_add_raw(struct hwt_image *img, const char *path,
 		close(fd);
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
-	m->dbg_fd = -1;
+	m->dbg_fd = m->flat_fd = -1;
 	m->is_core = true;
 	m->map_size = (size_t)st.st_size;
 	m->map = mmap(NULL, m->map_size, PROT_READ, MAP_PRIVATE, fd, 0);

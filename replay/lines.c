@@ -38,8 +38,7 @@ static bool has_section(Elf *elf, const char *want)
 	return false;
 }
 
-/* Hex GNU build-id of elf into out; false when it has none. */
-static bool build_id(Elf *elf, char *out, size_t size)
+bool hwt_elf_note_build_id(Elf *elf, char *out, size_t size)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -75,7 +74,7 @@ Elf *hwt_module_debug_elf(struct hwt_module *m)
 	if (m->dbg_tried)
 		return m->dbg_elf;
 	m->dbg_tried = true;
-	if (m->is_core || !build_id(m->elf, id, sizeof(id)))
+	if (m->is_core || !hwt_elf_note_build_id(m->elf, id, sizeof(id)))
 		return NULL;
 	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 		 id, id + 2);
@@ -91,6 +90,7 @@ Elf *hwt_module_debug_elf(struct hwt_module *m)
 		return NULL;
 	}
 	m->dbg_fd = fd;
+	m->dbg_path = strdup(path);
 	return m->dbg_elf;
 }
 
@@ -106,6 +106,8 @@ static void load_cus(struct hwt_module *m)
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	Elf *elf = m->elf;
+	const char *src = m->path;
+	char id[128];
 	size_t n = 0, cap = 0;
 	uint8_t unit_type;
 	Dwarf_Half version;
@@ -115,9 +117,13 @@ static void load_cus(struct hwt_module *m)
 		return;
 	if (!has_section(elf, ".debug_info")) {
 		elf = hwt_module_debug_elf(m);
-		if (!elf)
+		if (!elf || !(src = m->dbg_path))
 			return;
 	}
+	/* Compressed DWARF is read from its decompressed copy. */
+	if (hwt_elf_note_build_id(m->elf, id, sizeof(id)) &&
+	    (m->flat_elf = hwt_debug_cache_open(src, elf, id, &m->flat_fd)))
+		elf = m->flat_elf;
 	m->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!m->dw)
 		return;
@@ -222,6 +228,14 @@ void hwt_module_lines_free(struct hwt_module *m)
 	if (m->dbg_fd >= 0)
 		close(m->dbg_fd);
 	m->dbg_fd = -1;
+	free(m->dbg_path);
+	m->dbg_path = NULL;
+	if (m->flat_elf)
+		elf_end(m->flat_elf);
+	m->flat_elf = NULL;
+	if (m->flat_fd >= 0)
+		close(m->flat_fd);
+	m->flat_fd = -1;
 }
 
 static struct hwt_cu *find_cu(struct hwt_module *m, uint64_t a)

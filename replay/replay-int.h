@@ -68,6 +68,10 @@ struct hwt_module {
 	Dwarf *dw;
 	int dbg_fd;
 	Elf *dbg_elf;
+	char *dbg_path;
+	/* The DWARF file's decompressed copy (debug_cache.c), or NULL. */
+	int flat_fd;
+	Elf *flat_elf;
 	struct hwt_cu *cus;      /* sorted by lo */
 	size_t ncus;
 	/* An earlier module of the same file (mapped again: another
@@ -75,6 +79,16 @@ struct hwt_module {
 	 * own bias: a libc's DWARF is decompressed once. NULL: its own. */
 	struct hwt_module *lines_from;
 };
+
+/* Hex GNU build-id of elf into out; false when it has none. */
+bool hwt_elf_note_build_id(Elf *elf, char *out, size_t size);
+
+/* debug_cache.c: elf (the file at path, build-id id) when its .debug_*
+ * sections are compressed, as a decompressed copy kept in the cache
+ * directory and made now if need be (*fd its file, to close after
+ * elf_end); NULL: read elf as it is. */
+Elf *hwt_debug_cache_open(const char *path, Elf *elf, const char *id,
+			  int *fd);
 
 /* A piece of the address space backed by file bytes. */
 struct hwt_span {

@@ -110,6 +110,9 @@ def main():
     ap.add_argument('select', nargs='*', metavar='SUITE[:TEST]')
     args = ap.parse_args()
     build = os.path.abspath(args.build)
+    # Decompressed DWARF copies (replay/debug_cache.c) go with the build,
+    # not into the home of whoever runs the tests.
+    os.environ.setdefault('HWT_CACHE_DIR', os.path.join(build, 'cache'))
     suites = []
     if args.only in (None, 'unit'):
         for b, tag in ((build, ''), (args.san_build and os.path.abspath(args.san_build), ' [asan+ubsan]')):

@@ -3,11 +3,13 @@
  *
  * The test program maps itself (/proc/self/exe at its real load address)
  * and checks the image against its own memory, names and line table. */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hwt-replay.h"
@@ -199,6 +201,108 @@ static void test_same_file_twice(void)
 	      a.line, b.file ? b.file : "(null)", b.line,
 	      (unsigned long long)b.func_addr);
 	hwt_image_free(img);
+}
+
+/* The one file in dir/debug, its size (0: none) and inode. */
+static off_t cached(const char *dir, ino_t *ino)
+{
+	char path[600];
+	struct dirent *e;
+	struct stat st;
+	off_t size = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/debug", dir);
+	if (!(d = opendir(path)))
+		return 0;
+	while ((e = readdir(d)))
+		if (strstr(e->d_name, ".debug")) {
+			snprintf(path, sizeof(path), "%s/debug/%s", dir,
+				 e->d_name);
+			if (!stat(path, &st)) {
+				size = st.st_size;
+				*ino = st.st_ino;
+			}
+		}
+	closedir(d);
+	return size;
+}
+
+/* This program's line of probe_fn through a copy of it whose DWARF is
+ * compressed (as Debian's debug packages are). */
+static bool compressed_line(const char *exe, struct hwt_symbol *sym)
+{
+	struct hwt_image *img;
+	struct hwt_err err = { 0 };
+	int rc;
+
+	hwt_image_new(&img, &err);
+	rc = hwt_image_add_elf(img, exe, self_load, &err);
+	if (!rc)
+		rc = hwt_image_symbolize(img, addr_of((const void *)probe_fn),
+					 sym);
+	hwt_image_free(img);
+	return rc == 0 && ends_with(sym->file, "test_replay_image.c") &&
+		sym->line >= probe_line && sym->line <= probe_line + 2;
+}
+
+/* Compressed DWARF is read from a decompressed copy kept by build-id
+ * (debug_cache.c): made the first time, used after, made again when
+ * damaged, none kept with HWT_CACHE_DIR empty; the lines the same each
+ * time. */
+static void test_debug_cache(const char *dir)
+{
+	char exe[300], cache[300], cmd[800], path[700];
+	const char *was = getenv("HWT_CACHE_DIR");
+	char *saved = was ? strdup(was) : NULL;
+	struct hwt_symbol sym;
+	ino_t ino = 0, ino2 = 0;
+	off_t size, size2;
+	bool ok;
+
+	char self[300] = "";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	snprintf(exe, sizeof(exe), "%s/zexe", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	/* Not /proc/self/exe: in the shell that is objcopy. */
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib "
+		 "'%s' '%s'", n > 0 ? self : "/proc/self/exe", exe);
+	if (system(cmd) != 0) {
+		printf("SKIP debug cache: objcopy (binutils) could not "
+		       "compress this program's DWARF\n");
+		free(saved);
+		return;
+	}
+	setenv("HWT_CACHE_DIR", cache, 1);
+	ok = compressed_line(exe, &sym);
+	size = cached(cache, &ino);
+	CHECK("debug cache: compressed DWARF gives its lines, a "
+	      "decompressed copy is kept", ok && size > 0,
+	      "%s:%d, copy of %lld bytes", sym.file ? sym.file : "(null)",
+	      sym.line, (long long)size);
+	ok = compressed_line(exe, &sym);
+	size2 = cached(cache, &ino2);
+	CHECK("debug cache: the copy is read the next time, not made again",
+	      ok && size2 == size && ino2 == ino, "inode %llu then %llu",
+	      (unsigned long long)ino, (unsigned long long)ino2);
+	snprintf(path, sizeof(path), "%s/debug", cache);
+	snprintf(cmd, sizeof(cmd), "for f in '%s'/*.debug; do "
+		 "truncate -s 64 \"$f\"; done", path);
+	ok = system(cmd) == 0 && compressed_line(exe, &sym);
+	size2 = cached(cache, &ino2);
+	CHECK("debug cache: a damaged copy is not used, and is made again",
+	      ok && size2 == size, "%lld bytes after", (long long)size2);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache);
+	setenv("HWT_CACHE_DIR", "", 1);
+	ok = system(cmd) == 0 && compressed_line(exe, &sym);
+	CHECK("debug cache: HWT_CACHE_DIR empty keeps none, the lines the "
+	      "same", ok && cached(cache, &ino2) == 0, "copy kept");
+	if (saved)
+		setenv("HWT_CACHE_DIR", saved, 1);
+	else
+		unsetenv("HWT_CACHE_DIR");
+	free(saved);
 }
 
 /* The PLT stub qsort is called through is named like GDB names it. */
@@ -544,6 +648,7 @@ int main(void)
 	RUN(test_core, dir);
 	RUN(test_errors, dir);
 	RUN(test_bundle, dir);
+	RUN(test_debug_cache, dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		printf("warning: could not remove %s\n", dir);
