@@ -106,30 +106,67 @@ static void fail(struct hwt_sw_spill *s, const struct hwt_err *e)
 	hwt_sw_packer_forget(s->packer, 0, &s->lost_insns, &s->lost_bytes);
 }
 
-static void lose(struct hwt_sw_spill *s, size_t n)
+static void lose(struct hwt_sw_spill *s, const uint8_t *c, size_t n)
 {
 	struct hwt_sw_chunk_hdr h;
 
-	if (!hwt_sw_chunk_hdr_unpack(s->scratch, n, &h, NULL))
+	if (!hwt_sw_chunk_hdr_unpack_flags(c, n, HWT_SW_CHUNK_RUNS_FLAGS, &h,
+					   NULL))
 		s->lost_insns += h.insn_count;
 	s->lost_bytes += n;
 }
 
-void hwt_sw_spill_chunk(struct hwt_sw_spill *s, size_t n)
+/* Chunk c (n bytes) into the file; false when it is lost. */
+static bool add(struct hwt_sw_spill *s, const uint8_t *c, size_t n)
 {
 	struct hwt_err e = { 0 };
 
 	if (s->failed.code || s->staged) {
-		lose(s, n);
-		return;
+		lose(s, c, n);
+		return false;
 	}
-	if (hwt_sw_packer_add(s->packer, s->scratch, n, &e)) {
+	if (hwt_sw_packer_add(s->packer, c, n, &e)) {
 		/* A chunk the ring wrote wrong is lost alone; a write
 		 * that failed loses all. */
 		if (e.code != EBADMSG)
 			fail(s, &e);
-		lose(s, n);
-		return;
+		lose(s, c, n);
+		return false;
+	}
+	return true;
+}
+
+void hwt_sw_spill_chunk(struct hwt_sw_spill *s, size_t n)
+{
+	add(s, s->scratch, n);
+	hwt_sw_packer_forget(s->packer, s->bound, &s->lost_insns,
+			     &s->lost_bytes);
+	punch(s);
+}
+
+void hwt_sw_spill_group(struct hwt_sw_spill *s, const uint8_t *g, size_t n)
+{
+	struct hwt_err e = { 0 };
+	size_t off = 0;
+
+	/* Its own frame: forgetting the frame before never takes its
+	 * table (hwt_sw_packer_forget). */
+	if (!s->failed.code && !s->staged &&
+	    hwt_sw_packer_flush(s->packer, &e))
+		fail(s, &e);
+	while (off < n) {
+		struct hwt_sw_chunk_hdr h;
+		size_t len;
+
+		if (hwt_sw_chunk_hdr_unpack_flags(g + off, n - off,
+						  HWT_SW_CHUNK_RUNS_FLAGS, &h,
+						  NULL)) {
+			s->lost_bytes += n - off;
+			break;
+		}
+		len = HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
+		add(s, g + off, len);
+		off += len;
 	}
 	hwt_sw_packer_forget(s->packer, s->bound, &s->lost_insns,
 			     &s->lost_bytes);
@@ -197,7 +234,9 @@ static int add_sealed(struct hwt_sw_spill *s, const uint8_t *sealed,
 		struct hwt_sw_chunk_hdr h;
 		size_t len;
 
-		if (hwt_sw_chunk_hdr_unpack(sealed + off, n - off, &h, err))
+		if (hwt_sw_chunk_hdr_unpack_flags(sealed + off, n - off,
+						  HWT_SW_CHUNK_RUNS_FLAGS, &h,
+						  err))
 			return -EBADMSG;
 		len = HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
 		if ((rc = hwt_sw_packer_add(s->packer, sealed + off, len, err)))

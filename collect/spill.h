@@ -30,6 +30,10 @@ uint8_t *hwt_sw_spill_scratch(struct hwt_sw_spill *s);
  * caller: the first error is kept (hwt_sw_spill_stage reports it) and
  * the chunk, like every later one, is counted as lost. */
 void hwt_sw_spill_chunk(struct hwt_sw_spill *s, size_t n);
+/* Chunks that read only together (g, n bytes: a TABLE chunk and the
+ * runs that name it, valgrind/keep.h) into the file, starting a frame
+ * of their own. Never fails the caller, as hwt_sw_spill_chunk. */
+void hwt_sw_spill_group(struct hwt_sw_spill *s, const uint8_t *g, size_t n);
 /* Why the spill stopped keeping history (its file could not be
  * written), or NULL. */
 const char *hwt_sw_spill_failure(const struct hwt_sw_spill *s);

@@ -404,7 +404,8 @@ int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,
 /* Write the frame being filled. */
 int hwt_sw_packer_flush(struct hwt_sw_packer *p, struct hwt_err *err);
 /* Forget the oldest written frames until those kept take at most
- * max_bytes of the output (0: everything, the frame being filled too);
+ * max_bytes of the output (0: everything, the frame being filled too),
+ * and the frames after them that go on with runs whose table they held;
  * adds what they held to *lost_insns and *lost_bytes (decoded). */
 void hwt_sw_packer_forget(struct hwt_sw_packer *p, uint64_t max_bytes,
 			  uint64_t *lost_insns, uint64_t *lost_bytes);

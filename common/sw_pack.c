@@ -362,8 +362,12 @@ void hwt_sw_packer_forget(struct hwt_sw_packer *p, uint64_t max_bytes,
 		ix->nchunks = first;
 		p->pending_n = 0;
 	}
+	/* A frame that goes on with runs whose table went with the frame
+	 * before it goes too: they cannot be read alone. */
 	while (drop < ix->nframes &&
-	       p->end - ix->frames[drop].file_off > max_bytes) {
+	       (p->end - ix->frames[drop].file_off > max_bytes ||
+		(drop && ix->chunks[ix->frames[drop].first_chunk].hdr.flags &
+		 (HWT_SW_CHUNK_RUNS | HWT_SW_CHUNK_CUTS)))) {
 		const struct hwt_sw_index_frame *f = &ix->frames[drop];
 
 		*lost_bytes += f->decoded_len;

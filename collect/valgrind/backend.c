@@ -335,7 +335,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	c->rd.whole_bound = opts->whole_bound;
 	/* A recording that runs to its end expands only the window it
 	 * keeps; live control and --whole want every instruction as read. */
-	c->rd.defer = !opts->live_control && !opts->whole_bound;
+	c->rd.defer = !opts->live_control;
 	if (rc == 0 &&
 	    (asprintf(&c->stream_path, "%s/stream", c->dir) < 0 ||
 	     asprintf(&c->log_path, "%s/valgrind.log", c->dir) < 0 ||

@@ -9,31 +9,32 @@
 /* The translations the log's items name, as a bitmap; false when an
  * item names one that does not exist (the reader checked each as it
  * logged it: never). */
-static bool mark_named(const struct hwt_vg_runlog *l, uint32_t ntr,
-		       uint64_t *named)
+static bool mark_named(struct hwt_vg_log_chunk *const *v, size_t n,
+		       uint32_t ntr, uint64_t *named)
 {
-	for (size_t i = 0; i < l->nchunks; i++) {
-		const struct hwt_vg_log_chunk *c = hwt_vg_log_chunk(l, i);
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_vg_log_chunk *c = v[i];
 		const uint8_t *p = c->items, *end = c->items + c->used;
 		bool count_next = false;
 
 		while (p < end) {
-			uint64_t v = 0;
+			uint64_t item = 0;
 			unsigned shift = 0;
 
 			do
-				v |= (uint64_t)(*p & 0x7f) << shift, shift += 7;
+				item |= (uint64_t)(*p & 0x7f) << shift,
+					shift += 7;
 			while (*p++ & 0x80 && p < end && shift < 64);
 			if (count_next) {
 				count_next = false;
 				continue;
 			}
-			if ((v & 3) == HWT_SW_RUNS_EXEC) {
-				if (v >> 2 >= ntr)
+			if ((item & 3) == HWT_SW_RUNS_EXEC) {
+				if (item >> 2 >= ntr)
 					return false;
-				named[v >> 8] |= 1ull << (v >> 2 & 63);
-			} else if ((v & 3) == HWT_SW_RUNS_MARK &&
-				   v >> 2 == HWT_SW_RUNS_TRUNC) {
+				named[item >> 8] |= 1ull << (item >> 2 & 63);
+			} else if ((item & 3) == HWT_SW_RUNS_MARK &&
+				   item >> 2 == HWT_SW_RUNS_TRUNC) {
 				count_next = true;
 			}
 		}
@@ -113,24 +114,24 @@ static int put_cuts(const struct hwt_vg_log_chunk *c, uint64_t seq,
 	return 0;
 }
 
-int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
-		    struct hwt_bytes *out, struct hwt_err *err)
+int hwt_vg_keep_chunks(struct hwt_vg_log_chunk *const *v, size_t n,
+		       const struct hwt_vg_keep_in *in, struct hwt_bytes *out,
+		       struct hwt_err *err)
 {
 	size_t mark = out->n, words = in->ntr / 64 + 1;
 	uint64_t *named, seq = in->first_seq;
 
-	for (size_t i = 0; i < l->nchunks; i++)
-		if (hwt_vg_log_chunk(l, i)->used > HWT_SW_MAX_CHUNK_PAYLOAD ||
-		    hwt_vg_log_chunk(l, i)->insns > UINT32_MAX)
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->used > HWT_SW_MAX_CHUNK_PAYLOAD ||
+		    v[i]->insns > UINT32_MAX)
 			return hwt_err_set(err, E2BIG, "a log chunk of %u "
 					   "bytes is past a RUNS chunk's "
-					   "bounds",
-					   hwt_vg_log_chunk(l, i)->used);
-	if (!l->nchunks)
+					   "bounds", v[i]->used);
+	if (!n)
 		return 0;
 	if (!(named = calloc(words, sizeof(*named))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
-	if (!mark_named(l, in->ntr, named)) {
+	if (!mark_named(v, n, in->ntr, named)) {
 		free(named);
 		return hwt_err_set(err, EPROTO, "a logged run of no "
 				   "translation");
@@ -142,14 +143,12 @@ int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
 	}
 	free(named);
 	/* Each chunk's last instruction is the next one's prev_pc, the
-	 * last chunk's the log's. */
-	for (size_t i = 0; i < l->nchunks; i++) {
-		const struct hwt_vg_log_chunk *c = hwt_vg_log_chunk(l, i);
+	 * last chunk's the caller's. */
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_vg_log_chunk *c = v[i];
 		struct hwt_sw_chunk_hdr h = {
 			.first_pc = c->prev_pc, .first_seq = seq,
-			.last_pc = i + 1 < l->nchunks ?
-				hwt_vg_log_chunk(l, i + 1)->prev_pc :
-				in->last_pc,
+			.last_pc = i + 1 < n ? v[i + 1]->prev_pc : in->last_pc,
 			.insn_count = (uint32_t)c->insns,
 			.flags = HWT_SW_CHUNK_RUNS |
 				(c->prev_known ? HWT_SW_CHUNK_PREV : 0),
@@ -168,6 +167,24 @@ int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
 		}
 		seq += c->insns;
 	}
+	return 0;
+}
+
+int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
+		    struct hwt_bytes *out, struct hwt_err *err)
+{
+	struct hwt_vg_log_chunk **v = malloc((l->nchunks ? l->nchunks : 1) *
+					     sizeof(*v));
+	int rc;
+
+	if (!v)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < l->nchunks; i++)
+		v[i] = hwt_vg_log_chunk(l, i);
+	rc = hwt_vg_keep_chunks(v, l->nchunks, in, out, err);
+	free(v);
+	if (rc)
+		return rc;
 	while (l->nchunks)
 		hwt_vg_log_release_oldest(l);
 	return 0;

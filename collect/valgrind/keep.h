@@ -37,4 +37,11 @@ struct hwt_vg_keep_in {
 int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
 		    struct hwt_bytes *out, struct hwt_err *err);
 
+/* The same for chunks v[0 .. n - 1] (consecutive, oldest first, v[n - 1]
+ * ending at in->last_pc), left as they are: a group of a TABLE chunk and
+ * their RUNS chunks that reads on its own (a --whole spill's). */
+int hwt_vg_keep_chunks(struct hwt_vg_log_chunk *const *v, size_t n,
+		       const struct hwt_vg_keep_in *in, struct hwt_bytes *out,
+		       struct hwt_err *err);
+
 #endif

@@ -68,26 +68,59 @@ void hwt_vg_log_init(struct hwt_vg_runlog *l, uint64_t capacity,
 	};
 }
 
-/* The oldest chunk goes (not the open one, last). */
-static void pop_oldest(struct hwt_vg_runlog *l)
+/* The oldest chunk leaves the log (not the open one, last). */
+static struct hwt_vg_log_chunk *unlink_oldest(struct hwt_vg_runlog *l)
 {
 	struct hwt_vg_log_chunk *c = l->chunks[l->head];
 
 	l->weight -= c->weight;
 	if (l->budget)
 		l->budget->used -= c->weight;
-	chunk_unmap(c);
 	l->head = (l->head + 1) % l->alloc;
 	l->nchunks--;
+	return c;
 }
 
+static void pop_oldest(struct hwt_vg_runlog *l)
+{
+	chunk_unmap(unlink_oldest(l));
+}
+
+/* The oldest chunk leaves the window: lost, or held to be spilled. */
 static void drop_oldest(struct hwt_vg_runlog *l)
 {
 	struct hwt_vg_log_chunk *c = l->chunks[l->head];
+	struct hwt_vg_log_chunk **held = l->held;
 
-	l->lost_insns += c->insns;
-	l->lost_bytes += c->used;
-	pop_oldest(l);
+	if (l->hold && l->nheld == l->held_cap &&
+	    (held = realloc(l->held, (l->held_cap ? 2 * l->held_cap : 8) *
+			    sizeof(*held)))) {
+		l->held = held;
+		l->held_cap = l->held_cap ? 2 * l->held_cap : 8;
+	}
+	if (!l->hold || l->nheld == l->held_cap) {
+		l->lost_insns += c->insns;
+		l->lost_bytes += c->used;
+		pop_oldest(l);
+		return;
+	}
+	l->held[l->nheld++] = unlink_oldest(l);
+}
+
+struct hwt_vg_log_chunk *hwt_vg_log_take_held(struct hwt_vg_runlog *l)
+{
+	struct hwt_vg_log_chunk *c;
+
+	if (!l->nheld)
+		return NULL;
+	c = l->held[0];
+	memmove(l->held, l->held + 1, --l->nheld * sizeof(*l->held));
+	return c;
+}
+
+void hwt_vg_log_chunk_free(struct hwt_vg_log_chunk *c)
+{
+	chunk_unmap(c);
 }
 
 /* Drop the oldest closed chunks while the log weighs more than its
@@ -210,6 +243,11 @@ void hwt_vg_log_clear(struct hwt_vg_runlog *l)
 
 void hwt_vg_log_free(struct hwt_vg_runlog *l)
 {
+	for (size_t i = 0; i < l->nheld; i++)
+		chunk_unmap(l->held[i]);
+	free(l->held);
+	l->held = NULL;
+	l->nheld = l->held_cap = 0;
 	hwt_vg_log_clear(l);
 	free(l->chunks);
 	l->chunks = NULL;

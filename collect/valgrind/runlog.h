@@ -87,6 +87,13 @@ struct hwt_vg_runlog {
 	/* Shared with every thread's log and ring (the window), or NULL. */
 	struct hwt_sw_ring_budget *budget;
 	bool failed;              /* memory ran out: runs are dropped */
+	/* --whole: the chunks dropped from the window are held here, oldest
+	 * first, not lost, until the reader spills them (keep.h); their
+	 * instructions count in spilled_insns once spilled. */
+	bool hold;
+	struct hwt_vg_log_chunk **held;
+	size_t nheld, held_cap;
+	uint64_t spilled_insns;
 };
 
 /* An empty log keeping at most capacity (its weight, in ring bytes). */
@@ -137,6 +144,11 @@ static inline uint64_t hwt_vg_log_weight(const struct hwt_vg_runlog *l)
 	return l->weight + (open ? hwt_vg_log_weight_of(open->insns,
 							 open->used) : 0);
 }
+
+/* The chunk held longest (hold), taken from the log: the caller spills
+ * it and gives it back with hwt_vg_log_chunk_free. NULL: none held. */
+struct hwt_vg_log_chunk *hwt_vg_log_take_held(struct hwt_vg_runlog *l);
+void hwt_vg_log_chunk_free(struct hwt_vg_log_chunk *c);
 
 /* The oldest chunk goes, not counted lost (it was expanded). */
 void hwt_vg_log_release_oldest(struct hwt_vg_runlog *l);

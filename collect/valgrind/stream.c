@@ -238,8 +238,10 @@ static struct hwt_vg_thread *add(struct hwt_vg_reader *r, uint64_t tid,
 			      hwt_sw_ring_chunk_payload_for(r->ring_capacity),
 			      err);
 	t->ring.budget = r->budget;
-	if (r->defer)
+	if (r->defer) {
 		hwt_vg_log_init(&t->log, r->ring_capacity, r->budget);
+		t->log.hold = r->whole_dir != NULL;
+	}
 	if (rc == 0 && r->whole_dir)
 		rc = hwt_sw_spill_new(r->whole_dir, t->tid, r->whole_bound,
 				      &t->ring.spill, err);
@@ -399,6 +401,92 @@ static void end_run(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
 		write_run(r, t);
 }
 
+static const struct hwt_sw_tr *tr_of(void *ctx, uint32_t id)
+{
+	return &((const struct hwt_vg_reader *)ctx)->sbs[id]->tr;
+}
+
+/* --whole: chunks v[0 .. n - 1] of t's log (the last ending at last_pc)
+ * as a group of its spill (keep.h); counted spilled, or lost when they
+ * cannot be kept. */
+static void spill_chunks(const struct hwt_vg_reader *r,
+			 struct hwt_vg_thread *t,
+			 struct hwt_vg_log_chunk *const *v, size_t n,
+			 uint64_t last_pc)
+{
+	struct hwt_vg_runlog *l = &t->log;
+	struct hwt_vg_keep_in in = {
+		.ntr = (uint32_t)r->nsbs, .tr_of = tr_of, .ctx = (void *)r,
+		.first_seq = t->ring.insn_total + l->lost_insns +
+			l->spilled_insns,
+		.last_pc = last_pc,
+	};
+	struct hwt_bytes g = { 0 };
+	struct hwt_err e = { 0 };
+	uint64_t insns = 0, bytes = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		insns += v[i]->insns;
+		bytes += v[i]->used;
+	}
+	if (hwt_vg_keep_chunks(v, n, &in, &g, &e)) {
+		l->lost_insns += insns;
+		l->lost_bytes += bytes;
+	} else {
+		hwt_sw_spill_group(t->ring.spill, g.p, g.n);
+		l->spilled_insns += insns;
+	}
+	hwt_bytes_free(&g);
+}
+
+/* --whole: the chunks t's log dropped from the window, into its spill,
+ * each ending where the next one (held or still in the log) begins. */
+static void spill_held(const struct hwt_vg_reader *r, struct hwt_vg_thread *t)
+{
+	struct hwt_vg_runlog *l = &t->log;
+	struct hwt_vg_log_chunk *c;
+
+	while (t->ring.spill && (c = hwt_vg_log_take_held(l))) {
+		const struct hwt_vg_log_chunk *next = l->nheld ? l->held[0] :
+			l->nchunks ? hwt_vg_log_chunk(l, 0) : NULL;
+
+		spill_chunks(r, t, &c, 1, next ? next->prev_pc :
+			     log_last_pc(r, t));
+		hwt_vg_log_chunk_free(c);
+	}
+}
+
+/* --whole, the translations about to go (an exec): everything t's log
+ * holds into its spill, its counts into the ring's, so that what the
+ * thread runs next follows it there. */
+static void spill_all(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
+{
+	struct hwt_vg_runlog *l = &t->log;
+	struct hwt_vg_log_chunk **v;
+
+	end_run(r, t);
+	spill_held(r, t);
+	if (l->nchunks && (v = malloc(l->nchunks * sizeof(*v)))) {
+		for (size_t i = 0; i < l->nchunks; i++)
+			v[i] = hwt_vg_log_chunk(l, i);
+		spill_chunks(r, t, v, l->nchunks, log_last_pc(r, t));
+		free(v);
+	} else {
+		for (size_t i = 0; i < l->nchunks; i++)
+			l->lost_insns += hwt_vg_log_chunk(l, i)->insns;
+	}
+	t->ring.insn_total += l->lost_insns + l->spilled_insns;
+	t->ring.lost_insns += l->lost_insns;
+	t->ring.lost_bytes += l->lost_bytes;
+	l->spilled_insns = 0;
+	hwt_vg_log_clear(l);
+	t->log_cur = NULL;
+	/* The translations the last run's address is read from go. */
+	if (t->last_known)
+		t->last_pc = log_last_pc(r, t);
+	t->last_lazy = false;
+}
+
 /* Append an item of len bytes to t's log; start: it begins a run (EXEC,
  * LOG_ASYNC), where a full chunk gives way to a new one. */
 static int log_item(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
@@ -411,11 +499,13 @@ static int log_item(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 	/* The common case: room in the open chunk. */
 	if (!need_open && hwt_vg_log_put(c, p, len))
 		return 0;
-	if (need_open)
+	if (need_open) {
 		c = t->log_cur = hwt_vg_log_open(&t->log, start,
 						 t->last_known,
 						 t->last_known ? log_last_pc(r, t)
 							       : 0);
+		spill_held(r, t);
+	}
 	if (c && !hwt_vg_log_put(c, p, len) &&
 	    hwt_vg_log_grow(&t->log, &t->log_cur))
 		hwt_vg_log_put(c = t->log_cur, p, len);
@@ -539,11 +629,6 @@ static void expand_all(struct hwt_vg_reader *r)
 	}
 }
 
-static const struct hwt_sw_tr *tr_of(void *ctx, uint32_t id)
-{
-	return &((const struct hwt_vg_reader *)ctx)->sbs[id]->tr;
-}
-
 /* The stream is over: every thread's log is kept as it is, to follow
  * its ring's chunks (keep.h); one that cannot be is expanded. */
 static void keep_all(struct hwt_vg_reader *r)
@@ -551,15 +636,20 @@ static void keep_all(struct hwt_vg_reader *r)
 	for (size_t i = 0; i < r->nthreads; i++) {
 		struct hwt_vg_thread *t = &r->threads[i];
 		struct hwt_vg_runlog *l = &t->log;
-		struct hwt_vg_keep_in in = {
-			.ntr = (uint32_t)r->nsbs, .tr_of = tr_of, .ctx = r,
-			.first_seq = t->ring.insn_total + l->lost_insns,
-		};
+		struct hwt_vg_keep_in in = { .ntr = (uint32_t)r->nsbs,
+					     .tr_of = tr_of, .ctx = r };
 		struct hwt_err e = { 0 };
 		uint64_t insns = 0;
 
 		end_run(r, t);
-		if (!r->defer || !l->nchunks)
+		if (!r->defer)
+			continue;
+		spill_held(r, t);
+		in.first_seq = t->ring.insn_total + l->lost_insns +
+			l->spilled_insns;
+		t->ring.insn_total += l->spilled_insns;
+		l->spilled_insns = 0;
+		if (!l->nchunks)
 			continue;
 		for (size_t k = 0; k < l->nchunks; k++)
 			insns += hwt_vg_log_chunk(l, k)->insns;
@@ -1073,7 +1163,11 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 	case HWT_VG_REC_EXEC:
 		/* Only the thread that exec'd lives on; the new program's
 		 * translations are numbered anew. */
-		expand_all(r);
+		if (r->defer && r->whole_dir)
+			for (size_t i = 0; i < r->nthreads; i++)
+				spill_all(r, &r->threads[i]);
+		else
+			expand_all(r);
 		for (size_t i = 0; i < r->nthreads; i++)
 			if (&r->threads[i] != r->cur)
 				r->threads[i].exited = true;
@@ -1320,6 +1414,9 @@ int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
 		rc = bad(r, err, "an item longer than any the tool writes");
 	memmove(r->pending, c.p, keep);
 	r->npending = keep;
+	/* What a new share of the window dropped (--whole). */
+	for (size_t i = 0; !r->ended && i < r->nthreads; i++)
+		spill_held(r, &r->threads[i]);
 	return rc;
 }
 

@@ -80,10 +80,12 @@ struct hwt_vg_reader {
 	uint64_t ring_capacity;   /* bytes per thread (--size) */
 	/* Keep each thread's runs as the tool wrote them (runlog.h), in
 	 * ring_capacity as it counts them, and write them to the rings
-	 * only when the translations they name go or the stream ends: a
-	 * flight recorder then expands only what its window keeps. Not under live control
-	 * (hwt_vg_reader_stop_at) nor with a spill (whole_dir), which want
-	 * every instruction as it comes. Set before the first feed. */
+	 * only when the translations they name go, or keep them as they
+	 * are when the stream ends (keep.h): a flight recorder then
+	 * expands only what a reader of its window asks for. With a spill
+	 * (whole_dir) what the window drops goes there as runs too. Not
+	 * under live control (hwt_vg_reader_stop_at), which wants every
+	 * instruction as it comes. Set before the first feed. */
 	bool defer;
 	/* --whole: each thread's spill file goes in this directory, at most
 	 * whole_bound bytes (collect/spill.h); NULL: the window alone. */

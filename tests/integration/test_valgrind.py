@@ -946,6 +946,29 @@ def check_whole(hwtrace, programs, tmp):
            f'exit {rc}, {t.get("instructions")} instructions, '
            f'{t.get("lostInstructions")} lost, {items} items, last {last}, '
            f'stderr {err.strip()[-300:]}')
+    # Spilled as runs, through an exec: the same history, instruction
+    # for instruction, as a window large enough to hold it all.
+    dumps = []
+    for name, opts in (('whole-exec', ('--size', '1M', '--whole')),
+                       ('window-exec', ('--size', '512M'))):
+        b = os.path.join(tmp, name)
+        p = subprocess.run([hwtrace, 'record', '-q', '--backend', 'valgrind',
+                            *opts, '-o', b, '--', '/bin/sh', '-c',
+                            f'exec {os.path.join(programs, "spin")} 150000'],
+                           capture_output=True, text=True, timeout=600)
+        rc2, out, _ = run_tool(hwtrace, 'dump', '--insn', '--tsv', b)
+        _, info, _ = run_tool(hwtrace, 'info', b)
+        dumps.append((p.returncode, rc2, 'runs kept' in info,
+                      [line.split('\t', 1)[-1] for line in
+                       out.splitlines()]))
+    (rca, da, ka, a), (rcb, db, kb, b2) = dumps
+    report('--whole spills runs through an exec: the history of a window '
+           'that holds it all',
+           rca == rcb == 139 and da == db == 0 and ka and kb and
+           len(a) > 1_500_000 and a == b2,
+           f'exits {rca}/{rcb}, dumps {da}/{db}, runs kept {ka}/{kb}, '
+           f'{len(a)} and {len(b2)} instructions, first difference at '
+           f'{next((i for i, (x, y) in enumerate(zip(a, b2)) if x != y), None)}')
     rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'ptrace',
                           '--whole', '-o', os.path.join(tmp, 'nowhole'), '--',
                           '/bin/true')

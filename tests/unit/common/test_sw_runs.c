@@ -449,6 +449,72 @@ out:
 	hwt_bytes_free(&t);
 }
 
+static int count_write(void *ctx, const uint8_t *frame, size_t n,
+		       struct hwt_err *err)
+{
+	*(size_t *)ctx += n;
+	return 0;
+}
+
+/* Frames of groups (a table and its runs, each group a frame of its
+ * own, a --whole spill's), one group going on into a second frame:
+ * forgetting the frame with its table forgets that second frame too,
+ * never keeps runs without their table. */
+static void test_forget_groups(void)
+{
+	struct hwt_bytes t = { 0 };
+	struct hwt_sw_packer *p = NULL;
+	struct hwt_err err = { 0 };
+	uint64_t lost = 0, lost_bytes = 0;
+	size_t written = 0, tab_n, runs_at;
+	uint8_t *idx = NULL;
+	size_t idx_n = 0;
+	struct hwt_sw_index *ix = NULL;
+	int rc;
+
+	load_table();
+	runs_trace(&t, 100, 0x1005);
+	runs_at = HWT_SW_CHUNK_HDR_SIZE + hwt_get_le32(t.p + 4);
+	tab_n = runs_at;
+	rc = hwt_sw_packer_new(count_write, &written, &p, &err);
+	/* Group 1: table, runs | its runs again (a continuation frame) |
+	 * group 2: table, runs. */
+	if (!rc)
+		rc = hwt_sw_packer_add(p, t.p, tab_n, &err);
+	if (!rc)
+		rc = hwt_sw_packer_add(p, t.p + runs_at, t.n - runs_at, &err);
+	if (!rc)
+		rc = hwt_sw_packer_flush(p, &err);
+	if (!rc)
+		rc = hwt_sw_packer_add(p, t.p + runs_at, t.n - runs_at, &err);
+	if (!rc)
+		rc = hwt_sw_packer_flush(p, &err);
+	if (!rc)
+		rc = hwt_sw_packer_add(p, t.p, tab_n, &err);
+	if (!rc)
+		rc = hwt_sw_packer_add(p, t.p + runs_at, t.n - runs_at, &err);
+	if (!rc)
+		rc = hwt_sw_packer_flush(p, &err);
+	if (!rc) {
+		/* Keep about the last frame's bytes: the first goes, and
+		 * the continuation with it. */
+		uint64_t end = hwt_sw_packer_end(p);
+
+		hwt_sw_packer_forget(p, end - hwt_sw_packer_kept_from(p) - 1,
+				     &lost, &lost_bytes);
+		rc = hwt_sw_packer_index(p, &idx, &idx_n, &err);
+	}
+	CHECK("forget: runs whose table went go with it, counted lost",
+	      rc == 0 && lost == 2 * 303 && hwt_sw_packer_insns(p) == 303,
+	      "rc %d (%s), lost %llu, kept %llu", rc, err.msg,
+	      (unsigned long long)lost,
+	      (unsigned long long)(p ? hwt_sw_packer_insns(p) : 0));
+	hwt_sw_packer_free(p);
+	hwt_sw_index_free(ix);
+	free(idx);
+	hwt_bytes_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_table);
@@ -456,6 +522,7 @@ int main(void)
 	RUN(test_bad_runs);
 	RUN(test_flatten);
 	RUN(test_pack);
+	RUN(test_forget_groups);
 	hwt_sw_table_free(&table);
 	return check_exit();
 }
