@@ -280,9 +280,14 @@ static bool can_free_read_part(const char *dir)
 
 static void free_read_part(int fd, uint64_t before, uint64_t after)
 {
-	if (before / FREE_STEP != after / FREE_STEP)
+	uint64_t from = before / FREE_STEP * FREE_STEP;
+	uint64_t to = after / FREE_STEP * FREE_STEP;
+
+	/* Only the steps read since: punching from 0 each time had the
+	 * file system walk the whole stream so far, again and again. */
+	if (from != to)
 		(void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				0, (off_t)(after / FREE_STEP * FREE_STEP));
+				(off_t)from, (off_t)(to - from));
 }
 
 static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],

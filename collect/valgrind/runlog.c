@@ -81,9 +81,21 @@ static struct hwt_vg_log_chunk *unlink_oldest(struct hwt_vg_runlog *l)
 	return c;
 }
 
+/* The oldest chunk goes; the log keeps one of its size for the next it
+ * opens: a flight recorder drops a chunk for every chunk it opens, and
+ * mapping each afresh cost its every page a fault and a clearing (a
+ * tenth of the reader's time on a python loop). */
 static void pop_oldest(struct hwt_vg_runlog *l)
 {
-	chunk_unmap(unlink_oldest(l));
+	struct hwt_vg_log_chunk *c = unlink_oldest(l);
+
+	if (!l->spare && c->alloc == l->chunk_bytes + 4u * HWT_VG_LOG_MAX_ITEM) {
+		free(c->cuts);
+		c->cuts = NULL;
+		l->spare = c;
+		return;
+	}
+	chunk_unmap(c);
 }
 
 /* The oldest chunk leaves the window: lost, or held to be spilled. */
@@ -193,10 +205,12 @@ struct hwt_vg_log_chunk *hwt_vg_log_open(struct hwt_vg_runlog *l, bool start,
 		return NULL;   /* an exit or mark of a run nobody kept */
 	close_open(l);
 	enforce_capacity(l);
-	if (!reserve_slot(l) || !(c = chunk_map(alloc))) {
+	if (!reserve_slot(l) ||
+	    !(c = l->spare ? l->spare : chunk_map(alloc))) {
 		l->failed = true;
 		return NULL;
 	}
+	l->spare = NULL;
 	*c = (struct hwt_vg_log_chunk){ .prev_pc = prev_pc,
 					.prev_known = prev_known,
 					.alloc = alloc };
@@ -243,6 +257,9 @@ void hwt_vg_log_clear(struct hwt_vg_runlog *l)
 
 void hwt_vg_log_free(struct hwt_vg_runlog *l)
 {
+	if (l->spare)
+		chunk_unmap(l->spare);
+	l->spare = NULL;
 	for (size_t i = 0; i < l->nheld; i++)
 		chunk_unmap(l->held[i]);
 	free(l->held);

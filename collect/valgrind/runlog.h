@@ -87,6 +87,8 @@ struct hwt_vg_runlog {
 	/* Shared with every thread's log and ring (the window), or NULL. */
 	struct hwt_sw_ring_budget *budget;
 	bool failed;              /* memory ran out: runs are dropped */
+	/* A dropped chunk kept mapped for the next one to open, or NULL. */
+	struct hwt_vg_log_chunk *spare;
 	/* --whole: the chunks dropped from the window are held here, oldest
 	 * first, not lost, until the reader spills them (keep.h); their
 	 * instructions count in spilled_insns once spilled. */
