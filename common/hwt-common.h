@@ -78,6 +78,47 @@ static inline uint64_t hwt_get_le64(const uint8_t *p)
 	return hwt_get_le32(p) | (uint64_t)hwt_get_le32(p + 4) << 32;
 }
 
+/* Unsigned LEB128, the numbers of the valgrind tool's stream and of runs
+ * chunks: v at out (room for 10 bytes); its length. */
+static inline size_t hwt_put_uleb128(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		out[n] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		out[n++] |= v ? 0x80 : 0;
+	} while (v);
+	return n;
+}
+
+/* The number at *p into *v, *p past it: 1; 0 when end comes first, -1
+ * when it does not fit 64 bits (*p unmoved then). */
+static inline int hwt_get_uleb128(const uint8_t **p, const uint8_t *end,
+				  uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t x = 0;
+
+	for (unsigned shift = 0; shift < 70; shift += 7) {
+		uint8_t b;
+
+		if (q == end)
+			return 0;
+		b = *q++;
+		/* The tenth byte may hold only the top bit of 64. */
+		if (shift == 63 && b > 1)
+			return -1;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*p = q;
+			*v = x;
+			return 1;
+		}
+	}
+	return -1;
+}
+
 /* ---- software trace format (hwt-sw) -------------------------------------
  *
  * A per-thread trace file is a sequence of chunks. Each chunk is decodable

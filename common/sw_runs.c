@@ -29,20 +29,10 @@ struct nums {
 
 static uint64_t get_u(struct nums *c)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		uint8_t b;
-
-		if (c->p == c->end) {
-			c->bad = true;
-			return 0;
-		}
-		b = *c->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
+	if (hwt_get_uleb128(&c->p, c->end, &v) == 1)
+		return v;
 	c->bad = true;
 	return 0;
 }
@@ -54,21 +44,9 @@ static int64_t get_s(struct nums *c)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-static size_t put_u(uint8_t *out, uint64_t v)
-{
-	size_t n = 0;
-
-	do {
-		out[n] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		out[n++] |= v ? 0x80 : 0;
-	} while (v);
-	return n;
-}
-
 static size_t put_s(uint8_t *out, int64_t v)
 {
-	return put_u(out, (uint64_t)v << 1 ^ (uint64_t)(v >> 63));
+	return hwt_put_uleb128(out, (uint64_t)v << 1 ^ (uint64_t)(v >> 63));
 }
 
 /* ---- tables ------------------------------------------------------------- */
@@ -224,17 +202,17 @@ size_t hwt_sw_tr_encode(uint64_t id, const struct hwt_sw_tr *tr, uint8_t *out)
 {
 	size_t n = 0;
 
-	n += put_u(out + n, id);
-	n += put_u(out + n, tr->ninsns);
-	n += put_u(out + n, tr->pc[0]);
+	n += hwt_put_uleb128(out + n, id);
+	n += hwt_put_uleb128(out + n, tr->ninsns);
+	n += hwt_put_uleb128(out + n, tr->pc[0]);
 	for (uint32_t i = 1; i < tr->ninsns; i++)
 		n += put_s(out + n, (int64_t)(tr->pc[i] - tr->pc[i - 1]));
-	n += put_u(out + n, tr->nexits);
+	n += hwt_put_uleb128(out + n, tr->nexits);
 	for (uint32_t k = 0; k < tr->nexits; k++)
-		n += put_u(out + n, (uint64_t)(tr->exit_after[k] &
+		n += hwt_put_uleb128(out + n, (uint64_t)(tr->exit_after[k] &
 					      ~HWT_SW_TR_REP_CHECK) << 1 |
 			   !!(tr->exit_after[k] & HWT_SW_TR_REP_CHECK));
-	n += put_u(out + n, tr->flags);
+	n += hwt_put_uleb128(out + n, tr->flags);
 	n += put_s(out + n, (int64_t)(tr->entry - tr->pc[0]));
 	if ((tr->flags & HWT_SW_TR_IMPLIED) && tr->nexits)
 		for (uint32_t k = 0; k < tr->nexits; k++)

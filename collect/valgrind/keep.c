@@ -6,9 +6,9 @@
 
 #include "valgrind/keep.h"
 
-/* The translations the log's items name, as a bitmap; false when an
- * item names one that does not exist (the reader checked each as it
- * logged it: never). */
+/* The translations the items name, as a bitmap; false when an item is
+ * not whole or names one that does not exist (the reader wrote and
+ * checked each as it logged it: never). */
 static bool mark_named(struct hwt_vg_log_chunk *const *v, size_t n,
 		       uint32_t ntr, uint64_t *named)
 {
@@ -18,13 +18,10 @@ static bool mark_named(struct hwt_vg_log_chunk *const *v, size_t n,
 		bool count_next = false;
 
 		while (p < end) {
-			uint64_t item = 0;
-			unsigned shift = 0;
+			uint64_t item;
 
-			do
-				item |= (uint64_t)(*p & 0x7f) << shift,
-					shift += 7;
-			while (*p++ & 0x80 && p < end && shift < 64);
+			if (hwt_get_uleb128(&p, end, &item) != 1)
+				return false;
 			if (count_next) {
 				count_next = false;
 				continue;

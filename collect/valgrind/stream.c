@@ -112,25 +112,16 @@ struct cursor {
 
 static uint64_t get_u(struct cursor *c)
 {
-	uint64_t v = 0;
+	uint64_t v;
+	int rc;
 
-	for (unsigned shift = 0; shift < 70; shift += 7) {
-		uint8_t b;
-
-		if (c->p == c->end) {
-			if (c->state == CUR_OK)
-				c->state = CUR_SHORT;
-			return 0;
-		}
-		b = *c->p++;
-		/* The tenth byte may hold only the top bit of 64. */
-		if (shift == 63 && b > 1)
-			break;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	c->state = CUR_BAD;
+	/* The first number that fails says why; the rest read nothing. */
+	if (c->state != CUR_OK)
+		return 0;
+	if ((rc = hwt_get_uleb128(&c->p, c->end, &v)) == 1)
+		return v;
+	c->state = rc < 0 ? CUR_BAD : CUR_SHORT;
+	c->p = c->end;
 	return 0;
 }
 
@@ -516,27 +507,14 @@ static int log_item(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 }
 
 /* A mark of the log's own: kind, then n when has_n. */
-/* v as unsigned LEB128 at out (room for 10 bytes); its length. */
-static size_t put_leb(uint8_t *out, uint64_t v)
-{
-	size_t len = 0;
-
-	do {
-		out[len] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		out[len++] |= v ? 0x80 : 0;
-	} while (v);
-	return len;
-}
-
 static int log_mark(const struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		    unsigned kind, bool has_n, uint64_t n, struct hwt_err *err)
 {
 	uint8_t buf[HWT_VG_LOG_MAX_ITEM];
-	size_t len = put_leb(buf, (uint64_t)kind << 2 | HWT_VG_RECORD);
+	size_t len = hwt_put_uleb128(buf, (uint64_t)kind << 2 | HWT_VG_RECORD);
 
 	if (has_n)
-		len += put_leb(buf + len, n);
+		len += hwt_put_uleb128(buf + len, n);
 	if (kind == LOG_ASYNC)
 		t->log_async = true;
 	return log_item(r, t, buf, len, kind == LOG_ASYNC, err);
@@ -714,7 +692,7 @@ static int log_exec(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 		 * run to tell where its last run left: a run that opens a new
 		 * chunk says so in the old one. */
 		if (t->log_cur && t->log_cur->used >= t->log.chunk_bytes) {
-			rc = log_exit(r, t, k, item, put_leb(item, (uint64_t)k
+			rc = log_exit(r, t, k, item, hwt_put_uleb128(item, (uint64_t)k
 					<< 2 | HWT_VG_EXIT), err);
 			if (rc < 0)
 				return rc;
@@ -746,7 +724,7 @@ static int log_exit_to(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 	uint8_t item[10];
 
 	return log_exit(r, t, k, item,
-			put_leb(item, (uint64_t)k << 2 | HWT_VG_EXIT), err);
+			hwt_put_uleb128(item, (uint64_t)k << 2 | HWT_VG_EXIT), err);
 }
 
 /* r->defer: t's run executed its first n instructions, no more (a fault
