@@ -287,11 +287,13 @@ struct hwt_sw_tr {
 	uint64_t *target;        /* implied with exits: exit k's target */
 };
 
-/* Translations by id (NULL where a table has none). */
+/* Translations by id (NULL where a table has none), in blocks of
+ * memory the table owns. */
 struct hwt_sw_table {
 	struct hwt_sw_tr **v;
 	size_t n, count;
 	size_t bytes;            /* memory held */
+	void *blocks;
 };
 
 /* Add a TABLE chunk's translations; -EBADMSG saying what is wrong (what

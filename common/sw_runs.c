@@ -27,10 +27,13 @@ struct nums {
 	bool bad;
 };
 
-static uint64_t get_u(struct nums *c)
+static inline uint64_t get_u(struct nums *c)
 {
 	uint64_t v;
 
+	/* Most numbers of a table (an address delta, an exit) are a byte. */
+	if (c->p < c->end && !(*c->p & 0x80))
+		return *c->p++;
 	if (hwt_get_uleb128(&c->p, c->end, &v) == 1)
 		return v;
 	c->bad = true;
@@ -51,20 +54,42 @@ static size_t put_s(uint8_t *out, int64_t v)
 
 /* ---- tables ------------------------------------------------------------- */
 
-static void tr_free(struct hwt_sw_tr *tr)
+/* A table's translations live in blocks it frees at once: a compiler's
+ * window names tens of thousands, and a malloc for each of their arrays
+ * was most of what opening its history cost. */
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	uint64_t data[];
+};
+
+#define ARENA_BLOCK (256u << 10)
+
+/* size bytes, 8-aligned, from t's blocks; NULL when memory ran out. */
+static void *arena_alloc(struct hwt_sw_table *t, size_t size)
 {
-	if (!tr)
-		return;
-	free(tr->pc);
-	free(tr->exit_after);
-	free(tr->target);
-	free(tr);
+	struct arena_block *b = t->blocks;
+
+	size = (size + 7) & ~(size_t)7;
+	if (!b || b->cap - b->used < size) {
+		size_t cap = size > ARENA_BLOCK ? size : ARENA_BLOCK;
+
+		if (!(b = malloc(sizeof(*b) + cap)))
+			return NULL;
+		*b = (struct arena_block){ .next = t->blocks, .cap = cap };
+		t->blocks = b;
+		t->bytes += sizeof(*b) + cap;
+	}
+	b->used += size;
+	return (uint8_t *)b->data + b->used - size;
 }
 
 void hwt_sw_table_free(struct hwt_sw_table *t)
 {
-	for (size_t i = 0; i < t->n; i++)
-		tr_free(t->v[i]);
+	for (struct arena_block *b = t->blocks, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
 	free(t->v);
 	*t = (struct hwt_sw_table){ 0 };
 }
@@ -75,9 +100,11 @@ static int bad_table(struct hwt_err *err, size_t at, const char *what)
 			   "%zu: %s", at, what);
 }
 
-/* One translation at c into *out (NULL and a message on damage). */
-static int read_tr(struct nums *c, const uint8_t *base, uint64_t *id,
-		   struct hwt_sw_tr **out, struct hwt_err *err)
+/* One translation at c into *out, from t's blocks (NULL and a message on
+ * damage: what it took stays in the blocks). */
+static int read_tr(struct hwt_sw_table *t, struct nums *c,
+		   const uint8_t *base, uint64_t *id, struct hwt_sw_tr **out,
+		   struct hwt_err *err)
 {
 	size_t at = (size_t)(c->p - base);
 	uint64_t n, nexits, flags, pc;
@@ -89,63 +116,48 @@ static int read_tr(struct nums *c, const uint8_t *base, uint64_t *id,
 	pc = get_u(c);
 	if (c->bad || n == 0 || n > HWT_SW_TR_MAX_INSNS)
 		return bad_table(err, at, "an instruction count out of range");
-	if (!(tr = calloc(1, sizeof(*tr))) ||
-	    !(tr->pc = malloc(n * sizeof(*tr->pc))))
+	if (!(tr = arena_alloc(t, sizeof(*tr) + n * sizeof(*tr->pc))))
 		goto nomem;
-	tr->ninsns = (uint32_t)n;
+	*tr = (struct hwt_sw_tr){ .ninsns = (uint32_t)n,
+				  .pc = (uint64_t *)(tr + 1) };
 	for (uint64_t i = 0; i < n; i++) {
 		if (i)
 			pc += (uint64_t)get_s(c);
 		tr->pc[i] = pc;
 	}
 	nexits = get_u(c);
-	if (c->bad || nexits > HWT_SW_TR_MAX_EXITS) {
-		tr_free(tr);
+	if (c->bad || nexits > HWT_SW_TR_MAX_EXITS)
 		return bad_table(err, at, "an exit count out of range");
-	}
 	tr->nexits = (uint32_t)nexits;
-	if (nexits && !(tr->exit_after = malloc(nexits *
-						sizeof(*tr->exit_after))))
+	if (nexits && !(tr->exit_after = arena_alloc(t, nexits *
+						     sizeof(*tr->exit_after))))
 		goto nomem;
 	for (uint64_t k = 0; k < nexits; k++) {
 		uint64_t v = get_u(c);
 
-		if (v >> 1 > n) {
-			tr_free(tr);
+		if (v >> 1 > n)
 			return bad_table(err, at, "a side exit past the end");
-		}
 		tr->exit_after[k] = (uint32_t)(v >> 1) |
 			(v & 1 ? HWT_SW_TR_REP_CHECK : 0);
 	}
 	flags = get_u(c);
 	tr->entry = tr->pc[0] + (uint64_t)get_s(c);
-	if (c->bad || flags & ~(uint64_t)(HWT_SW_TR_IMPLIED | HWT_SW_TR_FINAL)) {
-		tr_free(tr);
+	if (c->bad || flags & ~(uint64_t)(HWT_SW_TR_IMPLIED | HWT_SW_TR_FINAL))
 		return bad_table(err, at, "unknown flags or a cut number");
-	}
 	tr->flags = (uint32_t)flags;
 	if ((flags & HWT_SW_TR_IMPLIED) && nexits) {
-		if (!(tr->target = malloc(nexits * sizeof(*tr->target))))
+		if (!(tr->target = arena_alloc(t, nexits *
+					       sizeof(*tr->target))))
 			goto nomem;
 		for (uint64_t k = 0; k < nexits; k++)
 			tr->target[k] = tr->entry + (uint64_t)get_s(c);
 	}
-	if (c->bad) {
-		tr_free(tr);
+	if (c->bad)
 		return bad_table(err, at, "a cut number");
-	}
 	*out = tr;
 	return 0;
 nomem:
-	tr_free(tr);
 	return hwt_err_set(err, ENOMEM, "out of memory for translations");
-}
-
-static size_t tr_bytes(const struct hwt_sw_tr *tr)
-{
-	return sizeof(*tr) + tr->ninsns * sizeof(*tr->pc) +
-		tr->nexits * (sizeof(*tr->exit_after) +
-			      (tr->target ? sizeof(*tr->target) : 0));
 }
 
 int hwt_sw_table_add(struct hwt_sw_table *t, const uint8_t *pay, size_t n,
@@ -159,36 +171,29 @@ int hwt_sw_table_add(struct hwt_sw_table *t, const uint8_t *pay, size_t n,
 		uint64_t id;
 		int rc;
 
-		if ((rc = read_tr(&c, pay, &id, &tr, err)))
+		if ((rc = read_tr(t, &c, pay, &id, &tr, err)))
 			return rc;
 		if (id >= TABLE_MAX_ID || id >= 16 * (t->count + 1) +
-		    TABLE_ID_SLACK) {
-			tr_free(tr);
+		    TABLE_ID_SLACK)
 			return bad_table(err, at, "an id far past the count");
-		}
 		if (id >= t->n) {
 			size_t want = (size_t)id + 1, cap = t->n ? t->n : 1024;
 			struct hwt_sw_tr **v;
 
 			while (cap < want)
 				cap *= 2;
-			if (!(v = realloc(t->v, cap * sizeof(*v)))) {
-				tr_free(tr);
+			if (!(v = realloc(t->v, cap * sizeof(*v))))
 				return hwt_err_set(err, ENOMEM, "out of memory "
 						   "for translations");
-			}
 			memset(v + t->n, 0, (cap - t->n) * sizeof(*v));
 			t->bytes += (cap - t->n) * sizeof(*v);
 			t->v = v;
 			t->n = cap;
 		}
-		if (t->v[id]) {
-			tr_free(tr);
+		if (t->v[id])
 			return bad_table(err, at, "an id given twice");
-		}
 		t->v[id] = tr;
 		t->count++;
-		t->bytes += tr_bytes(tr);
 	}
 	return 0;
 }
