@@ -528,13 +528,12 @@ static int run_insn(void *ctx, uint64_t pc, bool async)
 }
 
 /* A segment of runs (HWT_SW_SEG_RUNS, its bytes at base, *seg relative
- * to them) as the plain records of its instructions in h->runs, *seg
- * made to read them. */
-static int expand_runs(struct hwt_history *h, const uint8_t *base,
-		       size_t size, struct hwt_segment *seg,
-		       struct hwt_err *err)
+ * to them, its translations in tab) as the plain records of its
+ * instructions in h->runs, *seg made to read them. */
+static int expand_runs(struct hwt_history *h, const struct hwt_sw_table *tab,
+		       const uint8_t *base, size_t size,
+		       struct hwt_segment *seg, struct hwt_err *err)
 {
-	const struct hwt_sw_table *tab;
 	struct hwt_sw_runs w;
 	struct runs_out o = { .rec = &h->runs };
 	uint64_t given;
@@ -542,8 +541,6 @@ static int expand_runs(struct hwt_history *h, const uint8_t *base,
 
 	if (seg->off > size || seg->len > size - seg->off)
 		return hwt_err_set(err, EIO, "runs segment outside its frame");
-	if ((rc = hwt_sw_chunks_table(h->chunks, seg->own.table, &tab, err)))
-		return rc;
 	h->runs.n = 0;
 	hwt_sw_runs_init(&w, tab, base + seg->off, seg->len, 0,
 			 seg->flags & HWT_SW_SEG_PREV, seg->pc);
@@ -582,10 +579,18 @@ static int load(struct hwt_history *h, size_t s, struct hwt_err *err)
 		struct hwt_segment local;
 		size_t size;
 
-		rc = hwt_sw_chunks_get(h->chunks, seg, &base, &size, &local,
-				       err);
-		if (!rc && (seg->flags & HWT_SW_SEG_RUNS))
-			rc = expand_runs(h, base, size, &local, err);
+		const struct hwt_sw_table *tab = NULL;
+
+		/* The table first: reading its frames may take the slot
+		 * the segment's frame would be in. */
+		rc = seg->flags & HWT_SW_SEG_RUNS ?
+			hwt_sw_chunks_table(h->chunks, seg->own.table, &tab,
+					    err) : 0;
+		if (!rc)
+			rc = hwt_sw_chunks_get(h->chunks, seg, &base, &size,
+					       &local, err);
+		if (!rc && tab)
+			rc = expand_runs(h, tab, base, size, &local, err);
 		if (!rc)
 			rc = h->dec->decode(base, size, &local, h->img, &out,
 					    err);

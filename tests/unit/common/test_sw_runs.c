@@ -477,24 +477,13 @@ static void test_forget_groups(void)
 	runs_at = HWT_SW_CHUNK_HDR_SIZE + hwt_get_le32(t.p + 4);
 	tab_n = runs_at;
 	rc = hwt_sw_packer_new(count_write, &written, &p, &err);
-	/* Group 1: table, runs | its runs again (a continuation frame) |
-	 * group 2: table, runs. */
-	if (!rc)
-		rc = hwt_sw_packer_add(p, t.p, tab_n, &err);
-	if (!rc)
-		rc = hwt_sw_packer_add(p, t.p + runs_at, t.n - runs_at, &err);
-	if (!rc)
-		rc = hwt_sw_packer_flush(p, &err);
-	if (!rc)
-		rc = hwt_sw_packer_add(p, t.p + runs_at, t.n - runs_at, &err);
-	if (!rc)
-		rc = hwt_sw_packer_flush(p, &err);
-	if (!rc)
-		rc = hwt_sw_packer_add(p, t.p, tab_n, &err);
-	if (!rc)
-		rc = hwt_sw_packer_add(p, t.p + runs_at, t.n - runs_at, &err);
-	if (!rc)
-		rc = hwt_sw_packer_flush(p, &err);
+	/* Frames: table and runs | its runs again (a continuation) | table
+	 * and runs: 'T' adds the table, 'R' the runs, '|' ends a frame. */
+	for (const char *op = "TR|R|TR|"; !rc && *op; op++)
+		rc = *op == 'T' ? hwt_sw_packer_add(p, t.p, tab_n, &err) :
+			*op == 'R' ? hwt_sw_packer_add(p, t.p + runs_at,
+						       t.n - runs_at, &err) :
+			hwt_sw_packer_flush(p, &err);
 	if (!rc) {
 		/* Keep about the last frame's bytes: the first goes, and
 		 * the continuation with it. */
