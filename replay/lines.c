@@ -212,6 +212,17 @@ static void load_rows(struct hwt_module *m, struct hwt_cu *cu)
 	cu->nrows = out;
 }
 
+/* An ELF read from its own file descriptor, closed. */
+static void close_elf(Elf **elf, int *fd)
+{
+	if (*elf)
+		elf_end(*elf);
+	*elf = NULL;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 void hwt_module_lines_free(struct hwt_module *m)
 {
 	for (size_t i = 0; i < m->ncus; i++)
@@ -222,20 +233,10 @@ void hwt_module_lines_free(struct hwt_module *m)
 	if (m->dw)
 		dwarf_end(m->dw);
 	m->dw = NULL;
-	if (m->dbg_elf)
-		elf_end(m->dbg_elf);
-	m->dbg_elf = NULL;
-	if (m->dbg_fd >= 0)
-		close(m->dbg_fd);
-	m->dbg_fd = -1;
+	close_elf(&m->dbg_elf, &m->dbg_fd);
 	free(m->dbg_path);
 	m->dbg_path = NULL;
-	if (m->flat_elf)
-		elf_end(m->flat_elf);
-	m->flat_elf = NULL;
-	if (m->flat_fd >= 0)
-		close(m->flat_fd);
-	m->flat_fd = -1;
+	close_elf(&m->flat_elf, &m->flat_fd);
 }
 
 static struct hwt_cu *find_cu(struct hwt_module *m, uint64_t a)
