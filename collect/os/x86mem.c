@@ -5,6 +5,7 @@
  * hidden operands). A rep-prefixed string instruction is stepped one
  * iteration at a time, so its operand is one element. */
 #include <Zydis/Zydis.h>
+#include <cpuid.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -48,6 +49,30 @@ static void fill_context(ZydisRegisterContext *ctx,
 /* An XSAVE-family area is as large as the state the cpu saves (XCR0);
  * this bounds every x86 state there is today. */
 #define MAX_STATE_AREA 16384u
+
+/* What an XSAVE-family instruction writes: Zydis gives the legacy area
+ * and header (576 bytes) whatever the state, but with AVX-512 the area
+ * is about 2.7 KB (ld.so's lazy binding saves it on the stack). The
+ * size CPUID gives for the state XCR0 enables bounds the standard and
+ * the compacted forms; the traced program runs on this cpu. */
+static uint64_t xsave_area_size(void)
+{
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || b == 0 ||
+	    b > MAX_STATE_AREA)
+		return MAX_STATE_AREA;
+	return b;
+}
+
+static bool is_xsave(ZydisMnemonic m)
+{
+	return m == ZYDIS_MNEMONIC_XSAVE || m == ZYDIS_MNEMONIC_XSAVE64 ||
+	       m == ZYDIS_MNEMONIC_XSAVEC || m == ZYDIS_MNEMONIC_XSAVEC64 ||
+	       m == ZYDIS_MNEMONIC_XSAVEOPT ||
+	       m == ZYDIS_MNEMONIC_XSAVEOPT64 ||
+	       m == ZYDIS_MNEMONIC_XSAVES || m == ZYDIS_MNEMONIC_XSAVES64;
+}
 
 static bool decode(const uint8_t *code, size_t n,
 		   ZydisDecodedInstruction *insn, ZydisDecodedOperand *ops)
@@ -99,6 +124,8 @@ static int operands(const ZydisDecodedInstruction *insn,
 		size = op->size / 8u;
 		if (size == 0 || size > MAX_STATE_AREA)
 			size = MAX_STATE_AREA;
+		if (is_xsave(insn->mnemonic))
+			size = xsave_area_size();
 		/* Zydis names a push's stack slot [rsp]: it is below. */
 		if (op->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
 		    op->mem.base == ZYDIS_REGISTER_RSP &&

@@ -2,6 +2,7 @@
 /* test_stores.c - what the ptrace recorder takes an instruction or a
  * system call to write (collect/ptrace/stores.c, sysmem.c): the ranges
  * whose old bytes it keeps for memory of the past. */
+#include <cpuid.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -84,6 +85,40 @@ static void test_instructions(void)
 	}
 }
 
+/* The XSAVE family writes the whole state area this cpu's XCR0 asks for,
+ * not the 576 bytes of its legacy part and header: with AVX-512 that is
+ * about 2.7 KB (ld.so's lazy binding saves it below its caller's stack
+ * frame, which memory of the past must then restore). */
+static void test_xsave(void)
+{
+	static const struct { const char *name, *bytes; size_t len; } k[] = {
+		{ "xsave (%rdi)", "\x0f\xae\x27", 3 },
+		{ "xsavec 0x40(%rsp)", "\x0f\xc7\x64\x24\x40", 5 },
+		{ "xsaveopt (%rdi)", "\x0f\xae\x37", 3 },
+	};
+	unsigned a, b = 0, c, d;
+	uint64_t want;
+
+	if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || b == 0)
+		b = 16384;
+	want = b;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		struct user_regs_struct r = regs();
+		struct hwt_store st[8];
+		bool sc;
+		int n = hwt_x86_stores((const uint8_t *)k[i].bytes, k[i].len, &r,
+				       st, 8, &sc);
+		char name[128];
+
+		snprintf(name, sizeof(name), "stores: %s writes the cpu's "
+			 "whole state area (%llu bytes)", k[i].name,
+			 (unsigned long long)want);
+		CHECK(name, n == 1 && st[0].len == want && st[0].len >= 576,
+		      "%d stores, %llu bytes", n,
+		      n > 0 ? (unsigned long long)st[0].len : 0ull);
+	}
+}
+
 static int sys(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2,
 	       uint64_t a3, struct hwt_store *st)
 {
@@ -138,6 +173,7 @@ static void test_syscalls(void)
 int main(void)
 {
 	RUN(test_instructions);
+	RUN(test_xsave);
 	RUN(test_syscalls);
 	return check_exit();
 }
