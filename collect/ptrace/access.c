@@ -58,8 +58,21 @@ int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 	} else if (write && nt_type == NT_PRSTATUS && t->log_regs &&
 		   ptrace(PTRACE_GETREGS, tid, 0, &t->now) == 0) {
 		/* The instruction here runs with the registers written. */
-		hwt_step_reglog_replace_last(&t->reglog, &t->now);
+		hwt_reglog_replace_last(&t->reglog, &t->now);
 		hwt_step_memlog_regs_written(t, &t->now);
 	}
 	return 0;
 }
+
+int hwt_step_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
+		     struct user_regs_struct *out, struct hwt_err *err)
+{
+	struct step_thread *t = hwt_step_thread_find(step_of(base), tid);
+
+	if (!t || hwt_reglog_get(&t->reglog, insn, out) < 0)
+		return hwt_err_set(err, ENOENT, "no registers kept for "
+				   "instruction %llu of thread %d",
+				   (unsigned long long)insn, (int)tid);
+	return 0;
+}
+

@@ -33,7 +33,6 @@
 #include "array.h"
 #include "tracer.h"
 
-#define UNKNOWN_BYTES SIZE_MAX
 /* One store's old bytes are read whole up to this (a read(2) into a
  * large buffer); beyond, its bytes are unknown before it. */
 #define MAX_UNDO (16u << 20)
@@ -55,7 +54,7 @@ static ssize_t read_remote(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 /* Keep entries sorted by step: later steps' entries may come first when
  * a system call's result is known only after other threads stepped. */
-static struct memlog_entry *insert(struct step_memlog *m, uint64_t seq)
+static struct hwt_mem_entry *insert(struct step_memlog *m, uint64_t seq)
 {
 	size_t at = m->n;
 
@@ -86,7 +85,7 @@ static void enforce_cap(struct step_memlog *m)
 	forget_before(m, m->e[keep_from - 1].seq + 1);
 	shift = SIZE_MAX;
 	for (size_t i = keep_from; i < m->n; i++)
-		if (m->e[i].off != UNKNOWN_BYTES && m->e[i].off < shift)
+		if (m->e[i].off != HWT_MEM_UNKNOWN && m->e[i].off < shift)
 			shift = m->e[i].off;
 	if (shift == SIZE_MAX)
 		shift = m->nbytes;
@@ -95,14 +94,14 @@ static void enforce_cap(struct step_memlog *m)
 	memmove(m->e, m->e + keep_from, (m->n - keep_from) * sizeof(*m->e));
 	m->n -= keep_from;
 	for (size_t i = 0; i < m->n; i++)
-		if (m->e[i].off != UNKNOWN_BYTES)
+		if (m->e[i].off != HWT_MEM_UNKNOWN)
 			m->e[i].off -= shift;
 }
 
 static void mark_unknown(struct step_memlog *m, uint64_t seq, uint64_t addr,
 			 uint64_t len)
 {
-	struct memlog_entry *e;
+	struct hwt_mem_entry *e;
 
 	if (!len)
 		return;
@@ -112,7 +111,7 @@ static void mark_unknown(struct step_memlog *m, uint64_t seq, uint64_t addr,
 	}
 	e->addr = addr;
 	e->len = len;
-	e->off = UNKNOWN_BYTES;
+	e->off = HWT_MEM_UNKNOWN;
 	e->tid = 0;
 }
 
@@ -122,7 +121,7 @@ static void mark_unknown(struct step_memlog *m, uint64_t seq, uint64_t addr,
 static void keep_old_by(struct step_memlog *m, pid_t pid, pid_t who,
 			uint64_t seq, uint64_t addr, uint64_t len)
 {
-	struct memlog_entry *e;
+	struct hwt_mem_entry *e;
 	ssize_t n;
 
 	if (!len)
@@ -163,7 +162,7 @@ static void keep_old(struct step_memlog *m, pid_t tid, uint64_t seq,
 static void add_run(struct step_thread *t, uint64_t index, uint64_t seq)
 {
 	if (t->nruns) {
-		const struct memlog_run *r = &t->runs[t->nruns - 1];
+		const struct hwt_mem_run *r = &t->runs[t->nruns - 1];
 
 		if (index >= r->index && r->seq + (index - r->index) == seq)
 			return;
@@ -382,138 +381,59 @@ void hwt_step_memlog_free(struct step_memlog *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* The run of thread t holding its instruction index (by_seq false) or
- * its step seq (by_seq true): runs are sorted by both. Its position in
- * t->runs plus one; 0 when before the first. */
-static size_t run_holding(const struct step_thread *t, uint64_t key,
-			  bool by_seq)
+/* Today's memory of the stopped process, where the live history ends. */
+static size_t read_now(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	size_t lo = 0, hi = t->nruns;
+	ssize_t got = read_remote(*(pid_t *)ctx, addr, buf, len);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
+	return got > 0 ? (size_t)got : 0;
+}
 
-		if ((by_seq ? t->runs[mid].seq : t->runs[mid].index) <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
+/* The live log as common/memhist.c asks it; threads has room for
+ * c->nthreads. */
+static void view_of(struct step_collector *c, struct hwt_mem_thread *threads,
+		    struct hwt_mem_history *h)
+{
+	for (size_t i = 0; i < c->nthreads; i++) {
+		const struct step_thread *t = c->threads[i];
+
+		threads[i] = (struct hwt_mem_thread){
+			.tid = t->tid, .runs = t->runs, .nruns = t->nruns,
+			.last_seq = t->mem_seq,
+		};
 	}
-	return lo;
+	*h = (struct hwt_mem_history){
+		.e = c->memlog.e, .n = c->memlog.n, .bytes = c->memlog.bytes,
+		.horizon = c->memlog.horizon, .threads = threads,
+		.nthreads = c->nthreads, .read_now = read_now,
+		.ctx = &c->base.pid,
+	};
 }
 
-/* Whether step seq lies in run lo - 1: before the next run starts, or,
- * in the last run, not after the thread's newest step (another thread
- * stepped after the run's end). */
-static bool in_run(const struct step_thread *t, size_t lo, uint64_t seq)
+static bool has_memlog(struct step_collector *c, pid_t tid)
 {
-	return lo == t->nruns ? seq <= t->mem_seq : seq < t->runs[lo].seq;
-}
+	struct step_thread *t = hwt_step_thread_find(c, tid);
 
-/* The step at which thread t stood before its instruction index. */
-static bool step_of_index(const struct step_thread *t, uint64_t index,
-			  uint64_t *seq)
-{
-	size_t lo = run_holding(t, index, false);
-
-	if (lo == 0)
-		return false;
-	*seq = t->runs[lo - 1].seq + (index - t->runs[lo - 1].index);
-	return in_run(t, lo, *seq);
-}
-
-/* Memory before step seq: today's with the kept old bytes of steps seq
- * and later put back, newest first; known[i] says which are known. */
-static void bytes_before(const struct step_collector *c, uint64_t seq,
-			 uint64_t addr, uint8_t *out, bool *known, size_t len)
-{
-	const struct step_memlog *m = &c->memlog;
-	ssize_t got;
-
-	memset(known, 0, len);
-	if (seq < m->horizon)
-		return;
-	got = read_remote(c->base.pid, addr, out, len);
-	for (size_t i = 0; got > 0 && i < (size_t)got; i++)
-		known[i] = true;
-	for (size_t i = m->n; i-- > 0 && m->e[i].seq >= seq;) {
-		const struct memlog_entry *e = &m->e[i];
-		uint64_t lo = e->addr > addr ? e->addr : addr;
-		uint64_t hi = e->addr + e->len < addr + len ?
-			e->addr + e->len : addr + len;
-
-		for (uint64_t a = lo; a < hi; a++) {
-			known[a - addr] = e->off != UNKNOWN_BYTES;
-			if (known[a - addr])
-				out[a - addr] = m->bytes[e->off + (a - e->addr)];
-		}
-	}
-}
-
-static struct step_thread *thread_of_tid(struct step_collector *c, pid_t tid)
-{
-	for (size_t i = 0; i < c->nthreads; i++)
-		if (c->threads[i]->tid == tid)
-			return c->threads[i];
-	return NULL;
+	return t && t->memlog;
 }
 
 int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
 		    uint64_t addr, void *buf, size_t len, struct hwt_err *err)
 {
 	struct step_collector *c = step_of(base);
-	struct step_thread *t = thread_of_tid(c, tid);
-	bool *known;
-	uint64_t seq;
-	size_t n;
+	struct hwt_mem_thread *threads;
+	struct hwt_mem_history h;
+	int rc;
 
-	if (!t || !t->memlog)
+	if (!has_memlog(c, tid))
 		return hwt_err_set(err, ENOENT, "thread %d has no memory "
 				   "history", (int)tid);
-	if (!step_of_index(t, index, &seq) || !len)
-		return 0;
-	if (!(known = calloc(len, sizeof(*known))))
+	if (!(threads = calloc(c->nthreads, sizeof(*threads))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
-	bytes_before(c, seq, addr, buf, known, len);
-	for (n = 0; n < len && known[n]; n++)
-		;
-	free(known);
-	return (int)n;
-}
-
-/* The instruction index of thread t at step seq; false when t did not
- * take that step. */
-static bool index_of_step(const struct step_thread *t, uint64_t seq,
-			  uint64_t *index)
-{
-	size_t lo = run_holding(t, seq, true);
-
-	if (lo == 0)
-		return false;
-	*index = t->runs[lo - 1].index + (seq - t->runs[lo - 1].seq);
-	return in_run(t, lo, seq);
-}
-
-/* Whether the store kept in entry e changed a byte of [addr, addr+len):
- * its old bytes against the memory right after its step. */
-static int changed(const struct step_collector *c,
-		   const struct memlog_entry *e, uint64_t addr, uint64_t len)
-{
-	uint64_t lo = e->addr > addr ? e->addr : addr;
-	uint64_t hi = e->addr + e->len < addr + len ? e->addr + e->len
-						      : addr + len;
-	uint8_t after[64];
-	bool known[64];
-
-	if (hi - lo > sizeof(after))
-		hi = lo + sizeof(after);
-	bytes_before(c, e->seq + 1, lo, after, known, (size_t)(hi - lo));
-	for (uint64_t a = lo; a < hi; a++) {
-		if (!known[a - lo])
-			return -1;
-		if (after[a - lo] != c->memlog.bytes[e->off + (a - e->addr)])
-			return 1;
-	}
-	return 0;
+	view_of(c, threads, &h);
+	rc = hwt_mem_history_at(&h, tid, index, addr, buf, len);
+	free(threads);
+	return rc < 0 ? hwt_err_set(err, -rc, "reading the memory history") : rc;
 }
 
 int hwt_step_find_write(struct hwt_collector *base, pid_t tid, uint64_t from,
@@ -521,49 +441,25 @@ int hwt_step_find_write(struct hwt_collector *base, pid_t tid, uint64_t from,
 			uint64_t *windex, struct hwt_err *err)
 {
 	struct step_collector *c = step_of(base);
-	const struct step_memlog *m = &c->memlog;
-	struct step_thread *t = thread_of_tid(c, tid), *w;
-	uint64_t seq;
-	size_t i;
+	struct hwt_mem_thread *threads;
+	struct hwt_mem_history h;
+	int32_t who = 0;
+	int rc;
 
-	if (!t || !t->memlog)
+	if (!has_memlog(c, tid))
 		return hwt_err_set(err, ENOENT, "thread %d has no memory "
 				   "history", (int)tid);
 	if (!len || len > 64 || addr + len < addr)
 		return hwt_err_set(err, EINVAL, "a watched range of 1 to 64 "
 				   "bytes");
-	if (!step_of_index(t, from, &seq))
-		return 0;
-	/* Backward: the newest step before seq; forward: the oldest from
-	 * seq on (the step at seq itself is the instruction there). */
-	if (dir < 0) {
-		for (i = m->n; i > 0 && m->e[i - 1].seq >= seq; i--)
-			;
-	} else {
-		for (i = 0; i < m->n && m->e[i].seq < seq; i++)
-			;
-	}
-	for (;;) {
-		const struct memlog_entry *e;
-		int ch;
-
-		if (dir < 0 ? i == 0 : i == m->n)
-			return 0;
-		e = dir < 0 ? &m->e[--i] : &m->e[i++];
-		if (e->seq < m->horizon)
-			return 0;
-		if (e->addr >= addr + len || e->addr + e->len <= addr)
-			continue;
-		/* Bytes that cannot be told stop the search: a write there
-		 * may or may not have happened. */
-		if (e->off == UNKNOWN_BYTES)
-			return 0;
-		if ((ch = changed(c, e, addr, len)) < 0)
-			return 0;
-		if (!ch || !(w = thread_of_tid(c, e->tid)) ||
-		    !index_of_step(w, e->seq, windex))
-			continue;
-		*wtid = e->tid;
-		return 1;
-	}
+	if (!(threads = calloc(c->nthreads, sizeof(*threads))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	view_of(c, threads, &h);
+	rc = hwt_mem_history_find_write(&h, tid, from, dir, addr, len, &who,
+					windex);
+	free(threads);
+	if (rc == 1)
+		*wtid = who;
+	return rc < 0 ? hwt_err_set(err, -rc, "searching the memory history")
+		      : rc;
 }

@@ -154,7 +154,7 @@ void hwt_step_log_regs(struct step_thread *t)
 		return;
 	if (t->now_valid ||
 	    ptrace(PTRACE_GETREGS, t->tid, 0, &t->now) == 0) {
-		hwt_step_reglog_append(&t->reglog, t->ring.insn_total - 1,
+		hwt_reglog_append(&t->reglog, t->ring.insn_total - 1,
 				       &t->now);
 		hwt_step_memlog_step(t, t->ring.insn_total - 1, &t->now);
 	} else {

@@ -71,7 +71,7 @@ static void remove_at(struct step_collector *c, size_t i)
 	if (c->last == t)
 		c->last = NULL;
 	hwt_sw_ring_free(&t->ring);
-	hwt_step_reglog_free(&t->reglog);
+	hwt_reglog_free(&t->reglog);
 	free(t);
 	memmove(&c->threads[i], &c->threads[i + 1],
 		(c->nthreads - i - 1) * sizeof(*c->threads));
@@ -248,7 +248,7 @@ void hwt_step_threads_free(struct step_collector *c)
 {
 	for (size_t i = 0; i < c->nthreads; i++) {
 		hwt_sw_ring_free(&c->threads[i]->ring);
-		hwt_step_reglog_free(&c->threads[i]->reglog);
+		hwt_reglog_free(&c->threads[i]->reglog);
 		free(c->threads[i]->runs);
 		free(c->threads[i]);
 	}

@@ -5,7 +5,6 @@
  * run.c      the single-step loop, signals, faults, finishing
  * live.c     stop-by-stop control: resume actions, events, all-stop
  * deferred.c untraced until the recording is asked for, then handed over
- * reglog.c   each thread's registers at every recorded instruction (live)
  * interrupt.c the helper thread that makes interrupt_fd stop the program
  * attach.c   attaching to a running process, detaching
  * debugreg.c read/access watchpoints: x86 debug registers, or decoding
@@ -33,6 +32,7 @@
 #include <sys/user.h>
 
 #include "backend.h"
+#include "hwt-past.h"
 #include "live.h"
 #include "os/debugreg.h"
 #include "os/modset.h"
@@ -47,7 +47,6 @@ enum step_thread_state {
 	PT_GONE,        /* exited and reaped */
 };
 
-struct reglog_block;
 
 /* stepcheck.c: how an instruction leaves, as far as a step can tell. */
 enum step_flow {
@@ -74,34 +73,8 @@ struct step_tmp_bp {
 	uint8_t orig;            /* the byte it replaced */
 };
 
-/* Registers before each recorded instruction (reglog.c). */
-struct step_reglog {
-	uint64_t first;            /* instruction index of the oldest entry */
-	uint64_t n;                /* entries from first on */
-	struct reglog_block *blocks;
-	size_t nblocks, alloc;
-	size_t bytes, cap;
-	struct user_regs_struct last, prev;   /* the newest two entries */
-	size_t last_off;           /* the newest entry's delta; SIZE_MAX: a key */
-};
-
-/* Old bytes at addr before step seq (off into the log's bytes), or,
- * with off SIZE_MAX, bytes unknown before that step. */
-struct memlog_entry {
-	uint64_t seq;
-	uint64_t addr, len;
-	size_t off;
-	pid_t tid;                        /* whose step (0: the kernel's) */
-};
-
-/* A thread's instruction index where it was stepped after another
- * thread, and that step's number: its later instructions follow on. */
-struct memlog_run {
-	uint64_t index, seq;
-};
-
 struct step_memlog {
-	struct memlog_entry *e;           /* by step */
+	struct hwt_mem_entry *e;          /* by step */
 	size_t n, alloc;
 	uint8_t *bytes;
 	size_t nbytes, bytes_alloc;
@@ -140,12 +113,12 @@ struct step_thread {
 	/* Live control: registers logged with every recorded pc; now is
 	 * this stop's when now_valid (read with the pc). */
 	bool log_regs;
-	struct step_reglog reglog;
+	struct hwt_reglog reglog;          /* common/reglog.c */
 	struct user_regs_struct now;
 	bool now_valid;
 	/* Live control: memory of the past (memlog.c), the collector's. */
 	struct step_memlog *memlog;
-	struct memlog_run *runs;
+	struct hwt_mem_run *runs;
 	size_t nruns, runs_alloc;
 	uint64_t mem_seq;          /* step number of its newest entry */
 	bool sc_pending;           /* stepped over a syscall: the result
@@ -259,7 +232,7 @@ struct step_collector {
 	struct hwt_seize *untraced;
 	enum hwt_collect_pin pin;
 	unsigned pin_cpu;
-	/* Live control: each thread logs its registers (reglog.c) and
+	/* Live control: each thread logs its registers (common/reglog.c) and
 	 * the old bytes of its stores (memlog.c). */
 	bool log_regs;
 	struct step_memlog memlog;
@@ -428,16 +401,7 @@ int hwt_step_untraced_detach(struct step_collector *c, struct hwt_err *err);
 /* Kill and reap a program still untraced; nothing otherwise. */
 void hwt_step_untraced_close(struct step_collector *c);
 
-/* reglog.c */
-void hwt_step_reglog_append(struct step_reglog *l, uint64_t index,
-			    const struct user_regs_struct *regs);
-/* The newest entry's registers were changed (a debugger's write). */
-void hwt_step_reglog_replace_last(struct step_reglog *l,
-				  const struct user_regs_struct *regs);
-/* The registers before instruction index: 0, or -ENOENT when not kept. */
-int hwt_step_reglog_get(const struct step_reglog *l, uint64_t index,
-			struct user_regs_struct *out);
-void hwt_step_reglog_free(struct step_reglog *l);
+/* access.c */
 int hwt_step_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
 		     struct user_regs_struct *out, struct hwt_err *err);
 
@@ -452,6 +416,11 @@ bool hwt_sys_clone3_args(pid_t pid, uint64_t at, uint64_t w[4]);
  * madvise, brk: *brk follows the break), unknown before it. */
 int hwt_sys_after(uint64_t nr, const uint64_t args[6], uint64_t result,
 		  uint64_t *brk, struct hwt_store *out, size_t max);
+
+/* past.c: the registers and memory of the past into a data history
+ * file; 1 written, 0 nothing kept. */
+int hwt_step_write_past(struct hwt_collector *base, const char *path,
+			struct hwt_err *err);
 
 /* memlog.c */
 /* Thread t stands before its instruction index with registers r. */

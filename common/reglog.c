@@ -4,36 +4,24 @@
  * the stack pointer, frame pointer and the rest as they were there
  * (GDB needs them to tell frames apart when it steps backward).
  *
- * The stepper stops before every instruction anyway; PTRACE_GETREGS in
- * place of the PEEKUSER of rip costs about 4% more per step. The log is
- * kept in blocks of REGLOG_BLOCK entries: a full user_regs_struct, then
- * one delta per entry (a mask of the 8-byte words that changed, and
- * those words), about 20 bytes an instruction. Entry i is the state
- * before instruction first + i executes, in the ring's numbering
- * (insn_total - 1 when it was recorded). Past its byte bound the oldest
- * blocks are dropped; a discontinuity (an entry that is not the next
- * one) starts the log again, so an entry is never misplaced.
+ * The log is kept in blocks of HWT_REGLOG_BLOCK entries: a full
+ * user_regs_struct, then one delta per entry (a mask of the 8-byte words
+ * that changed, and those words), about 20 bytes an instruction. Entry i
+ * is the state before instruction first + i executes. Past its byte
+ * bound the oldest blocks are dropped; a discontinuity (an entry that is
+ * not the next one) starts the log again, so an entry is never
+ * misplaced.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 
-#include "tracer.h"
+#include "hwt-past.h"
 
-#define REGLOG_BLOCK 1024u
-#define REGLOG_WORDS (sizeof(struct user_regs_struct) / 8)
-#define REGLOG_MAX_DELTA (4 + 8 * REGLOG_WORDS)
+#define REGLOG_MAX_DELTA (4 + 8 * HWT_REGLOG_WORDS)
 
-struct reglog_block {
-	struct user_regs_struct key;
-	uint8_t *data;             /* deltas of entries 1 .. count - 1 */
-	size_t len, alloc;
-	uint32_t count;
-};
-
-static void drop_all(struct step_reglog *l)
+static void drop_all(struct hwt_reglog *l)
 {
 	for (size_t i = 0; i < l->nblocks; i++)
 		free(l->blocks[i].data);
@@ -42,7 +30,7 @@ static void drop_all(struct step_reglog *l)
 	l->bytes = 0;
 }
 
-void hwt_step_reglog_free(struct step_reglog *l)
+void hwt_reglog_free(struct hwt_reglog *l)
 {
 	drop_all(l);
 	free(l->blocks);
@@ -50,9 +38,9 @@ void hwt_step_reglog_free(struct step_reglog *l)
 	l->alloc = 0;
 }
 
-static void drop_oldest(struct step_reglog *l)
+static void drop_oldest(struct hwt_reglog *l)
 {
-	struct reglog_block *b = &l->blocks[0];
+	struct hwt_reglog_block *b = &l->blocks[0];
 
 	l->bytes -= sizeof(*b) + b->alloc;
 	l->first += b->count;
@@ -69,7 +57,7 @@ static size_t encode(const struct user_regs_struct *from,
 	uint32_t mask = 0;
 	size_t len = 4;
 
-	for (size_t w = 0; w < REGLOG_WORDS; w++) {
+	for (size_t w = 0; w < HWT_REGLOG_WORDS; w++) {
 		if (a[w] == b[w])
 			continue;
 		mask |= 1u << w;
@@ -87,7 +75,7 @@ static size_t decode(const uint8_t *in, struct user_regs_struct *regs)
 	size_t len = 4;
 
 	memcpy(&mask, in, 4);
-	for (size_t w = 0; w < REGLOG_WORDS; w++)
+	for (size_t w = 0; w < HWT_REGLOG_WORDS; w++)
 		if (mask & (1u << w)) {
 			memcpy(&r[w], in + len, 8);
 			len += 8;
@@ -96,7 +84,7 @@ static size_t decode(const uint8_t *in, struct user_regs_struct *regs)
 }
 
 /* Add the last entry's delta from l->prev to the open block. */
-static bool put_delta(struct step_reglog *l, struct reglog_block *b)
+static bool put_delta(struct hwt_reglog *l, struct hwt_reglog_block *b)
 {
 	if (b->len + REGLOG_MAX_DELTA > b->alloc) {
 		size_t alloc = b->alloc ? 2 * b->alloc : 4096;
@@ -113,19 +101,19 @@ static bool put_delta(struct step_reglog *l, struct reglog_block *b)
 	return true;
 }
 
-void hwt_step_reglog_append(struct step_reglog *l, uint64_t index,
+void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
 			    const struct user_regs_struct *regs)
 {
-	struct reglog_block *b;
+	struct hwt_reglog_block *b;
 
 	if (l->n && index != l->first + l->n)
 		drop_all(l);
 	if (!l->n)
 		l->first = index;
-	if (l->n % REGLOG_BLOCK == 0) {
+	if (l->n % HWT_REGLOG_BLOCK == 0) {
 		if (l->nblocks == l->alloc) {
 			size_t alloc = l->alloc ? 2 * l->alloc : 16;
-			struct reglog_block *v = realloc(l->blocks,
+			struct hwt_reglog_block *v = realloc(l->blocks,
 							 alloc * sizeof(*v));
 
 			if (!v) {
@@ -136,7 +124,7 @@ void hwt_step_reglog_append(struct step_reglog *l, uint64_t index,
 			l->alloc = alloc;
 		}
 		b = &l->blocks[l->nblocks++];
-		*b = (struct reglog_block){ .key = *regs, .count = 1 };
+		*b = (struct hwt_reglog_block){ .key = *regs, .count = 1 };
 		l->bytes += sizeof(*b);
 		l->last_off = SIZE_MAX;
 	} else {
@@ -155,10 +143,10 @@ void hwt_step_reglog_append(struct step_reglog *l, uint64_t index,
 		drop_oldest(l);
 }
 
-void hwt_step_reglog_replace_last(struct step_reglog *l,
+void hwt_reglog_replace_last(struct hwt_reglog *l,
 				  const struct user_regs_struct *regs)
 {
-	struct reglog_block *b;
+	struct hwt_reglog_block *b;
 
 	if (!l->n)
 		return;
@@ -173,31 +161,41 @@ void hwt_step_reglog_replace_last(struct step_reglog *l,
 		drop_all(l);
 }
 
-int hwt_step_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
-		     struct user_regs_struct *out, struct hwt_err *err)
-{
-	struct step_thread *t = hwt_step_thread_find(step_of(base), tid);
-
-	if (!t || hwt_step_reglog_get(&t->reglog, insn, out) < 0)
-		return hwt_err_set(err, ENOENT, "no registers kept for "
-				   "instruction %llu of thread %d",
-				   (unsigned long long)insn, (int)tid);
-	return 0;
-}
-
-int hwt_step_reglog_get(const struct step_reglog *l, uint64_t index,
+int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index,
 			struct user_regs_struct *out)
 {
-	const struct reglog_block *b;
+	const struct hwt_reglog_block *b;
 	uint64_t k;
 	size_t off = 0;
 
 	if (index < l->first || index - l->first >= l->n)
 		return -ENOENT;
 	k = index - l->first;
-	b = &l->blocks[k / REGLOG_BLOCK];
+	b = &l->blocks[k / HWT_REGLOG_BLOCK];
 	*out = b->key;
-	for (k %= REGLOG_BLOCK; k > 0; k--)
+	for (k %= HWT_REGLOG_BLOCK; k > 0; k--)
 		off += decode(b->data + off, out);
 	return 0;
+}
+
+bool hwt_reglog_block_valid(const struct hwt_reglog_block *b)
+{
+	size_t off = 0;
+
+	if (b->count == 0 || b->count > HWT_REGLOG_BLOCK)
+		return false;
+	for (uint32_t k = 1; k < b->count; k++) {
+		uint32_t mask;
+
+		if (b->len - off < 4)
+			return false;
+		memcpy(&mask, b->data + off, 4);
+		if (mask >> HWT_REGLOG_WORDS)
+			return false;
+		off += 4;
+		if (b->len - off < 8u * (size_t)__builtin_popcount(mask))
+			return false;
+		off += 8u * (size_t)__builtin_popcount(mask);
+	}
+	return off == b->len;
 }

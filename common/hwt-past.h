@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* hwt-past.h - values of the past: what a recorder that sees data keeps
+ * besides where the program went, so that a debugger moving back through
+ * the history is shown the registers and memory of that moment.
+ *
+ *   reglog.c     each thread's general registers before every recorded
+ *                instruction
+ *   memhist.c    memory as it was: the old bytes of every store, asked
+ *                against the memory where the history ends
+ *   past_file.c  both, as a bundle's data history file (docs/bundle.md)
+ *
+ * Nothing here prints or exits; what cannot be known is said to be
+ * unknown, never guessed.
+ */
+#ifndef HWT_PAST_H
+#define HWT_PAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "hwt-common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- registers (reglog.c) ------------------------------------------------ */
+
+/* A key state every HWT_REGLOG_BLOCK entries, then per entry a mask of
+ * the 8-byte words of user_regs_struct that changed and those words. */
+#define HWT_REGLOG_BLOCK 1024u
+#define HWT_REGLOG_WORDS (sizeof(struct user_regs_struct) / 8)
+
+struct hwt_reglog_block {
+	struct user_regs_struct key;
+	uint8_t *data;             /* deltas of entries 1 .. count - 1 */
+	size_t len, alloc;
+	uint32_t count;
+};
+
+struct hwt_reglog {
+	uint64_t first;            /* instruction index of the oldest entry */
+	uint64_t n;                /* entries from first on */
+	struct hwt_reglog_block *blocks;
+	size_t nblocks, alloc;
+	size_t bytes, cap;         /* kept, and the bound */
+	struct user_regs_struct last, prev;   /* the newest two entries */
+	size_t last_off;           /* the newest entry's delta; SIZE_MAX: a key */
+};
+
+/* The registers before instruction index (the next after the newest, or
+ * the log starts again there). Past cap the oldest blocks are dropped;
+ * out of memory, the log is emptied (never misplaced). */
+void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
+		       const struct user_regs_struct *regs);
+/* The newest entry's registers were changed (a debugger's write). */
+void hwt_reglog_replace_last(struct hwt_reglog *l,
+			     const struct user_regs_struct *regs);
+/* The registers before instruction index: 0, or -ENOENT when not kept. */
+int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index,
+		   struct user_regs_struct *out);
+void hwt_reglog_free(struct hwt_reglog *l);
+/* Whether a block's deltas decode to exactly count - 1 entries within
+ * its len (a log read from a file is checked so before it is asked). */
+bool hwt_reglog_block_valid(const struct hwt_reglog_block *b);
+
+/* ---- memory (memhist.c) -------------------------------------------------- */
+
+/* Steps are numbered across threads in the order they were taken. An
+ * entry keeps the old bytes at [addr, addr+len) before step seq (at off
+ * in the history's bytes), or, with off HWT_MEM_UNKNOWN, says those
+ * bytes cannot be known before that step. */
+#define HWT_MEM_UNKNOWN UINT64_MAX
+
+struct hwt_mem_entry {
+	uint64_t seq;
+	uint64_t addr, len;
+	uint64_t off;
+	int32_t tid;               /* whose step (0: the kernel's) */
+};
+
+/* A thread's instruction index where it was stepped after another
+ * thread, and that step's number: its later instructions follow on. */
+struct hwt_mem_run {
+	uint64_t index, seq;
+};
+
+struct hwt_mem_thread {
+	int32_t tid;
+	const struct hwt_mem_run *runs;
+	size_t nruns;
+	uint64_t last_seq;         /* its newest step */
+};
+
+struct hwt_mem_history {
+	const struct hwt_mem_entry *e;   /* sorted by seq */
+	size_t n;
+	const uint8_t *bytes;
+	uint64_t horizon;                /* nothing known before this step */
+	const struct hwt_mem_thread *threads;
+	size_t nthreads;
+	/* Memory where the history ends (the stopped process, the core):
+	 * bytes read from addr, short or 0 where there are none. */
+	size_t (*read_now)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void *ctx;
+};
+
+/* Bytes from addr known before thread tid's instruction index: how many
+ * (0: none), or -ENOENT (no such thread) / -ENOMEM. */
+int hwt_mem_history_at(const struct hwt_mem_history *h, int32_t tid,
+		       uint64_t index, uint64_t addr, void *buf, size_t len);
+/* Who wrote [addr, addr+len) (1 to 64 bytes): the nearest kept store, of
+ * any thread, that changed those bytes, going backward (dir < 0) from
+ * before thread tid's instruction from, or forward (dir > 0) from it on.
+ * 1 with its thread and instruction index, 0 when none can be told (the
+ * history's start, or bytes that cannot be known, come first), or a
+ * negative errno. */
+int hwt_mem_history_find_write(const struct hwt_mem_history *h, int32_t tid,
+			       uint64_t from, int dir, uint64_t addr,
+			       uint64_t len, int32_t *wtid, uint64_t *windex);
+
+/* ---- the data history file (past_file.c) --------------------------------- */
+
+struct hwt_past_thread {
+	int32_t tid;
+	uint64_t end_index;        /* its newest recorded instruction */
+	struct hwt_reglog regs;
+	struct hwt_mem_run *runs;
+	size_t nruns;
+	uint64_t last_seq;
+};
+
+struct hwt_past {
+	struct hwt_past_thread *threads;
+	size_t nthreads;
+	struct hwt_mem_entry *e;
+	size_t n;
+	uint8_t *bytes;
+	size_t nbytes;
+	uint64_t horizon;
+	uint8_t *raw;              /* read: the file, which bytes and the
+				    * registers' deltas point into */
+};
+
+#define HWT_PAST_MAGIC "HWTPAST1"
+/* Bounds of what a file may hold, checked before anything is allocated. */
+#define HWT_PAST_MAX_THREADS 4096u
+#define HWT_PAST_MAX_STORE (16u << 20)
+
+/* Write p (views into a recorder's logs) to path; 0 or a negative errno. */
+int hwt_past_write(const char *path, const struct hwt_past *p,
+		   struct hwt_err *err);
+/* Read and check a data history file: a truncated or inconsistent one is
+ * refused with what is wrong and where, never half believed. */
+int hwt_past_read(const char *path, struct hwt_past **out,
+		  struct hwt_err *err);
+int hwt_past_parse(const uint8_t *data, size_t len, struct hwt_past **out,
+		   struct hwt_err *err);
+void hwt_past_free(struct hwt_past *p);
+/* The memory view of a read file, with read_now for where it ends;
+ * threads is scratch of p->nthreads entries the view points into. */
+void hwt_past_mem_view(const struct hwt_past *p, struct hwt_mem_thread *threads,
+		       size_t (*read_now)(void *, uint64_t, void *, size_t),
+		       void *ctx, struct hwt_mem_history *out);
+const struct hwt_past_thread *hwt_past_thread_of(const struct hwt_past *p,
+						 int32_t tid);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
