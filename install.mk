@@ -31,7 +31,7 @@ SO_COLLECT  := $(O)/libhwt-collect.so.$(VERSION)
 SO_REPLAY   := $(O)/libhwt-replay.so.$(VERSION)
 SHARED_LIBS := $(SO_COMMON) $(SO_COLLECT) $(SO_REPLAY)
 PC_IN       := $(wildcard pkgconfig/*.pc.in)
-PUBLIC_HEADERS := common/hwt-common.h collect/hwt-collect.h replay/hwt-replay.h
+PUBLIC_HEADERS := common/hwt-common.h common/hwt-past.h collect/hwt-collect.h replay/hwt-replay.h
 pic = $(patsubst %.c,$(O)/pic/%.o,$(1))
 
 .PHONY: shared install install-dkms uninstall

@@ -108,6 +108,11 @@ struct hwt_backend {
 	int (*find_write)(struct hwt_collector *c, pid_t tid, uint64_t from,
 			  int dir, uint64_t addr, uint64_t len, pid_t *wtid,
 			  uint64_t *windex, struct hwt_err *err);
+	/* Write the registers and memory of the past it keeps as a data
+	 * history file at path (hwt-past.h): 1 written, 0 none kept; NULL:
+	 * it keeps none. */
+	int (*write_past)(struct hwt_collector *c, const char *path,
+			  struct hwt_err *err);
 	/* Someone other than the program is about to write len bytes at
 	 * addr (a debugger): what the backend keeps of the past must say
 	 * so. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "hwt-collect.h"
 #include "spill.h"
 
@@ -156,6 +157,25 @@ static int stage_modules(const char *staging,
 	return 0;
 }
 
+/* The registers and memory of the past, where the backend keeps them. */
+static int stage_past(const char *staging, struct hwt_collector *c,
+		      struct hwt_bundle *b, struct hwt_err *err)
+{
+	char *path;
+	int rc;
+
+	b->data_history = NULL;
+	if (!c->backend->write_past)
+		return 0;
+	if (asprintf(&path, "%s/%s", staging, HWT_BUNDLE_DATA_HISTORY) < 0)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	rc = c->backend->write_past(c, path, err);
+	free(path);
+	if (rc > 0)
+		b->data_history = HWT_BUNDLE_DATA_HISTORY;
+	return rc < 0 ? rc : 0;
+}
+
 int hwt_collect_stage(const char *staging, struct hwt_collector *c,
 		      const struct hwt_collect_thread *threads,
 		      size_t nthreads, bool copy_modules,
@@ -173,6 +193,8 @@ int hwt_collect_stage(const char *staging, struct hwt_collector *c,
 	rc = stage_threads(staging, threads, nthreads, b, err);
 	if (!rc)
 		rc = stage_modules(staging, mods, nmods, copy_modules, b, err);
+	if (!rc)
+		rc = stage_past(staging, c, b, err);
 	return rc;
 }
 

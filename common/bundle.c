@@ -55,6 +55,7 @@ void hwt_bundle_free(struct hwt_bundle *b)
 	free(b->type);
 	free(b->triple);
 	free(b->core);
+	free(b->data_history);
 	free(b->stop_note);
 	free(b);
 }

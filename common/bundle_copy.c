@@ -116,6 +116,7 @@ int hwt_bundle_copy(const struct hwt_bundle *b, const char *out_dir,
 	o.threads = calloc(b->nthreads ? b->nthreads : 1, sizeof(*o.threads));
 	o.modules = calloc(b->nmodules ? b->nmodules : 1, sizeof(*o.modules));
 	o.core = NULL;
+	o.data_history = NULL;
 	if (!o.threads || !o.modules) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -126,6 +127,11 @@ int hwt_bundle_copy(const struct hwt_bundle *b, const char *out_dir,
 	    !(rc = copy_modules(staging, b, o.modules, err)) && b->core) {
 		o.core = "core";
 		rc = copy_member(staging, b, b->core, o.core, err);
+	}
+	if (!rc && b->data_history) {
+		o.data_history = HWT_BUNDLE_DATA_HISTORY;
+		rc = copy_member(staging, b, b->data_history, o.data_history,
+				 err);
 	}
 	if (!rc)
 		rc = hwt_bundle_stage_commit(staging, out_dir, &o, err);

@@ -648,10 +648,17 @@ static int parse(struct reader *rd, const uint8_t *text, size_t len,
 			  (rc = read_pt_extra(rd, root, b)))) ||
 	    (rc = read_process(rd, root, b)) ||
 	    (rc = read_stop(rd, root, b)) ||
-	    (rc = get_string(rd, root, "core", "core", false, &b->core)))
+	    (rc = get_string(rd, root, "core", "core", false, &b->core)) ||
+	    (rc = get_string(rd, root, "dataHistory", "dataHistory", false,
+			     &b->data_history)))
 		goto out;
 	if (b->core && ((rc = check_member(rd, "core", b->core)) ||
 			(rc = check_file(rd, b, "core", b->core, false, 0))))
+		goto out;
+	if (b->data_history &&
+	    ((rc = check_member(rd, "dataHistory", b->data_history)) ||
+	     (rc = check_file(rd, b, "dataHistory", b->data_history, false,
+			      0))))
 		goto out;
 out:
 	json_object_put(root);

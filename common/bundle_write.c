@@ -326,7 +326,9 @@ static json_object *bundle_json(const struct hwt_bundle *b)
 		    hwt_json_add(root, "processes", one_process(
 			    process_json(b, thread_json, false))) ||
 		    hwt_json_add(root, "stop", stop_json(b)) ||
-		    (b->core && add_str(root, "core", b->core)));
+		    (b->core && add_str(root, "core", b->core)) ||
+		    (b->data_history &&
+		     add_str(root, "dataHistory", b->data_history)));
 }
 
 /* ---- LLDB's intel-pt schema (docs/lldb.md) ----------------------------

@@ -490,6 +490,8 @@ int hwt_sw_index_frame_read(const struct hwt_sw_index *ix, const uint8_t *zst,
 #define HWT_BUNDLE_MAX_JSON (16u << 20)
 #define HWT_BUNDLE_MAX_THREADS 4096u
 #define HWT_BUNDLE_MAX_MODULES 4096u
+/* Where recorders put the data history in a bundle they write. */
+#define HWT_BUNDLE_DATA_HISTORY "data.past"
 
 struct hwt_cpu_info {
 	char vendor[16];    /* "GenuineIntel", "AuthenticAMD", ... */
@@ -652,6 +654,9 @@ struct hwt_bundle {
 	struct hwt_bundle_module *modules;
 	size_t nmodules;
 	char *core;              /* relative path of the core, or NULL */
+	/* Registers and memory of the past (hwt-past.h), or NULL: the data
+	 * history file's relative path. */
+	char *data_history;
 	enum hwt_stop_reason stop_reason;
 	int stop_status, stop_signal;
 	int64_t stop_tid;

@@ -167,8 +167,9 @@ int hwt_step_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	c->base.state = HWT_COLLECTOR_ENDED;   /* nothing to kill yet */
 	c->buffer_size = opts->buffer_size;
 	c->chunk_payload = hwt_sw_ring_chunk_payload_for(opts->buffer_size);
-	/* A debugger stepping back needs the registers of the past. */
-	c->log_regs = opts->live_control;
+	/* A debugger stepping back needs the registers and memory of the
+	 * past, live and from the bundle a recording becomes. */
+	c->log_regs = true;
 	if ((rc = hwt_step_threads_init(c, err)) < 0)
 		goto fail;
 	if (opts->defer_recording) {

@@ -4,7 +4,8 @@
  * and a live target's collector checks them at every step, so nothing is
  * ever written into the program and `m` reads its original bytes.
  * Watchpoints (Z2 write, Z3 read, Z4 access) need a target that sees data
- * accesses: a live process under the collector, not a recording. */
+ * accesses: a live process under the collector; a recording with a data
+ * history answers write watchpoints from its stores (reverse.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,10 @@ static int watch(struct server *s, bool insert, int kind, uint64_t addr,
 	 * it falls back to software watchpoints (single-stepping) itself. */
 	if (!s->ops->can_watch || s->no_watch)
 		return rsp_send_str(&s->conn, "");
+	if (kind != 2 && s->ops->watch_writes_only)
+		return rsp_send_str(&s->conn, "E.A recording keeps the stores "
+				    "of the past, not its reads: only write "
+				    "watchpoints can be answered.");
 	for (size_t i = 0; i < s->nwatches; i++) {
 		struct srv_watch *w = &s->watches[i];
 

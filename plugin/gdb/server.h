@@ -11,6 +11,9 @@
 #include "hwt-replay.h"
 #include "rsp.h"
 
+struct hwt_past;
+struct hwt_mem_thread;
+
 /* ---- target_core.c: the core's threads, registers and memory -------- */
 
 #define CORE_GREGS_SIZE 216u     /* struct user_regs_struct */
@@ -144,6 +147,7 @@ struct target_ops {
 	 * numbering (live: where `record btrace` starts it). */
 	uint64_t (*insn_now)(struct server *s, struct srv_thread *t);
 	bool can_watch;                   /* Z2-Z4 */
+	bool watch_writes_only;           /* Z2 only (a recording's stores) */
 	/* QNonStop:1: threads can run while others are stopped (live). */
 	bool non_stop;
 	/* vFile: GDB may read this machine's files (the process runs
@@ -215,6 +219,9 @@ struct nonstop {
 struct server {
 	struct hwt_bundle *bundle;
 	struct hwt_core *core;
+	/* The bundle's data history (core_past.c), or NULL: none. */
+	struct hwt_past *past;
+	struct hwt_mem_thread *past_threads;
 	struct hwt_image *img;            /* modules + core, for decoding */
 	struct srv_thread *threads;
 	size_t nthreads;
@@ -395,6 +402,20 @@ void nonstop_reset(struct server *s);
 bool hostio_handle(struct server *s, const char *pkt, int *rc);
 /* Close what GDB left open (its session ended). */
 void hostio_close_all(struct server *s);
+
+/* ---- core_past.c: the bundle's data history, post-mortem ---------------- */
+
+/* Read the bundle's data history, if it has one, into s->past. */
+int core_past_open(struct server *s, struct hwt_err *err);
+void core_past_close(struct server *s);
+/* The target_ops past_reg, past_mem and past_write of a bundle. */
+bool core_past_reg(struct server *s, size_t ti, uint64_t pc, int regno,
+		   uint8_t *out);
+size_t core_past_mem(struct server *s, size_t ti, uint64_t addr, void *buf,
+		     size_t len);
+bool core_past_write(struct server *s, size_t ti, uint64_t pos,
+		     enum hwt_dir dir, uint64_t addr, uint64_t len,
+		     size_t *wti, uint64_t *wpos);
 
 /* ---- reverse.c: moving through the history ----------------------------- */
 

@@ -356,6 +356,7 @@ static void core_end(struct server *s, enum srv_end how)
 
 static void core_close(struct server *s)
 {
+	core_past_close(s);
 	core_free(s->core);
 	if (s->bundle)
 		hwt_bundle_free(s->bundle);
@@ -364,7 +365,12 @@ static void core_close(struct server *s)
 const struct target_ops target_core_ops = {
 	.mode = "post-mortem",
 	.reg_get = core_reg_get,
+	.past_reg = core_past_reg,
 	.mem_read = core_mem_read,
+	.past_mem = core_past_mem,
+	.past_write = core_past_write,
+	.can_watch = true,
+	.watch_writes_only = true,
 	.resume = core_resume,
 	.stop_reply = core_stop_reply,
 	.auxv = core_auxv,
@@ -415,6 +421,14 @@ int server_open(struct server *s, const char *bundle_dir,
 	free(core);
 	if (rc)
 		return rc;
+	/* A damaged data history leaves the past's values unavailable. */
+	if (core_past_open(s, &werr) < 0) {
+		core_past_close(s);
+		snprintf(s->warning, sizeof(s->warning), "%s; values of the "
+			 "past are unavailable", werr.msg);
+	}
+	/* Watchpoints are answered from the history's stores only. */
+	s->no_watch = !s->past;
 	s->threads = calloc(s->core->nthreads, sizeof(*s->threads));
 	if (!s->threads)
 		return hwt_err_set(err, ENOMEM, "out of memory");

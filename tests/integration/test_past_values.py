@@ -13,7 +13,8 @@ values then; every other recording holds no memory yet, so GDB must say
 them. What
 never changes stays readable there: the code at the pc (the read-only
 segments of the program's files, as GDB's own btrace replay reads) and the
-pc itself. Writing in the past is refused with its reason. Continuing
+pc itself. A bundle the ptrace recorder wrote carries what it kept (its
+data history), so there too x = 1 and g = 10 are shown. Writing in the past is refused with its reason. Continuing
 forward to the end of the history brings the present back, and with it
 x = 3, g = 30.
 
@@ -245,6 +246,7 @@ def bts_bundle(build, sw_bundle, tmp):
         f.write(recs)
     doc['type'] = 'hwtrace-bts'
     doc.pop('core', None)             # the server is given it
+    doc.pop('dataHistory', None)      # a BTS recording sees no data
     proc = doc['processes'][0]
     t = proc['threads'][0]
     proc['threads'] = [{'tid': t['tid'], 'btsTrace': 'threads/t.bts',
@@ -256,7 +258,7 @@ def bts_bundle(build, sw_bundle, tmp):
     return out
 
 
-def postmortem_gdb(build, tmp, what, bundle, core, line_x2):
+def postmortem_gdb(build, tmp, what, bundle, core, line_x2, known=False):
     server = os.path.join(build, 'hwt-server')
     prog = os.path.join(build, 'programs', 'values')
     argv = [server, '--listen', '127.0.0.1:0', '--bundle', bundle]
@@ -278,7 +280,7 @@ def postmortem_gdb(build, tmp, what, bundle, core, line_x2):
     start = section(out, 'start') + section(out, 'start-g')
     report(f'{what}: at the crash, the core\'s x = 3 and g = 30',
            '= 3\n' in start and '= 30' in start, out[-1500:])
-    check_past(what, out)
+    check_past(what, out, known)
 
 
 def postmortem_lldb(build, tmp, bundle, line_x2):
@@ -302,7 +304,8 @@ def postmortem_lldb(build, tmp, bundle, line_x2):
         srv.stop()
     report('lldb post-mortem: at the crash, the core\'s x = 3',
            'x = 3' in section(out, 'start'), out[-1500:])
-    check_lldb('lldb post-mortem', out, line_x2)
+    # The ptrace bundle's data history: the values then.
+    check_lldb('lldb post-mortem', out, line_x2, known=True)
 
 
 WALK_VALUES = ['local', 'g_count', 'g_ratio', 'g_text', 'heap', 'got']
@@ -465,6 +468,52 @@ def who_wrote(build, tmp):
            w3 + w4)
 
 
+def who_wrote_postmortem(build, tmp):
+    """The same question of a crash recording: overwrite, given an
+    argument, crashes on the pointer the strcpy overran. From the ptrace
+    bundle (its data history, the core as the present), `watch -l` and
+    `reverse-continue` stop in that strcpy, GDB printing the pointer's
+    old and new value, then at fill(2), which set it; a read watchpoint
+    is refused (a recording keeps stores, not reads; GDB shows no
+    reason of a Z packet's error)."""
+    hwtrace = os.path.join(build, 'hwtrace')
+    server = os.path.join(build, 'hwt-server')
+    prog = os.path.join(build, 'programs', 'overwrite')
+    bundle = os.path.join(tmp, 'overwrite.bundle')
+    rc, _, err = run_tool(hwtrace, 'record', '--backend', 'ptrace', '-o',
+                          bundle, '--', prog, 'crash', timeout=600)
+    if not os.path.exists(os.path.join(bundle, 'core')):
+        report('who wrote post-mortem: the ptrace recorder keeps the crash',
+               False, f'exit {rc}: {err.strip()}')
+        return
+    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
+                         bundle], tmp, 'who-wrote-pm')
+    try:
+        if not srv.address:
+            report('who wrote post-mortem: hwt-server listens', False,
+                   srv.log())
+            return
+        out = gdb(prog, srv.address, [
+            'record stop', 'watch -l table[2].label', mark('w1'),
+            'reverse-continue', 'bt 3', mark('w2'), 'reverse-continue',
+            'bt 2', mark('r'), 'rwatch table[0].label', 'reverse-continue',
+            mark('end'), 'kill'])
+    finally:
+        srv.stop()
+    w1, w2, r = section(out, 'w1'), section(out, 'w2'), section(out, 'r')
+    report('who wrote post-mortem: from the crash bundle, reverse-continue '
+           'to the pointer stops in the strcpy that overran it, called '
+           'from overflow()',
+           re.search(r'Old value = .*\nNew value = .*"two"', w1) and
+           re.search(r'#0 .*strcpy', w1) and ' in overflow ' in w1, w1)
+    report('who wrote post-mortem: again, at fill(2), which set it',
+           re.search(r'New value = 0x0\b', w2) and
+           re.search(r'in fill \(i=2\)', w2), w2)
+    report('who wrote post-mortem: a read watchpoint is refused, not '
+           'silently never hit', 'Could not insert hardware watchpoint' in r,
+           r)
+
+
 def main():
     args = parse_args()
     build = args.build
@@ -479,12 +528,14 @@ def main():
             walk(build, tmp, 'ptrace')
         if selected('who-wrote'):
             who_wrote(build, tmp)
+        if selected('who-wrote-postmortem'):
+            who_wrote_postmortem(build, tmp)
         if selected('live-lldb'):
             live_lldb(build, tmp, line_x2, line_print)
         if selected('bundles'):
             sw = record(build, tmp, 'ptrace')
             postmortem_gdb(build, tmp, 'bundle hwt-sw (ptrace)', sw, None,
-                           line_x2)
+                           line_x2, known=True)
             vg = record(build, tmp, 'valgrind')
             postmortem_gdb(build, tmp, 'bundle hwt-sw (valgrind)', vg, None,
                            line_x2)

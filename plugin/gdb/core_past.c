@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* core_past.c - a bundle's data history served post-mortem: registers
+ * and memory before any kept instruction, the core being the memory
+ * where the history ends (common/hwt-past.h). Positions count back from
+ * the history's end, whose last instruction is the thread's end_index
+ * (the one it stood at when the core was taken), as target_live.c's
+ * count back from where a live thread stands. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/user.h>
+
+#include "hwt-past.h"
+#include "server.h"
+
+int core_past_open(struct server *s, struct hwt_err *err)
+{
+	char *path;
+	int rc;
+
+	if (!s->bundle->data_history)
+		return 0;
+	if (!(path = hwt_bundle_path(s->bundle, s->bundle->data_history)))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	rc = hwt_past_read(path, &s->past, err);
+	free(path);
+	if (rc < 0)
+		return rc;
+	s->past_threads = calloc(s->past->nthreads ? s->past->nthreads : 1,
+				 sizeof(*s->past_threads));
+	if (!s->past_threads)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+void core_past_close(struct server *s)
+{
+	hwt_past_free(s->past);
+	free(s->past_threads);
+	s->past = NULL;
+	s->past_threads = NULL;
+}
+
+/* The data history's thread of server thread t and the instruction index
+ * of position pos in its history. */
+static const struct hwt_past_thread *index_at(struct server *s,
+					      struct srv_thread *t,
+					      uint64_t pos, uint64_t *index)
+{
+	const struct hwt_past_thread *pt;
+	struct hwt_history *h;
+	uint64_t back;
+
+	if (!s->past || !(pt = hwt_past_thread_of(s->past, (int32_t)t->tid)) ||
+	    !(h = srv_history(s, t, NULL)) || pos > hwt_history_count(h))
+		return NULL;
+	back = hwt_history_count(h) - pos;
+	if (back > pt->end_index)
+		return NULL;
+	*index = pt->end_index - back;
+	return pt;
+}
+
+static size_t now_of(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct server *s = ctx;
+
+	return s->ops->mem_read(s, addr, buf, len);
+}
+
+bool core_past_reg(struct server *s, size_t ti, uint64_t pc, int regno,
+		   uint8_t *out)
+{
+	struct srv_thread *t = &s->threads[ti];
+	const struct hwt_past_thread *pt;
+	struct core_thread past = { .tid = t->tid };
+	struct user_regs_struct r;
+	uint64_t index;
+
+	if (!t->cursor ||
+	    !(pt = index_at(s, t, hwt_cursor_pos(t->cursor), &index)) ||
+	    hwt_reglog_get(&pt->regs, index, &r) < 0 || r.rip != pc)
+		return false;
+	_Static_assert(sizeof(r) == CORE_GREGS_SIZE, "user_regs_struct");
+	memcpy(past.gregs, &r, sizeof(r));
+	return tdesc_reg_value(&past, regno, out);
+}
+
+size_t core_past_mem(struct server *s, size_t ti, uint64_t addr, void *buf,
+		     size_t len)
+{
+	struct srv_thread *t = &s->threads[ti];
+	struct hwt_mem_history h;
+	uint64_t index;
+	int n;
+
+	if (!t->cursor || !index_at(s, t, hwt_cursor_pos(t->cursor), &index))
+		return 0;
+	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
+	n = hwt_mem_history_at(&h, (int32_t)t->tid, index, addr, buf, len);
+	return n > 0 ? (size_t)n : 0;
+}
+
+bool core_past_write(struct server *s, size_t ti, uint64_t pos,
+		     enum hwt_dir dir, uint64_t addr, uint64_t len,
+		     size_t *wti, uint64_t *wpos)
+{
+	const struct hwt_past_thread *wpt;
+	struct hwt_mem_history h;
+	struct hwt_history *wh;
+	uint64_t index, windex, back;
+	int32_t wtid;
+
+	if (!index_at(s, &s->threads[ti], pos, &index))
+		return false;
+	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
+	if (hwt_mem_history_find_write(&h, (int32_t)s->threads[ti].tid, index,
+				       dir == HWT_BACKWARD ? -1 : 1, addr, len,
+				       &wtid, &windex) != 1)
+		return false;
+	for (*wti = 0; *wti < s->nthreads && s->threads[*wti].tid != wtid;
+	     (*wti)++)
+		;
+	if (*wti == s->nthreads ||
+	    !(wpt = hwt_past_thread_of(s->past, wtid)) ||
+	    windex > wpt->end_index ||
+	    !(wh = srv_history(s, &s->threads[*wti], NULL)))
+		return false;
+	/* Backward, the stop is at the store; forward, after it. */
+	back = wpt->end_index - windex;
+	if (back >= hwt_history_count(wh))
+		return false;
+	*wpos = hwt_history_count(wh) - back + (dir == HWT_FORWARD ? 1 : 0);
+	return *wpos <= hwt_history_count(wh);
+}

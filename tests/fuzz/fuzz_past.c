@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* fuzz_past.c - a bundle's data history file (common/past_file.c) and
+ * what is asked of it (common/memhist.c, reglog.c).
+ *
+ * Input: the bytes of a data history file. What parses is asked as
+ * hwt-server asks it: the registers and memory before instructions of
+ * every thread around its runs and its end, and who wrote bytes around
+ * its stores, backward and forward; none of it may read outside the
+ * file. What does not parse is refused with a message.
+ * Seeds (HWT_FUZZ_SEEDS): the sample history of the unit test, whole
+ * and cut.
+ */
+#include "fuzz-common.h"
+#include "../past_sample.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	if (getenv("HWT_FUZZ_SEEDS")) {
+		char path[4096];
+		struct past_sample s;
+		struct hwt_err err = { 0 };
+		uint8_t *data = NULL;
+		size_t n = 0;
+
+		past_sample_build(&s);
+		snprintf(path, sizeof(path), "%s/seed-sample.full",
+			 getenv("HWT_FUZZ_SEEDS"));
+		if (hwt_past_write(path, &s.p, &err) ||
+		    hwt_read_file(path, 1u << 26, &data, &n, &err))
+			fprintf(stderr, "fuzz: %s\n", err.msg);
+		else
+			fuzz_write_seed(getenv("HWT_FUZZ_SEEDS"),
+					"seed-sample-cut", data, n / 2, NULL, 0);
+		free(data);
+		past_sample_free(&s);
+		exit(0);
+	}
+	return 0;
+}
+
+static void ask(const struct hwt_past *p)
+{
+	struct hwt_mem_thread threads[HWT_PAST_MAX_THREADS];
+	struct hwt_mem_history h;
+	struct user_regs_struct r;
+	uint8_t buf[80];
+	int32_t wtid;
+	uint64_t windex;
+
+	hwt_past_mem_view(p, threads, sample_now, NULL, &h);
+	for (size_t i = 0; i < p->nthreads && i < 4; i++) {
+		const struct hwt_past_thread *t = &p->threads[i];
+		uint64_t at[6] = { 0, t->end_index, t->end_index + 1,
+				   t->regs.first, t->regs.first + t->regs.n - 1,
+				   t->nruns ? t->runs[t->nruns - 1].index : 7 };
+
+		for (size_t k = 0; k < 6; k++) {
+			hwt_reglog_get(&t->regs, at[k], &r);
+			hwt_mem_history_at(&h, t->tid, at[k], 0x1000, buf,
+					   sizeof(buf));
+			for (size_t e = 0; e < p->n && e < 8; e++) {
+				hwt_mem_history_at(&h, t->tid, at[k],
+						   p->e[e].addr - 3, buf,
+						   sizeof(buf));
+				hwt_mem_history_find_write(&h, t->tid, at[k],
+							   e % 2 ? 1 : -1,
+							   p->e[e].addr, 8,
+							   &wtid, &windex);
+			}
+		}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct hwt_err err = { 0 };
+	struct hwt_past *p = NULL;
+
+	if (hwt_past_parse(data, size, &p, &err) < 0) {
+		if (!err.msg[0] || p)
+			abort();
+		return 0;
+	}
+	ask(p);
+	hwt_past_free(p);
+	return 0;
+}

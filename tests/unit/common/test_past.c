@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* test_past.c - values of the past (common/hwt-past.h): the register log
+ * gives back every entry across its blocks, the memory history gives the
+ * bytes before any kept step and who wrote them, a data history file
+ * reads back to the same answers, and a file cut short or inconsistent
+ * anywhere is refused with a message, never half read. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "past_sample.h"
+
+/* The answers past_sample.h promises, asked of h and of thread logs. */
+static void check_answers(const char *what, const struct hwt_mem_history *h,
+			  const struct hwt_reglog *regs100)
+{
+	struct user_regs_struct r;
+	uint8_t b[4];
+	bool ok = true;
+	int32_t wtid = 0;
+	uint64_t windex = 0;
+	char name[160];
+	int n;
+
+	for (uint64_t i = 0; i < SAMPLE_REGS; i += 7)
+		ok &= hwt_reglog_get(regs100, i, &r) == 0 &&
+		      r.rip == 0x400000 + 4 * i && r.rax == i * i &&
+		      r.rsp == 0x7fff0000 - 8 * (i % 7);
+	snprintf(name, sizeof(name), "%s: registers before every "
+		 "instruction, across blocks", what);
+	CHECK(name, ok && hwt_reglog_get(regs100, SAMPLE_REGS, &r) == -ENOENT,
+	      "a register entry differs");
+	for (uint64_t i = 0; i < 10; i++) {
+		n = hwt_mem_history_at(h, 100, i, 0x1000, b, 1);
+		ok &= n == 1 && b[0] == (i ? i - 1 : 0xee);
+		n = hwt_mem_history_at(h, 200, i, 0x1004, b, 1);
+		ok &= n == 1 && b[0] == (i ? 10 + i - 1 : 0xee);
+	}
+	snprintf(name, sizeof(name), "%s: each thread's store target holds "
+		 "what was there before each of its instructions", what);
+	CHECK(name, ok, "a byte of the past differs");
+	n = hwt_mem_history_at(h, 200, 10, 0x1004, b, 1);
+	snprintf(name, sizeof(name), "%s: where the history ends, memory is "
+		 "the present's", what);
+	CHECK(name, n == 1 && b[0] == 19, "%d, %u", n, b[0]);
+	n = hwt_mem_history_at(h, 100, 5, 0x2000, b, 4);
+	snprintf(name, sizeof(name), "%s: bytes made unknown later are "
+		 "unknown before", what);
+	CHECK(name, n == 0, "%d", n);
+	n = hwt_mem_history_at(h, 100, 5, 0x3001, b, 4);
+	snprintf(name, sizeof(name), "%s: bytes no step touched are the "
+		 "present's", what);
+	CHECK(name, n == 4 && b[0] == ((0x01 ^ 0x5a) & 0xff), "%d", n);
+	snprintf(name, sizeof(name), "%s: no memory for an instruction past "
+		 "a thread's steps, nor for a thread not there", what);
+	CHECK(name, hwt_mem_history_at(h, 200, 11, 0x3000, b, 1) == 0 &&
+	      hwt_mem_history_at(h, 300, 0, 0x3000, b, 1) == -ENOENT,
+	      "answered");
+	n = hwt_mem_history_find_write(h, 200, 10, -1, 0x1004, 1, &wtid,
+				       &windex);
+	snprintf(name, sizeof(name), "%s: who wrote, backward: the newest "
+		 "store that changed the bytes", what);
+	CHECK(name, n == 1 && wtid == 200 && windex == 9, "%d %d %llu", n,
+	      wtid, (unsigned long long)windex);
+	n = hwt_mem_history_find_write(h, 200, 3, -1, 0x1000, 4, &wtid,
+				       &windex);
+	snprintf(name, sizeof(name), "%s: who wrote, across threads: thread "
+		 "100's last store, from thread 200's history", what);
+	CHECK(name, n == 1 && wtid == 100 && windex == 9, "%d %d %llu", n,
+	      wtid, (unsigned long long)windex);
+	n = hwt_mem_history_find_write(h, 100, 5, 1, 0x1000, 1, &wtid,
+				       &windex);
+	snprintf(name, sizeof(name), "%s: who wrote, forward: the store at "
+		 "the position itself first", what);
+	CHECK(name, n == 1 && wtid == 100 && windex == 5, "%d %d %llu", n,
+	      wtid, (unsigned long long)windex);
+	snprintf(name, sizeof(name), "%s: none before the first store, and "
+		 "a range of more than 64 bytes is refused", what);
+	CHECK(name, hwt_mem_history_find_write(h, 100, 0, -1, 0x1000, 1,
+					       &wtid, &windex) == 0 &&
+	      hwt_mem_history_find_write(h, 100, 5, -1, 0x1000, 65, &wtid,
+					 &windex) == -EINVAL, "answered");
+}
+
+static char *sample_file(struct past_sample *s, size_t *len, uint8_t **data)
+{
+	static char path[] = "/tmp/hwt-test-past-XXXXXX";
+	struct hwt_err err = { 0 };
+	int fd = mkstemp(path);
+
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	CHECK("write: a data history file is written",
+	      hwt_past_write(path, &s->p, &err) == 0, "%s", err.msg);
+	CHECK("write: and read whole",
+	      hwt_read_file(path, 64u << 20, data, len, &err) == 0, "%s",
+	      err.msg);
+	return path;
+}
+
+static void test_views_and_file(void)
+{
+	struct past_sample s;
+	struct hwt_mem_thread threads[2];
+	struct hwt_mem_history h;
+	struct hwt_past *p = NULL;
+	struct hwt_err err = { 0 };
+	uint8_t *data = NULL;
+	size_t len = 0;
+	char *path;
+
+	past_sample_build(&s);
+	hwt_past_mem_view(&s.p, threads, sample_now, NULL, &h);
+	check_answers("logs", &h, &s.t[0].regs);
+	path = sample_file(&s, &len, &data);
+	CHECK("read: the file reads back", hwt_past_read(path, &p, &err) == 0,
+	      "%s", err.msg);
+	if (p) {
+		hwt_past_mem_view(p, threads, sample_now, NULL, &h);
+		check_answers("file", &h, &hwt_past_thread_of(p, 100)->regs);
+		CHECK("read: threads and their ends as written",
+		      p->nthreads == 2 &&
+		      hwt_past_thread_of(p, 200)->end_index == 10 &&
+		      hwt_past_thread_of(p, 100)->regs.nblocks == 3,
+		      "%zu threads", p->nthreads);
+		hwt_past_free(p);
+	}
+	unlink(path);
+	past_sample_free(&s);
+	free(data);
+}
+
+/* Every cut of the file and a damaged field of each kind: refused with
+ * a message. */
+static void test_damage(void)
+{
+	struct past_sample s;
+	struct hwt_past *p;
+	struct hwt_err err = { 0 };
+	uint8_t *data = NULL, *copy;
+	size_t len = 0, refused = 0;
+	/* Byte offsets of fields in the sample's file. */
+	const size_t threads_at = 16, tid0_at = 24, nruns0_at = 48,
+		     block0_count_at = 88;
+	char *path;
+
+	past_sample_build(&s);
+	path = sample_file(&s, &len, &data);
+	unlink(path);
+	past_sample_free(&s);
+	if (!data)
+		return;
+	for (size_t cut = 0; cut < len; cut++) {
+		err.msg[0] = '\0';
+		if (hwt_past_parse(data, cut, &p, &err) < 0 && err.msg[0] &&
+		    !p)
+			refused++;
+		else
+			hwt_past_free(p);
+	}
+	CHECK("damage: every cut of the file is refused with a message",
+	      refused == len, "%zu of %zu", refused, len);
+	copy = malloc(len);
+	struct { const char *what; size_t at; uint64_t v; } bad[] = {
+		{ "more threads than a bundle holds", threads_at, 5000 },
+		{ "a thread of tid 0", tid0_at, 0 },
+		{ "a count of runs beyond the file", nruns0_at, 1ull << 40 },
+		{ "a register block of a wrong count", block0_count_at, 5 },
+		{ "old bytes outside the file", len - 20 - 8 - 40 + 24,
+		  1ull << 20 },
+		{ "stores out of order", len - 20 - 8 - 40 * 21, 99 },
+	};
+	for (size_t i = 0; copy && i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char name[128];
+		int rc;
+
+		memcpy(copy, data, len);
+		hwt_put_le64(copy + bad[i].at, bad[i].v);
+		err.msg[0] = '\0';
+		rc = hwt_past_parse(copy, len, &p, &err);
+		snprintf(name, sizeof(name), "damage: %s is refused",
+			 bad[i].what);
+		CHECK(name, rc == -EBADMSG && !p && strstr(err.msg, "at byte"),
+		      "%d: %s", rc, err.msg);
+		if (rc == 0)
+			hwt_past_free(p);
+	}
+	free(copy);
+	free(data);
+}
+
+int main(void)
+{
+	RUN(test_views_and_file);
+	RUN(test_damage);
+	return check_exit();
+}
