@@ -121,6 +121,28 @@ int hwt_mem_history_find_write(const struct hwt_mem_history *h, int32_t tid,
 			       uint64_t from, int dir, uint64_t addr,
 			       uint64_t len, int32_t *wtid, uint64_t *windex);
 
+/* A kept store that changed bytes of a watched range: the storing
+ * instruction (its thread and instruction index, its step) and the
+ * range's bytes before and after it (known[i]: byte i of both). */
+#define HWT_MEM_WATCH_MAX 64u
+
+struct hwt_mem_write {
+	int32_t tid;
+	uint64_t index, seq;
+	uint8_t before[HWT_MEM_WATCH_MAX], after[HWT_MEM_WATCH_MAX];
+	bool known[HWT_MEM_WATCH_MAX];
+};
+
+/* Every kept store that changed bytes of [addr, addr+len) (1 to 64
+ * bytes), newest first, to each(ctx, w) until it returns false. Stops at
+ * bytes that cannot be known before some step (*cut then true: earlier
+ * writes cannot be told) or at the history's start. Returns how many
+ * were given, or a negative errno. */
+int hwt_mem_history_writes(const struct hwt_mem_history *h, uint64_t addr,
+			   uint64_t len,
+			   bool (*each)(void *ctx, const struct hwt_mem_write *w),
+			   void *ctx, bool *cut);
+
 /* ---- the data history file (past_file.c) --------------------------------- */
 
 struct hwt_past_thread {

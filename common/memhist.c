@@ -150,6 +150,51 @@ static int changed(const struct hwt_mem_history *h,
 	return 0;
 }
 
+int hwt_mem_history_writes(const struct hwt_mem_history *h, uint64_t addr,
+			   uint64_t len,
+			   bool (*each)(void *ctx, const struct hwt_mem_write *w),
+			   void *ctx, bool *cut)
+{
+	struct hwt_mem_write w;
+	int count = 0;
+
+	*cut = false;
+	if (!len || len > HWT_MEM_WATCH_MAX || addr + len < addr)
+		return -EINVAL;
+	for (size_t i = h->n; i-- > 0;) {
+		const struct hwt_mem_entry *e = &h->e[i];
+		const struct hwt_mem_thread *t;
+		bool known_after[HWT_MEM_WATCH_MAX];
+		int ch;
+
+		if (e->seq < h->horizon) {
+			*cut = h->horizon > 0;
+			break;
+		}
+		if (e->addr >= addr + len || e->addr + e->len <= addr)
+			continue;
+		if (e->off == HWT_MEM_UNKNOWN ||
+		    (ch = changed(h, e, addr, len)) < 0) {
+			*cut = true;
+			break;
+		}
+		if (!ch || !(t = thread_of(h, e->tid)) ||
+		    !index_of_step(t, e->seq, &w.index))
+			continue;
+		w.tid = e->tid;
+		w.seq = e->seq;
+		bytes_before(h, e->seq, addr, w.before, w.known, (size_t)len);
+		bytes_before(h, e->seq + 1, addr, w.after, known_after,
+			     (size_t)len);
+		for (size_t k = 0; k < len; k++)
+			w.known[k] = w.known[k] && known_after[k];
+		count++;
+		if (!each(ctx, &w))
+			break;
+	}
+	return count;
+}
+
 int hwt_mem_history_find_write(const struct hwt_mem_history *h, int32_t tid,
 			       uint64_t from, int dir, uint64_t addr,
 			       uint64_t len, int32_t *wtid, uint64_t *windex)

@@ -8,7 +8,7 @@ _hwtrace()
 	local cmd=${COMP_WORDS[1]} opts
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "record dump info index export backends --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "record dump info index export writes backends --help --version" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -34,6 +34,7 @@ _hwtrace()
 	dump) opts="--insn --calls --ranges --thread --range --last --since --tsv --help" ;;
 	info) opts="--help" ;;
 	index) opts="--help" ;;
+	writes) opts="--last --tsv --help" ;;
 	export) opts="--lldb --chrome --svg --per-cpu --cpus --slice --output --range --last --since --help" ;;
 	*) return ;;
 	esac

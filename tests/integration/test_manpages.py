@@ -13,7 +13,7 @@ import subprocess
 from hwt_testlib import exit_status, parse_args, report
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-COMMANDS = ('record', 'dump', 'info', 'export', 'backends')
+COMMANDS = ('record', 'dump', 'info', 'export', 'writes', 'backends')
 
 
 def long_options(text):

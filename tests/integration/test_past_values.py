@@ -512,6 +512,43 @@ def who_wrote_postmortem(build, tmp):
     report('who wrote post-mortem: a read watchpoint is refused, not '
            'silently never hit', 'Could not insert hardware watchpoint' in r,
            r)
+    writes_cli(hwtrace, prog, bundle)
+
+
+def writes_cli(hwtrace, prog, bundle):
+    """`hwtrace writes` asks the bundle the same at once: the strcpy's
+    store, then fill(2)'s, each with its bytes before and after, at the
+    items dump --insn gives them."""
+    off = subprocess.run(['gdb', '-nx', '-batch', '-ex',
+                          'print/x (long)&table[2].label', prog],
+                         capture_output=True, text=True).stdout
+    with open(os.path.join(bundle, 'trace.json')) as f:
+        mods = json.load(f)['processes'][0]['modules']
+    base = [int(str(m['loadAddress']), 0) for m in mods
+            if m['systemPath'].endswith('/overwrite')]
+    m = re.search(r'= (0x[0-9a-f]+)', off)
+    if not m or not base:
+        report('hwtrace writes: the pointer\'s address', False, off)
+        return
+    addr = base[0] + int(m.group(1), 16)
+    rc, out, err = run_tool(hwtrace, 'writes', '--tsv', hex(addr), bundle)
+    rows = [ln.split('\t') for ln in out.splitlines()]
+    report('hwtrace writes: the strcpy\'s store, newest, then fill(2)\'s '
+           'that set the pointer, with their bytes before and after',
+           rc == 0 and len(rows) == 2 and 'strcpy' in rows[0][3] and
+           rows[0][6] == '797a303132333435' and rows[1][3] == 'fill' and
+           rows[1][5] == '0' * 16 and rows[1][6] == rows[0][5],
+           out + err)
+    if rc == 0 and rows and rows[0][1].isdigit():
+        _, ins, _ = run_tool(hwtrace, 'dump', '--insn', '--range',
+                             f'{rows[0][1]},{rows[0][1]}', bundle)
+        pcs = [int(x, 16) for x in re.findall(r'0x[0-9a-f]{16}', ins)]
+        report('hwtrace writes: the item it names is the storing '
+               'instruction in dump --insn', pcs == [int(rows[0][2], 16)]
+               and 'strcpy' in ins, ins)
+    rc, out, err = run_tool(hwtrace, 'writes', '0x10,65', bundle)
+    report('hwtrace writes: a range of more than 64 bytes is a usage error',
+           rc == 2 and 'LEN 1 to 64' in err, err)
 
 
 def main():
@@ -537,6 +574,11 @@ def main():
             postmortem_gdb(build, tmp, 'bundle hwt-sw (ptrace)', sw, None,
                            line_x2, known=True)
             vg = record(build, tmp, 'valgrind')
+            rc, _, err = run_tool(os.path.join(build, 'hwtrace'), 'writes',
+                                  '0x1000', vg)
+            report('hwtrace writes: a bundle without a data history is '
+                   'refused with the reason', rc == 1 and
+                   'no data history' in err, err)
             postmortem_gdb(build, tmp, 'bundle hwt-sw (valgrind)', vg, None,
                            line_x2)
             pt = os.path.join(tmp, 'pt.bundle')

@@ -15,6 +15,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_writes(int argc, char **argv);
 
 struct hwt_image;
 struct hwt_history;

@@ -24,6 +24,8 @@ static const char usage[] =
 	"  export --chrome -o FILE PATH | export --svg -o FILE PATH\n"
 	"         the call history for Perfetto/chrome://tracing, or as an SVG\n"
 	"         flame chart\n"
+	"  writes [--last N] ADDR[,LEN] PATH\n"
+	"         who wrote this: every recorded store that changed those bytes\n"
 	"  backends\n"
 	"         each recording backend and whether it works on this machine\n"
 	"\n"
@@ -103,6 +105,7 @@ int main(int argc, char **argv)
 		{ "info", cmd_info },
 		{ "index", cmd_index },
 		{ "export", cmd_export },
+		{ "writes", cmd_writes },
 		{ "backends", cmd_backends },
 	};
 

@@ -85,6 +85,56 @@ static void check_answers(const char *what, const struct hwt_mem_history *h,
 					 &windex) == -EINVAL, "answered");
 }
 
+struct seen {
+	size_t n;
+	struct hwt_mem_write first, last;
+};
+
+static bool collect(void *ctx, const struct hwt_mem_write *w)
+{
+	struct seen *s = ctx;
+
+	if (!s->n++)
+		s->first = *w;
+	s->last = *w;
+	return true;
+}
+
+/* Every write to a range, newest first, and where the list must stop. */
+static void test_writes(void)
+{
+	struct past_sample s;
+	struct hwt_mem_thread threads[2];
+	struct hwt_mem_history h;
+	struct seen seen = { 0 };
+	bool cut = true;
+	int n;
+
+	past_sample_build(&s);
+	hwt_past_mem_view(&s.p, threads, sample_now, NULL, &h);
+	n = hwt_mem_history_writes(&h, 0x1000, 4, collect, &seen, &cut);
+	CHECK("writes: each store that changed the range, newest first, to "
+	      "the history's start", n == 10 && seen.n == 10 && !cut &&
+	      seen.first.tid == 100 && seen.first.index == 9 &&
+	      seen.first.before[0] == 8 && seen.first.after[0] == 9 &&
+	      seen.first.known[0] && seen.last.index == 0 &&
+	      seen.last.before[0] == 0xee && seen.last.after[0] == 0,
+	      "%d writes, cut %d, first %d:%llu", n, cut, seen.first.tid,
+	      (unsigned long long)seen.first.index);
+	CHECK("writes: bytes after a store the range does not cover are the "
+	      "present's", seen.first.known[3] &&
+	      seen.first.after[3] == sample_byte_now(0x1003), "%02x",
+	      seen.first.after[3]);
+	memset(&seen, 0, sizeof(seen));
+	n = hwt_mem_history_writes(&h, 0x2ffc, 8, collect, &seen, &cut);
+	CHECK("writes: a range made unknown stops the list, said so",
+	      n == 0 && cut, "%d writes, cut %d", n, cut);
+	CHECK("writes: a range of more than 64 bytes is refused",
+	      hwt_mem_history_writes(&h, 0x1000, 65, collect, &seen, &cut) ==
+	      -EINVAL, "accepted");
+	past_sample_free(&s);
+}
+
 static char *sample_file(struct past_sample *s, size_t *len, uint8_t **data)
 {
 	static char path[] = "/tmp/hwt-test-past-XXXXXX";
@@ -197,6 +247,7 @@ static void test_damage(void)
 int main(void)
 {
 	RUN(test_views_and_file);
+	RUN(test_writes);
 	RUN(test_damage);
 	return check_exit();
 }
