@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwt-past.h"
 #include "hwt-replay.h"
 
 static void describe_stop(FILE *f, const struct hwt_bundle *b,
@@ -129,6 +130,34 @@ static void describe_coresight(FILE *f, const struct hwt_bundle *b)
 	}
 }
 
+/* What the data history holds, or why it will not be believed. */
+static void describe_past(FILE *f, const struct hwt_bundle *b)
+{
+	struct hwt_past *p = NULL;
+	struct hwt_err err = { 0 };
+	char *path;
+	uint64_t regs = 0;
+
+	if (!b->data_history) {
+		fprintf(f, "data:    (none: values of the past are unavailable)\n");
+		return;
+	}
+	if (!(path = hwt_bundle_path(b, b->data_history)) ||
+	    hwt_past_read(path, &p, &err) < 0) {
+		fprintf(f, "data:    %s not used: %s\n", b->data_history,
+			path ? err.msg : "out of memory");
+		free(path);
+		return;
+	}
+	for (size_t i = 0; i < p->nthreads; i++)
+		regs += p->threads[i].regs.n;
+	fprintf(f, "data:    %s: registers before %" PRIu64 " instructions, "
+		"%zu stores (%zu bytes kept)\n", b->data_history, regs, p->n,
+		p->nbytes);
+	hwt_past_free(p);
+	free(path);
+}
+
 int hwt_bundle_describe(const struct hwt_bundle *b, struct hwt_image *img,
 			char **text, struct hwt_err *err)
 {
@@ -151,6 +180,7 @@ int hwt_bundle_describe(const struct hwt_bundle *b, struct hwt_image *img,
 		fprintf(f, "process: unknown (the bundle names none)\n");
 	describe_stop(f, b, img);
 	fprintf(f, "core:    %s\n", b->core ? b->core : "(none)");
+	describe_past(f, b);
 	rc = describe_threads(f, b, img, err);
 	if (!rc) {
 		describe_coresight(f, b);

@@ -423,9 +423,12 @@ int server_open(struct server *s, const char *bundle_dir,
 		return rc;
 	/* A damaged data history leaves the past's values unavailable. */
 	if (core_past_open(s, &werr) < 0) {
+		size_t used = strlen(s->warning);
+
 		core_past_close(s);
-		snprintf(s->warning, sizeof(s->warning), "%s; values of the "
-			 "past are unavailable", werr.msg);
+		snprintf(s->warning + used, sizeof(s->warning) - used,
+			 "%s%s; values of the past are unavailable",
+			 used ? "; " : "", werr.msg);
 	}
 	/* Watchpoints are answered from the history's stores only. */
 	s->no_watch = !s->past;

@@ -551,6 +551,38 @@ def writes_cli(hwtrace, prog, bundle):
            rc == 2 and 'LEN 1 to 64' in err, err)
 
 
+def data_history_info(build, tmp, sw, vg):
+    """hwtrace info says what a data history holds, that a bundle has
+    none, and why a damaged one is not used; hwt-server opens a bundle
+    whose data history is damaged, saying why its values of the past are
+    unavailable."""
+    hwtrace = os.path.join(build, 'hwtrace')
+    _, out, _ = run_tool(hwtrace, 'info', sw)
+    report('hwtrace info: the ptrace bundle\'s data history',
+           re.search(r'^data: +data\.past: registers before \d+ '
+                     r'instructions, \d+ stores', out, re.M), out)
+    _, out, _ = run_tool(hwtrace, 'info', vg)
+    report('hwtrace info: a bundle without one says so',
+           re.search(r'^data: +\(none', out, re.M), out)
+    bad = os.path.join(tmp, 'damaged.bundle')
+    shutil.copytree(sw, bad)
+    with open(os.path.join(bad, 'data.past'), 'r+b') as f:
+        f.truncate(100)
+    _, out, _ = run_tool(hwtrace, 'info', bad)
+    report('hwtrace info: a damaged data history is not used, with why',
+           re.search(r'^data: +data\.past not used: .*data history: .* at '
+                     r'byte \d+', out, re.M), out)
+    srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
+                         '127.0.0.1:0', '--bundle', bad], tmp, 'damaged')
+    try:
+        log = srv.log() if srv.address else ''
+    finally:
+        srv.stop()
+    report('hwt-server: a bundle with a damaged data history opens, '
+           'saying its values of the past are unavailable',
+           srv.address and 'values of the past are unavailable' in log, log)
+
+
 def main():
     args = parse_args()
     build = args.build
@@ -574,6 +606,7 @@ def main():
             postmortem_gdb(build, tmp, 'bundle hwt-sw (ptrace)', sw, None,
                            line_x2, known=True)
             vg = record(build, tmp, 'valgrind')
+            data_history_info(build, tmp, sw, vg)
             rc, _, err = run_tool(os.path.join(build, 'hwtrace'), 'writes',
                                   '0x1000', vg)
             report('hwtrace writes: a bundle without a data history is '
