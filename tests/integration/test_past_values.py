@@ -20,6 +20,9 @@ x = 3, g = 30.
 
 Live (`hwt-server --record`), for each backend that records here: ptrace
 and valgrind, in GDB, and the ptrace one in LLDB.
+The walk of walk.c (every kind of value, line by line) forward with
+`next` and back with `reverse-next`, live with ptrace, and through the
+ptrace recorder's crash bundle against the live walk's values.
 Post-mortem (`hwt-server --bundle`), for a bundle of each x86 format: the
 software trace recorded by ptrace and by valgrind, Intel PT (`hwtrace
 export --lldb` of the ptrace recording, with its core) and Intel BTS (the
@@ -346,7 +349,7 @@ def served_gdb(server, prog, backend, tmp, name, cmds):
     return out
 
 
-def walk(build, tmp, backend):
+def walk(build, tmp, backend, bundle=False):
     """Forward with `next` from LINE_FIRST to LINE_LAST, printing every
     value at each line; then back with `reverse-next` to LINE_FIRST:
     the same lines in reverse, the same values at each, and main never
@@ -388,28 +391,21 @@ def walk(build, tmp, backend):
                      cmds + [mark('end')])
     if out is None:
         return
-    back = walk_states(out, 'b', nback + 1)[1:]
     # GDB 13 stops a second time on a line with two line-table entries
     # (after a call's return, then at the line's start), over its own
     # record full too: of each run of stops on one line, the last is the
     # line's start, where the forward walk stood.
-    starts = [st for i, st in enumerate(back)
-              if i + 1 == len(back) or back[i + 1][0] != st[0]]
-    if any(ln == first for ln, _ in starts):
-        starts = starts[:[ln for ln, _ in starts].index(first) + 1]
+    stops = walk_states(out, 'b', nback + 1)[1:]
+    starts = back_starts(stops, first)
     want = list(reversed(fwd[:end]))
     got_lines = [ln for ln, _ in starts]
     report(f'walk {backend}: reverse-next goes back through the lines '
            'next came through, never leaving main',
            got_lines == [ln for ln, _ in want],
            f'forward {[ln for ln, _ in fwd[:end + 1]]}, backward '
-           f'{[ln for ln, _ in back]}')
+           f'{[ln for ln, _ in stops]}')
     # The two runs place the heap apart (no ASLR switch for hwt-server).
-    norm = [(ln, [re.sub(r'0x[0-9a-f]+', '0x_', v) for v in vals])
-            for ln, vals in want]
-    back = [(ln, [re.sub(r'0x[0-9a-f]+', '0x_', v) for v in vals])
-            for ln, vals in starts]
-    want = norm
+    want, back = addresses_out(want), addresses_out(starts)
     bad = [(ln, w, g) for (ln, w), (_, g) in zip(want, back) if w != g]
     report(f'walk {backend}: every value at every line is the one the '
            'forward walk printed there (locals, globals, heap, libc\'s '
@@ -417,6 +413,81 @@ def walk(build, tmp, backend):
            not bad and len(back) == len(want),
            '; '.join(f'line {ln}: forward {w} backward {g}'
                      for ln, w, g in bad[:3]) or f'{len(back)} steps')
+    if bundle:
+        walk_bundle(build, tmp, first, fwd[:end + 1])
+
+
+def back_starts(states, first):
+    """Of each run of stops on one line going back, the last (the line's
+    start), up to LINE_FIRST."""
+    starts = [st for i, st in enumerate(states)
+              if i + 1 == len(states) or states[i + 1][0] != st[0]]
+    if any(ln == first for ln, _ in starts):
+        starts = starts[:[ln for ln, _ in starts].index(first) + 1]
+    return starts
+
+
+def addresses_out(states):
+    """States with addresses as 0x_: runs place the heap apart."""
+    return [(ln, [re.sub(r'0x[0-9a-f]+', '0x_', v) for v in vals])
+            for ln, vals in states]
+
+
+def walk_bundle(build, tmp, first, live):
+    """The same walk through a crash bundle of the ptrace recorder (walk,
+    given an argument, crashes after LINE_LAST): from the crash back to
+    LINE_FIRST, forward with `next` in the recorded past to LINE_LAST,
+    then back with `reverse-next`. Every line shows the values the live
+    walk printed there, from the bundle's data history over its core."""
+    hwtrace = os.path.join(build, 'hwtrace')
+    server = os.path.join(build, 'hwt-server')
+    prog = os.path.join(build, 'programs', 'walk')
+    bundle = os.path.join(tmp, 'walk.bundle')
+    rc, _, err = run_tool(hwtrace, 'record', '--backend', 'ptrace', '-o',
+                          bundle, '--', prog, 'crash', timeout=600)
+    if not os.path.exists(os.path.join(bundle, 'core')):
+        report('walk bundle: the ptrace recorder keeps the crash', False,
+               f'exit {rc}: {err.strip()}')
+        return
+    prints = [f'print {v}' for v in WALK_VALUES]
+    steps = len(live) - 1
+    cmds = ['record stop', f'break walk.c:{first}', 'reverse-continue',
+            'delete', mark('f0s'), mark('f0'), *prints]
+    for i in range(1, steps + 1):
+        cmds += [mark(f'f{i}s'), 'next', mark(f'f{i}'), *prints]
+    for i in range(1, 2 * steps + 1):
+        cmds += [mark(f'b{i}s'), 'reverse-next', mark(f'b{i}'), *prints]
+    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
+                         bundle], tmp, 'walk-bundle')
+    try:
+        if not srv.address:
+            report('walk bundle: hwt-server listens', False, srv.log())
+            return
+        out = gdb(prog, srv.address, cmds + [mark('end'), 'kill'])
+    finally:
+        srv.stop()
+    fwd = walk_states(out, 'f', steps + 1)
+    fwd[0] = (first, fwd[0][1])
+    bad = [(ln, w, g) for (ln, w), (_, g) in zip(addresses_out(live),
+                                                 addresses_out(fwd))
+           if w != g]
+    report('walk bundle: forward in the recorded past, every line and '
+           'value is the live walk\'s',
+           [ln for ln, _ in fwd] == [ln for ln, _ in live] and not bad,
+           '; '.join(f'line {ln}: live {w} bundle {g}'
+                     for ln, w, g in bad[:3]) or
+           f'live {[ln for ln, _ in live]}, bundle {[ln for ln, _ in fwd]}')
+    back = back_starts(walk_states(out, 'b', 2 * steps + 1)[1:], first)
+    want = list(reversed(live[:-1]))
+    bad = [(ln, w, g) for (ln, w), (_, g) in zip(addresses_out(want),
+                                                 addresses_out(back))
+           if w != g]
+    report('walk bundle: back with reverse-next, the same lines and values, '
+           'never leaving main',
+           [ln for ln, _ in back] == [ln for ln, _ in want] and not bad,
+           '; '.join(f'line {ln}: live {w} bundle {g}'
+                     for ln, w, g in bad[:3]) or
+           f'want {[ln for ln, _ in want]}, got {[ln for ln, _ in back]}')
 
 
 def who_wrote(build, tmp):
@@ -593,8 +664,11 @@ def main():
         for backend in ('ptrace', 'valgrind'):
             if selected(f'live-{backend}'):
                 live_gdb(build, tmp, backend, line_x2, line_print)
-        if selected('walk-ptrace'):
-            walk(build, tmp, 'ptrace')
+        # The bundle's walk is checked against the live one.
+        live_walk, bundle_walk = selected('walk-ptrace'), selected(
+            'walk-bundle')
+        if live_walk or bundle_walk:
+            walk(build, tmp, 'ptrace', bundle_walk)
         if selected('who-wrote'):
             who_wrote(build, tmp)
         if selected('who-wrote-postmortem'):
