@@ -171,13 +171,20 @@ struct hwt_past {
 #define HWT_PAST_MAX_THREADS 4096u
 #define HWT_PAST_MAX_STORE (16u << 20)
 
-/* Write p (views into a recorder's logs) to path; 0 or a negative errno. */
+/* The file is one checksummed zstd frame of the layout (docs/bundle.md).
+ * Write p (views into a recorder's logs) to path; 0 or a negative errno. */
 int hwt_past_write(const char *path, const struct hwt_past *p,
 		   struct hwt_err *err);
-/* Read and check a data history file: a truncated or inconsistent one is
- * refused with what is wrong and where, never half believed. */
+/* Read and check a data history file: a damaged, truncated or
+ * inconsistent one is refused with what is wrong and where, never half
+ * believed. hwt_past_load does the same with the file's bytes. */
 int hwt_past_read(const char *path, struct hwt_past **out,
 		  struct hwt_err *err);
+int hwt_past_load(const uint8_t *file, size_t n, struct hwt_past **out,
+		  struct hwt_err *err);
+/* The layout itself, uncompressed: written (*data malloc'd) and read. */
+int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
+		    struct hwt_err *err);
 int hwt_past_parse(const uint8_t *data, size_t len, struct hwt_past **out,
 		   struct hwt_err *err);
 void hwt_past_free(struct hwt_past *p);

@@ -58,14 +58,17 @@ static void put_regs(struct out *o, const struct hwt_reglog *l)
 	}
 }
 
-int hwt_past_write(const char *path, const struct hwt_past *p,
-		   struct hwt_err *err)
+int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
+		    struct hwt_err *err)
 {
-	struct out o = { fopen(path, "wbx"), false };
+	char *buf = NULL;
+	size_t n = 0;
+	struct out o = { open_memstream(&buf, &n), false };
 
+	*data = NULL;
+	*len = 0;
 	if (!o.f)
-		return hwt_err_set(err, errno, "creating %s: %s", path,
-				   strerror(errno));
+		return hwt_err_set(err, ENOMEM, "out of memory");
 	put(&o, HWT_PAST_MAGIC, MAGIC_LEN);
 	put64(&o, p->horizon);
 	put64(&o, p->nthreads);
@@ -94,16 +97,45 @@ int hwt_past_write(const char *path, const struct hwt_past *p,
 	}
 	put64(&o, p->nbytes);
 	put(&o, p->bytes, p->nbytes);
-	if (fclose(o.f) != 0)
-		o.failed = true;
-	if (o.failed) {
-		int code = errno ? errno : EIO;
-
-		remove(path);
-		return hwt_err_set(err, code, "writing %s: %s", path,
-				   strerror(code));
+	if (fclose(o.f) != 0 || o.failed) {
+		free(buf);
+		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
+	*data = (uint8_t *)buf;
+	*len = n;
 	return 0;
+}
+
+int hwt_past_write(const char *path, const struct hwt_past *p,
+		   struct hwt_err *err)
+{
+	uint8_t *data, *zst = NULL;
+	size_t len, zlen = 0;
+	FILE *f;
+	int rc = hwt_past_format(p, &data, &len, err);
+
+	if (!rc)
+		rc = hwt_zstd_pack(data, len, &zst, &zlen, err);
+	free(data);
+	if (rc)
+		return rc;
+	if (!(f = fopen(path, "wbx"))) {
+		rc = hwt_err_set(err, errno, "creating %s: %s", path,
+				 strerror(errno));
+	} else {
+		bool ok = fwrite(zst, 1, zlen, f) == zlen;
+		int code;
+
+		ok = fclose(f) == 0 && ok;
+		code = errno ? errno : EIO;
+		if (!ok) {
+			remove(path);
+			rc = hwt_err_set(err, code, "writing %s: %s", path,
+					 strerror(code));
+		}
+	}
+	free(zst);
+	return rc;
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -293,22 +325,40 @@ int hwt_past_parse(const uint8_t *data, size_t len, struct hwt_past **out,
 	return 0;
 }
 
-int hwt_past_read(const char *path, struct hwt_past **out,
+int hwt_past_load(const uint8_t *file, size_t n, struct hwt_past **out,
 		  struct hwt_err *err)
 {
 	uint8_t *data;
 	size_t size;
-	int rc = hwt_read_file(path, PAST_FILE_MAX, &data, &size, err);
+	int rc = hwt_zstd_unpack(file, n, PAST_FILE_MAX, &data, &size, err);
 
-	if (rc < 0)
-		return rc;
+	*out = NULL;
+	if (rc < 0) {
+		hwt_err_prefix(err, "data history: ");
+		return rc == -ENOMEM ? rc : -EBADMSG;
+	}
 	rc = hwt_past_parse(data, size, out, err);
 	if (rc < 0) {
 		free(data);
-		return hwt_err_prefix(err, "%s: ", path);
+		return rc;
 	}
 	(*out)->raw = data;
 	return 0;
+}
+
+int hwt_past_read(const char *path, struct hwt_past **out,
+		  struct hwt_err *err)
+{
+	uint8_t *file;
+	size_t n;
+	int rc = hwt_read_file(path, PAST_FILE_MAX, &file, &n, err);
+
+	*out = NULL;
+	if (rc < 0)
+		return rc;
+	rc = hwt_past_load(file, n, out, err);
+	free(file);
+	return rc < 0 ? hwt_err_prefix(err, "%s: ", path) : 0;
 }
 
 void hwt_past_free(struct hwt_past *p)

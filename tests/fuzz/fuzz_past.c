@@ -2,13 +2,14 @@
 /* fuzz_past.c - a bundle's data history file (common/past_file.c) and
  * what is asked of it (common/memhist.c, reglog.c).
  *
- * Input: the bytes of a data history file. What parses is asked as
+ * Input: the layout of a data history file (the file is its zstd frame,
+ * tried too: what passes that is parsed the same). What parses is asked as
  * hwt-server asks it: the registers and memory before instructions of
  * every thread around its runs and its end, and who wrote bytes around
  * its stores, backward and forward; none of it may read outside the
  * file. What does not parse is refused with a message.
- * Seeds (HWT_FUZZ_SEEDS): the sample history of the unit test, whole
- * and cut.
+ * Seeds (HWT_FUZZ_SEEDS): the sample history of the unit test's layout,
+ * whole and cut.
  */
 #include "fuzz-common.h"
 #include "../past_sample.h"
@@ -18,21 +19,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	if (getenv("HWT_FUZZ_SEEDS")) {
-		char path[4096];
 		struct past_sample s;
 		struct hwt_err err = { 0 };
 		uint8_t *data = NULL;
 		size_t n = 0;
 
 		past_sample_build(&s);
-		snprintf(path, sizeof(path), "%s/seed-sample.full",
-			 getenv("HWT_FUZZ_SEEDS"));
-		if (hwt_past_write(path, &s.p, &err) ||
-		    hwt_read_file(path, 1u << 26, &data, &n, &err))
+		if (hwt_past_format(&s.p, &data, &n, &err)) {
 			fprintf(stderr, "fuzz: %s\n", err.msg);
-		else
+		} else {
+			fuzz_write_seed(getenv("HWT_FUZZ_SEEDS"), "seed-sample",
+					data, n, NULL, 0);
 			fuzz_write_seed(getenv("HWT_FUZZ_SEEDS"),
 					"seed-sample-cut", data, n / 2, NULL, 0);
+		}
 		free(data);
 		past_sample_free(&s);
 		exit(0);
@@ -78,6 +78,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hwt_err err = { 0 };
 	struct hwt_past *p = NULL;
 
+	if (hwt_past_load(data, size, &p, &err) == 0) {
+		ask(p);
+		hwt_past_free(p);
+	} else if (!err.msg[0] || p) {
+		abort();
+	}
+	err.msg[0] = '\0';
 	if (hwt_past_parse(data, size, &p, &err) < 0) {
 		if (!err.msg[0] || p)
 			abort();

@@ -641,8 +641,8 @@ def data_history_info(build, tmp, sw, vg):
         f.truncate(100)
     _, out, _ = run_tool(hwtrace, 'info', bad)
     report('hwtrace info: a damaged data history is not used, with why',
-           re.search(r'^data: +data\.past not used: .*data history: .* at '
-                     r'byte \d+', out, re.M), out)
+           re.search(r'^data: +data\.past not used: .*data history: ', out,
+                     re.M), out)
     srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
                          '127.0.0.1:0', '--bundle', bad], tmp, 'damaged')
     try:

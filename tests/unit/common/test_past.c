@@ -185,7 +185,47 @@ static void test_views_and_file(void)
 	free(data);
 }
 
-/* Every cut of the file and a damaged field of each kind: refused with
+/* The file is compressed: every cut of it, and a byte of it changed,
+ * are refused with a message. */
+static void test_damaged_file(void)
+{
+	struct past_sample s;
+	struct hwt_past *p;
+	struct hwt_err err = { 0 };
+	uint8_t *file = NULL;
+	size_t n = 0, refused = 0, layout_len;
+	uint8_t *layout = NULL;
+	char *path;
+
+	past_sample_build(&s);
+	path = sample_file(&s, &n, &file);
+	unlink(path);
+	CHECK("file: compressed, smaller than its layout",
+	      hwt_past_format(&s.p, &layout, &layout_len, &err) == 0 &&
+	      file && n < layout_len / 4, "%zu bytes for %zu", n, layout_len);
+	past_sample_free(&s);
+	free(layout);
+	if (!file)
+		return;
+	for (size_t cut = 0; cut < n; cut++) {
+		err.msg[0] = '\0';
+		if (hwt_past_load(file, cut, &p, &err) == -EBADMSG &&
+		    err.msg[0] && !p)
+			refused++;
+		else
+			hwt_past_free(p);
+	}
+	CHECK("file: every cut of it is refused with a message",
+	      refused == n, "%zu of %zu", refused, n);
+	file[n / 2] ^= 0x40;
+	err.msg[0] = '\0';
+	CHECK("file: a byte changed inside is refused (its checksum)",
+	      hwt_past_load(file, n, &p, &err) == -EBADMSG && !p &&
+	      strstr(err.msg, "data history"), "%s", err.msg);
+	free(file);
+}
+
+/* Every cut of the layout and a damaged field of each kind: refused with
  * a message. */
 static void test_damage(void)
 {
@@ -194,14 +234,13 @@ static void test_damage(void)
 	struct hwt_err err = { 0 };
 	uint8_t *data = NULL, *copy;
 	size_t len = 0, refused = 0;
-	/* Byte offsets of fields in the sample's file. */
+	/* Byte offsets of fields in the sample's layout. */
 	const size_t threads_at = 16, tid0_at = 24, nruns0_at = 48,
 		     block0_count_at = 88;
-	char *path;
 
 	past_sample_build(&s);
-	path = sample_file(&s, &len, &data);
-	unlink(path);
+	CHECK("layout: formatted", hwt_past_format(&s.p, &data, &len, &err) ==
+	      0, "%s", err.msg);
 	past_sample_free(&s);
 	if (!data)
 		return;
@@ -213,7 +252,7 @@ static void test_damage(void)
 		else
 			hwt_past_free(p);
 	}
-	CHECK("damage: every cut of the file is refused with a message",
+	CHECK("damage: every cut of the layout is refused with a message",
 	      refused == len, "%zu of %zu", refused, len);
 	copy = malloc(len);
 	struct { const char *what; size_t at; uint64_t v; } bad[] = {
@@ -248,6 +287,7 @@ int main(void)
 {
 	RUN(test_views_and_file);
 	RUN(test_writes);
+	RUN(test_damaged_file);
 	RUN(test_damage);
 	return check_exit();
 }
