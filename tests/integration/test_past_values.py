@@ -583,6 +583,27 @@ def who_wrote_postmortem(build, tmp):
     report('who wrote post-mortem: a read watchpoint is refused, not '
            'silently never hit', 'Could not insert hardware watchpoint' in r,
            r)
+    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
+                         bundle], tmp, 'who-wrote-pm-lldb')
+    try:
+        lout = lldb([f'target create {prog}', f'gdb-remote {srv.address}',
+                     'process handle SIGSEGV -p false',
+                     'watchpoint set expression -w write -s 8 -- '
+                     '&table[2].label', 'script print("<<back>>")',
+                     'process continue --reverse', 'bt 3',
+                     'script print("<<again>>")',
+                     'process continue --reverse', 'bt 2',
+                     'script print("<<end>>")', 'process kill']) \
+            if srv.address else srv.log()
+    finally:
+        srv.stop()
+    back, again = section(lout, 'back'), section(lout, 'again')
+    report('who wrote post-mortem: LLDB\'s watchpoint set + process '
+           'continue --reverse from the crash bundle stops in the strcpy '
+           'called from overflow(), then at fill(2)',
+           'stop reason = watchpoint 1' in back and 'strcpy' in back and
+           'overwrite`overflow' in back and 'overwrite`fill(i=2)' in again,
+           lout[-1500:])
     writes_cli(hwtrace, prog, bundle)
 
 
