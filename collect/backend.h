@@ -93,10 +93,10 @@ struct hwt_backend {
 	int (*regset)(struct hwt_collector *c, pid_t tid, int nt_type,
 		      void *buf, size_t *len, bool write,
 		      struct hwt_err *err);
-	/* The general registers before recorded instruction insn of tid
-	 * (live control); NULL: not kept. */
+	/* Register set nt_type (NT_PRSTATUS or NT_PRFPREG, checked) before
+	 * recorded instruction insn of tid; NULL: not kept. */
 	int (*regs_at)(struct hwt_collector *c, pid_t tid, uint64_t insn,
-		       struct user_regs_struct *out, struct hwt_err *err);
+		       int nt_type, void *out, struct hwt_err *err);
 	/* Memory before recorded instruction insn of tid (live control):
 	 * the bytes from addr known there; NULL: not kept. */
 	int (*mem_at)(struct hwt_collector *c, pid_t tid, uint64_t insn,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* collect.c - the public collector API: backend registry, option checks,
  * call-order checks, dispatch to the chosen backend. */
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -568,21 +569,24 @@ int hwt_collect_resume(struct hwt_collector *c,
 }
 
 int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
-			void *gregs, size_t len, struct hwt_err *err)
+			int nt_type, void *buf, size_t len,
+			struct hwt_err *err)
 {
-	struct user_regs_struct r;
-	int rc;
+	size_t need = nt_type == NT_PRSTATUS ? sizeof(struct user_regs_struct) :
+		      nt_type == NT_PRFPREG ? sizeof(struct user_fpregs_struct) :
+		      0;
 
+	if (!need)
+		return hwt_err_set(err, EINVAL, "register set %d is not kept "
+				   "of the past (NT_PRSTATUS, NT_PRFPREG are)",
+				   nt_type);
 	if (!c->backend->regs_at)
 		return hwt_err_set(err, EOPNOTSUPP, "the %s backend keeps no "
 				   "registers of the past", c->backend->name);
-	if (len != sizeof(r))
-		return hwt_err_set(err, EINVAL, "%zu bytes for the general "
-				   "registers; they take %zu", len, sizeof(r));
-	if ((rc = c->backend->regs_at(c, tid, insn, &r, err)) < 0)
-		return rc;
-	memcpy(gregs, &r, sizeof(r));
-	return 0;
+	if (len != need)
+		return hwt_err_set(err, EINVAL, "%zu bytes for register set "
+				   "%d; it takes %zu", len, nt_type, need);
+	return c->backend->regs_at(c, tid, insn, nt_type, buf, err);
 }
 
 int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,

@@ -385,14 +385,16 @@ int hwt_collect_resume(struct hwt_collector *c,
 		       const struct hwt_resume_opts *opts,
 		       struct hwt_collect_event *event, struct hwt_err *err);
 
-/* The general registers (NT_PRSTATUS layout) of thread tid before it
- * executed instruction insn of its history (0-based, the numbering of
- * hwt_collect_thread.insn_total), as a debugger moving back through the
- * history needs them: the ptrace backend keeps them under live control
- * for about the last quarter-million instructions of each thread.
- * -ENOENT when not kept, -EOPNOTSUPP on backends that keep none. */
+/* A register set of thread tid before it executed instruction insn of
+ * its history (0-based, the numbering of hwt_collect_thread.insn_total),
+ * as a debugger moving back through the history needs it: nt_type
+ * NT_PRSTATUS (struct user_regs_struct) or NT_PRFPREG (the x87/SSE state,
+ * FXSAVE), len its size. The ptrace backend keeps both for about the last
+ * quarter-million instructions of each thread. -ENOENT when not kept,
+ * -EOPNOTSUPP on backends that keep none, -EINVAL for another set. */
 int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
-			void *gregs, size_t len, struct hwt_err *err);
+			int nt_type, void *buf, size_t len,
+			struct hwt_err *err);
 /* Memory as it was before thread tid executed instruction insn (the
  * numbering of hwt_collect_regs_at): the ptrace backend under live
  * control keeps the old bytes of every store and of what known system

@@ -3,8 +3,8 @@
  * besides where the program went, so that a debugger moving back through
  * the history is shown the registers and memory of that moment.
  *
- *   reglog.c     each thread's general registers before every recorded
- *                instruction
+ *   reglog.c     each thread's registers (general, x87/SSE) before every
+ *                recorded instruction
  *   memhist.c    memory as it was: the old bytes of every store, asked
  *                against the memory where the history ends
  *   past_file.c  both, as a bundle's data history file (docs/bundle.md)
@@ -28,43 +28,52 @@ extern "C" {
 
 /* ---- registers (reglog.c) ------------------------------------------------ */
 
-/* A key state every HWT_REGLOG_BLOCK entries, then per entry a mask of
- * the 8-byte words of user_regs_struct that changed and those words. */
+/* A log of a register set of N 8-byte words: a key state every
+ * HWT_REGLOG_BLOCK entries, then per entry a mask of the words that
+ * changed (one bit each, (N + 7) / 8 bytes) and those words. */
 #define HWT_REGLOG_BLOCK 1024u
-#define HWT_REGLOG_WORDS (sizeof(struct user_regs_struct) / 8)
+#define HWT_REGLOG_MAX_WORDS 64u
+/* The general registers (NT_PRSTATUS) and the x87/SSE state (FXSAVE,
+ * NT_PRFPREG). */
+#define HWT_REGLOG_GPR_WORDS (sizeof(struct user_regs_struct) / 8)
+#define HWT_REGLOG_FP_WORDS (sizeof(struct user_fpregs_struct) / 8)
 
 struct hwt_reglog_block {
-	struct user_regs_struct key;
+	uint64_t key[HWT_REGLOG_MAX_WORDS];
 	uint8_t *data;             /* deltas of entries 1 .. count - 1 */
 	size_t len, alloc;
 	uint32_t count;
 };
 
 struct hwt_reglog {
+	unsigned nwords;           /* words of an entry; 0: not kept */
 	uint64_t first;            /* instruction index of the oldest entry */
 	uint64_t n;                /* entries from first on */
 	struct hwt_reglog_block *blocks;
 	size_t nblocks, alloc;
 	size_t bytes, cap;         /* kept, and the bound */
-	struct user_regs_struct last, prev;   /* the newest two entries */
+	uint64_t last[HWT_REGLOG_MAX_WORDS], prev[HWT_REGLOG_MAX_WORDS];
 	size_t last_off;           /* the newest entry's delta; SIZE_MAX: a key */
 };
 
-/* The registers before instruction index (the next after the newest, or
- * the log starts again there). Past cap the oldest blocks are dropped;
- * out of memory, the log is emptied (never misplaced). */
+/* An empty log of nwords-word entries kept to about cap bytes. */
+void hwt_reglog_init(struct hwt_reglog *l, unsigned nwords, size_t cap);
+/* The registers (nwords words) before instruction index (the next after
+ * the newest, or the log starts again there). Past cap the oldest blocks
+ * are dropped; out of memory, the log is emptied (never misplaced). */
 void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
-		       const struct user_regs_struct *regs);
+		       const void *regs);
 /* The newest entry's registers were changed (a debugger's write). */
-void hwt_reglog_replace_last(struct hwt_reglog *l,
-			     const struct user_regs_struct *regs);
-/* The registers before instruction index: 0, or -ENOENT when not kept. */
-int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index,
-		   struct user_regs_struct *out);
+void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs);
+/* The registers before instruction index into out (nwords words): 0, or
+ * -ENOENT when not kept. */
+int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index, void *out);
 void hwt_reglog_free(struct hwt_reglog *l);
-/* Whether a block's deltas decode to exactly count - 1 entries within
- * its len (a log read from a file is checked so before it is asked). */
-bool hwt_reglog_block_valid(const struct hwt_reglog_block *b);
+/* Whether a block's deltas decode to exactly count - 1 entries of l's
+ * words within its len (a log read from a file is checked so before it
+ * is asked). */
+bool hwt_reglog_block_valid(const struct hwt_reglog *l,
+			    const struct hwt_reglog_block *b);
 
 /* ---- memory (memhist.c) -------------------------------------------------- */
 
@@ -148,7 +157,8 @@ int hwt_mem_history_writes(const struct hwt_mem_history *h, uint64_t addr,
 struct hwt_past_thread {
 	int32_t tid;
 	uint64_t end_index;        /* its newest recorded instruction */
-	struct hwt_reglog regs;
+	struct hwt_reglog regs;    /* general registers */
+	struct hwt_reglog fpregs;  /* x87/SSE (FXSAVE); nwords 0: none */
 	struct hwt_mem_run *runs;
 	size_t nruns;
 	uint64_t last_seq;

@@ -16,7 +16,6 @@
 #define MAGIC_LEN 8u
 #define RUN_SIZE 16u
 #define ENTRY_SIZE 40u
-#define KEY_SIZE (8u * HWT_REGLOG_WORDS)
 /* A data history file is read whole; this bounds it. */
 #define PAST_FILE_MAX (16ull << 30)
 
@@ -43,17 +42,17 @@ static void put64(struct out *o, uint64_t v)
 
 static void put_regs(struct out *o, const struct hwt_reglog *l)
 {
+	put64(o, l->nwords);
 	put64(o, l->first);
 	put64(o, l->n);
 	put64(o, l->nblocks);
 	for (size_t i = 0; i < l->nblocks; i++) {
 		const struct hwt_reglog_block *b = &l->blocks[i];
-		const uint64_t *w = (const uint64_t *)&b->key;
 
 		put64(o, b->count);
 		put64(o, b->len);
-		for (size_t k = 0; k < HWT_REGLOG_WORDS; k++)
-			put64(o, w[k]);
+		for (size_t k = 0; k < l->nwords; k++)
+			put64(o, b->key[k]);
 		put(o, b->data, b->len);
 	}
 }
@@ -84,6 +83,7 @@ int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
 			put64(&o, t->runs[k].seq);
 		}
 		put_regs(&o, &t->regs);
+		put_regs(&o, &t->fpregs);
 	}
 	put64(&o, p->n);
 	for (size_t i = 0; i < p->n; i++) {
@@ -196,12 +196,18 @@ static int read_runs(struct in *c, struct hwt_past_thread *t)
 	return 0;
 }
 
-static int read_regs(struct in *c, struct hwt_reglog *l)
+/* A register log of the words a thread's set has (want), or none. */
+static int read_regs(struct in *c, struct hwt_reglog *l, unsigned want)
 {
-	uint64_t nblocks, total = 0;
+	uint64_t nwords, nblocks, total = 0;
+	size_t key_size;
 
+	if (!get64(c, &nwords) || (nwords != want && nwords != 0))
+		return bad(c, "a register log of an unknown register set");
+	l->nwords = (unsigned)nwords;
+	key_size = 8 * (size_t)nwords;
 	if (!get64(c, &l->first) || !get64(c, &l->n) || !get64(c, &nblocks) ||
-	    !left(c, nblocks, 16 + KEY_SIZE))
+	    !left(c, nblocks, 16 + key_size) || (!nwords && nblocks))
 		return bad(c, "a register log beyond the file");
 	if (nblocks && !(l->blocks = calloc(nblocks, sizeof(*l->blocks))))
 		return hwt_err_set(c->err, ENOMEM, "out of memory");
@@ -210,12 +216,13 @@ static int read_regs(struct in *c, struct hwt_reglog *l)
 		struct hwt_reglog_block *b = &l->blocks[i];
 		uint64_t count, len;
 
+		/* Blocks before may have taken the bytes counted above. */
+		if (!left(c, 1, 16 + key_size))
+			return bad(c, "a register block beyond the file");
 		get64(c, &count);
 		get64(c, &len);
-		if (c->end - c->p < (ptrdiff_t)KEY_SIZE)
-			return bad(c, "a register block beyond the file");
-		memcpy(&b->key, c->p, KEY_SIZE);
-		c->p += KEY_SIZE;
+		for (size_t k = 0; k < nwords; k++)
+			get64(c, &b->key[k]);
 		if (!left(c, len, 1))
 			return bad(c, "register deltas beyond the file");
 		/* Entries are found by index / HWT_REGLOG_BLOCK: every block
@@ -227,7 +234,7 @@ static int read_regs(struct in *c, struct hwt_reglog *l)
 		b->data = (uint8_t *)c->p;
 		b->len = b->alloc = (size_t)len;
 		c->p += len;
-		if (!hwt_reglog_block_valid(b))
+		if (!hwt_reglog_block_valid(l, b))
 			return bad(c, "register deltas that do not decode");
 		total += count;
 	}
@@ -313,7 +320,9 @@ int hwt_past_parse(const uint8_t *data, size_t len, struct hwt_past **out,
 		if (!rc)
 			rc = read_runs(&c, t);
 		if (!rc)
-			rc = read_regs(&c, &t->regs);
+			rc = read_regs(&c, &t->regs, HWT_REGLOG_GPR_WORDS);
+		if (!rc)
+			rc = read_regs(&c, &t->fpregs, HWT_REGLOG_FP_WORDS);
 	}
 	if (!rc)
 		rc = read_entries(&c, p);
@@ -369,6 +378,7 @@ void hwt_past_free(struct hwt_past *p)
 	for (size_t i = 0; i < p->nthreads; i++) {
 		free(p->threads[i].runs);
 		free(p->threads[i].regs.blocks);
+		free(p->threads[i].fpregs.blocks);
 	}
 	free(p->threads);
 	free(p->e);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* reglog.c - each thread's general registers at every recorded
- * instruction, so that a debugger moving back through the history sees
- * the stack pointer, frame pointer and the rest as they were there
- * (GDB needs them to tell frames apart when it steps backward).
+/* reglog.c - a thread's registers at every recorded instruction (its
+ * general registers, its x87/SSE state: one log each), so that a
+ * debugger moving back through the history sees them as they were there
+ * (GDB needs the stack and frame pointers to tell frames apart when it
+ * steps backward).
  *
- * The log is kept in blocks of HWT_REGLOG_BLOCK entries: a full
- * user_regs_struct, then one delta per entry (a mask of the 8-byte words
- * that changed, and those words), about 20 bytes an instruction. Entry i
+ * The log is kept in blocks of HWT_REGLOG_BLOCK entries: a full register
+ * set, then one delta per entry (a mask of the 8-byte words that changed,
+ * one bit each, and those words): about 20 bytes an instruction for the
+ * general registers, 8 for an x87/SSE state that did not change. Entry i
  * is the state before instruction first + i executes. Past its byte
  * bound the oldest blocks are dropped; a discontinuity (an entry that is
  * not the next one) starts the log again, so an entry is never
@@ -19,7 +21,23 @@
 
 #include "hwt-past.h"
 
-#define REGLOG_MAX_DELTA (4 + 8 * HWT_REGLOG_WORDS)
+static size_t mask_bytes(const struct hwt_reglog *l)
+{
+	return (l->nwords + 7) / 8;
+}
+
+static size_t max_delta(const struct hwt_reglog *l)
+{
+	return mask_bytes(l) + 8 * l->nwords;
+}
+
+void hwt_reglog_init(struct hwt_reglog *l, unsigned nwords, size_t cap)
+{
+	memset(l, 0, sizeof(*l));
+	l->nwords = nwords > HWT_REGLOG_MAX_WORDS ? HWT_REGLOG_MAX_WORDS :
+		    nwords;
+	l->cap = cap;
+}
 
 static void drop_all(struct hwt_reglog *l)
 {
@@ -50,34 +68,30 @@ static void drop_oldest(struct hwt_reglog *l)
 }
 
 /* The words of to that differ from from, after their mask. */
-static size_t encode(const struct user_regs_struct *from,
-		     const struct user_regs_struct *to, uint8_t *out)
+static size_t encode(const struct hwt_reglog *l, const uint64_t *from,
+		     const uint64_t *to, uint8_t *out)
 {
-	const uint64_t *a = (const uint64_t *)from, *b = (const uint64_t *)to;
-	uint32_t mask = 0;
-	size_t len = 4;
+	size_t mb = mask_bytes(l), len = mb;
 
-	for (size_t w = 0; w < HWT_REGLOG_WORDS; w++) {
-		if (a[w] == b[w])
+	memset(out, 0, mb);
+	for (size_t w = 0; w < l->nwords; w++) {
+		if (from[w] == to[w])
 			continue;
-		mask |= 1u << w;
-		memcpy(out + len, &b[w], 8);
+		out[w / 8] |= (uint8_t)(1u << (w % 8));
+		memcpy(out + len, &to[w], 8);
 		len += 8;
 	}
-	memcpy(out, &mask, 4);
 	return len;
 }
 
-static size_t decode(const uint8_t *in, struct user_regs_struct *regs)
+static size_t decode(const struct hwt_reglog *l, const uint8_t *in,
+		     uint64_t *words)
 {
-	uint64_t *r = (uint64_t *)regs;
-	uint32_t mask;
-	size_t len = 4;
+	size_t len = mask_bytes(l);
 
-	memcpy(&mask, in, 4);
-	for (size_t w = 0; w < HWT_REGLOG_WORDS; w++)
-		if (mask & (1u << w)) {
-			memcpy(&r[w], in + len, 8);
+	for (size_t w = 0; w < l->nwords; w++)
+		if (in[w / 8] & (1u << (w % 8))) {
+			memcpy(&words[w], in + len, 8);
 			len += 8;
 		}
 	return len;
@@ -86,7 +100,7 @@ static size_t decode(const uint8_t *in, struct user_regs_struct *regs)
 /* Add the last entry's delta from l->prev to the open block. */
 static bool put_delta(struct hwt_reglog *l, struct hwt_reglog_block *b)
 {
-	if (b->len + REGLOG_MAX_DELTA > b->alloc) {
+	if (b->len + max_delta(l) > b->alloc) {
 		size_t alloc = b->alloc ? 2 * b->alloc : 4096;
 		uint8_t *p = realloc(b->data, alloc);
 
@@ -97,15 +111,18 @@ static bool put_delta(struct hwt_reglog *l, struct hwt_reglog_block *b)
 		b->alloc = alloc;
 	}
 	l->last_off = b->len;
-	b->len += encode(&l->prev, &l->last, b->data + b->len);
+	b->len += encode(l, l->prev, l->last, b->data + b->len);
 	return true;
 }
 
 void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
-			    const struct user_regs_struct *regs)
+		       const void *regs)
 {
+	size_t size = 8 * (size_t)l->nwords;
 	struct hwt_reglog_block *b;
 
+	if (!l->nwords)
+		return;
 	if (l->n && index != l->first + l->n)
 		drop_all(l);
 	if (!l->n)
@@ -124,36 +141,36 @@ void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
 			l->alloc = alloc;
 		}
 		b = &l->blocks[l->nblocks++];
-		*b = (struct hwt_reglog_block){ .key = *regs, .count = 1 };
+		*b = (struct hwt_reglog_block){ .count = 1 };
+		memcpy(b->key, regs, size);
 		l->bytes += sizeof(*b);
 		l->last_off = SIZE_MAX;
 	} else {
 		b = &l->blocks[l->nblocks - 1];
-		l->prev = l->last;
-		l->last = *regs;
+		memcpy(l->prev, l->last, size);
+		memcpy(l->last, regs, size);
 		if (!put_delta(l, b)) {
 			drop_all(l);
 			return;
 		}
 		b->count++;
 	}
-	l->last = *regs;
+	memcpy(l->last, regs, size);
 	l->n++;
 	while (l->bytes > l->cap && l->nblocks > 1)
 		drop_oldest(l);
 }
 
-void hwt_reglog_replace_last(struct hwt_reglog *l,
-				  const struct user_regs_struct *regs)
+void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs)
 {
 	struct hwt_reglog_block *b;
 
 	if (!l->n)
 		return;
 	b = &l->blocks[l->nblocks - 1];
-	l->last = *regs;
+	memcpy(l->last, regs, 8 * (size_t)l->nwords);
 	if (l->last_off == SIZE_MAX) {
-		b->key = *regs;
+		memcpy(b->key, regs, 8 * (size_t)l->nwords);
 		return;
 	}
 	b->len = l->last_off;
@@ -161,41 +178,45 @@ void hwt_reglog_replace_last(struct hwt_reglog *l,
 		drop_all(l);
 }
 
-int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index,
-			struct user_regs_struct *out)
+int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index, void *out)
 {
 	const struct hwt_reglog_block *b;
-	uint64_t k;
+	uint64_t k, words[HWT_REGLOG_MAX_WORDS];
 	size_t off = 0;
 
 	if (index < l->first || index - l->first >= l->n)
 		return -ENOENT;
 	k = index - l->first;
 	b = &l->blocks[k / HWT_REGLOG_BLOCK];
-	*out = b->key;
+	memcpy(words, b->key, sizeof(words));
 	for (k %= HWT_REGLOG_BLOCK; k > 0; k--)
-		off += decode(b->data + off, out);
+		off += decode(l, b->data + off, words);
+	memcpy(out, words, 8 * (size_t)l->nwords);
 	return 0;
 }
 
-bool hwt_reglog_block_valid(const struct hwt_reglog_block *b)
+bool hwt_reglog_block_valid(const struct hwt_reglog *l,
+			    const struct hwt_reglog_block *b)
 {
-	size_t off = 0;
+	size_t off = 0, mb = mask_bytes(l);
 
 	if (b->count == 0 || b->count > HWT_REGLOG_BLOCK)
 		return false;
 	for (uint32_t k = 1; k < b->count; k++) {
-		uint32_t mask;
+		size_t set = 0;
 
-		if (b->len - off < 4)
+		if (b->len - off < mb)
 			return false;
-		memcpy(&mask, b->data + off, 4);
-		if (mask >> HWT_REGLOG_WORDS)
+		for (size_t w = 0; w < 8 * mb; w++)
+			if (b->data[off + w / 8] & (1u << (w % 8))) {
+				if (w >= l->nwords)
+					return false;
+				set++;
+			}
+		off += mb;
+		if (b->len - off < 8 * set)
 			return false;
-		off += 4;
-		if (b->len - off < 8u * (size_t)__builtin_popcount(mask))
-			return false;
-		off += 8u * (size_t)__builtin_popcount(mask);
+		off += 8 * set;
 	}
 	return off == b->len;
 }

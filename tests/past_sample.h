@@ -10,7 +10,9 @@
  * 20 (thread 200's instruction 10, where it ends) makes 0x2000..0x2fff
  * unknown before it. Memory where it ends (sample_now): 9 at 0x1000, 19
  * at 0x1004, every other byte at a is (a & 0xff) ^ 0x5a. Thread 100's
- * registers go on past its stores, over three blocks. */
+ * registers go on past its stores, over three blocks, its x87/SSE state
+ * with them (xmm0's first word the instruction's index); thread 200 has
+ * no x87/SSE log. */
 #ifndef HWT_PAST_SAMPLE_H
 #define HWT_PAST_SAMPLE_H
 
@@ -46,6 +48,7 @@ struct past_sample {
 static inline void past_sample_build(struct past_sample *s)
 {
 	struct user_regs_struct r;
+	struct user_fpregs_struct fp;
 
 	memset(s, 0, sizeof(*s));
 	s->runs100[0] = (struct hwt_mem_run){ .index = 0, .seq = 0 };
@@ -57,13 +60,19 @@ static inline void past_sample_build(struct past_sample *s)
 	s->t[1] = (struct hwt_past_thread){ .tid = 200, .end_index = 10,
 					    .runs = s->runs200, .nruns = 1,
 					    .last_seq = 20 };
-	s->t[0].regs.cap = s->t[1].regs.cap = 1u << 30;
+	hwt_reglog_init(&s->t[0].regs, HWT_REGLOG_GPR_WORDS, 1u << 30);
+	hwt_reglog_init(&s->t[1].regs, HWT_REGLOG_GPR_WORDS, 1u << 30);
+	hwt_reglog_init(&s->t[0].fpregs, HWT_REGLOG_FP_WORDS, 1u << 30);
 	memset(&r, 0, sizeof(r));
+	memset(&fp, 0, sizeof(fp));
+	fp.mxcsr = 0x1f80;
 	for (uint64_t i = 0; i < SAMPLE_REGS; i++) {
 		r.rip = 0x400000 + 4 * i;
 		r.rsp = 0x7fff0000 - 8 * (i % 7);
 		r.rax = i * i;
 		hwt_reglog_append(&s->t[0].regs, i, &r);
+		fp.xmm_space[0] = (uint32_t)(i / 3);
+		hwt_reglog_append(&s->t[0].fpregs, i, &fp);
 	}
 	r.rip = 0x500000;
 	hwt_reglog_append(&s->t[1].regs, 0, &r);
@@ -90,6 +99,7 @@ static inline void past_sample_free(struct past_sample *s)
 {
 	hwt_reglog_free(&s->t[0].regs);
 	hwt_reglog_free(&s->t[1].regs);
+	hwt_reglog_free(&s->t[0].fpregs);
 }
 
 #endif

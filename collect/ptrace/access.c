@@ -60,16 +60,23 @@ int hwt_step_regset(struct hwt_collector *base, pid_t tid, int nt_type,
 		/* The instruction here runs with the registers written. */
 		hwt_reglog_replace_last(&t->reglog, &t->now);
 		hwt_step_memlog_regs_written(t, &t->now);
+	} else if (write && nt_type != NT_PRSTATUS && t->log_regs) {
+		struct user_fpregs_struct fp;
+
+		/* x87/SSE written (NT_PRFPREG, or through the XSAVE area). */
+		if (ptrace(PTRACE_GETFPREGS, tid, 0, &fp) == 0)
+			hwt_reglog_replace_last(&t->fplog, &fp);
 	}
 	return 0;
 }
 
 int hwt_step_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
-		     struct user_regs_struct *out, struct hwt_err *err)
+		     int nt_type, void *out, struct hwt_err *err)
 {
 	struct step_thread *t = hwt_step_thread_find(step_of(base), tid);
 
-	if (!t || hwt_reglog_get(&t->reglog, insn, out) < 0)
+	if (!t || hwt_reglog_get(nt_type == NT_PRSTATUS ? &t->reglog :
+				 &t->fplog, insn, out) < 0)
 		return hwt_err_set(err, ENOENT, "no registers kept for "
 				   "instruction %llu of thread %d",
 				   (unsigned long long)insn, (int)tid);

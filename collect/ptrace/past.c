@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* past.c - what the stepper kept of the past (each thread's registers
  * before every recorded instruction, the old bytes of every store) into a
- * bundle's data history file, so that a recording opened after the
+ * bundle's data history file (and the x87/SSE state of every recorded
+ * instruction), so that a recording opened after the
  * program ended shows the values of any kept moment, the core being
  * the memory where the history ends (common/past_file.c). */
 #include <errno.h>
@@ -28,7 +29,8 @@ int hwt_step_write_past(struct hwt_collector *base, const char *path,
 			.tid = t->tid,
 			.end_index = t->ring.insn_total ?
 				t->ring.insn_total - 1 : 0,
-			.regs = t->reglog, .runs = t->runs,
+			.regs = t->reglog, .fpregs = t->fplog,
+			.runs = t->runs,
 			.nruns = t->nruns, .last_seq = t->mem_seq,
 		};
 	}

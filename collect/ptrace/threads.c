@@ -72,6 +72,7 @@ static void remove_at(struct step_collector *c, size_t i)
 		c->last = NULL;
 	hwt_sw_ring_free(&t->ring);
 	hwt_reglog_free(&t->reglog);
+	hwt_reglog_free(&t->fplog);
 	free(t);
 	memmove(&c->threads[i], &c->threads[i + 1],
 		(c->nthreads - i - 1) * sizeof(*c->threads));
@@ -116,7 +117,8 @@ int hwt_step_thread_add(struct step_collector *c, pid_t tid,
 	t->tid = tid;
 	t->state = PT_RUNNING;
 	t->log_regs = c->log_regs;
-	t->reglog.cap = 4 * c->buffer_size;
+	hwt_reglog_init(&t->reglog, HWT_REGLOG_GPR_WORDS, 4 * c->buffer_size);
+	hwt_reglog_init(&t->fplog, HWT_REGLOG_FP_WORDS, 4 * c->buffer_size);
 	if (c->log_regs) {
 		t->memlog = &c->memlog;
 		if (!c->memlog.cap)
@@ -249,6 +251,7 @@ void hwt_step_threads_free(struct step_collector *c)
 	for (size_t i = 0; i < c->nthreads; i++) {
 		hwt_sw_ring_free(&c->threads[i]->ring);
 		hwt_reglog_free(&c->threads[i]->reglog);
+		hwt_reglog_free(&c->threads[i]->fplog);
 		free(c->threads[i]->runs);
 		free(c->threads[i]);
 	}

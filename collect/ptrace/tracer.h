@@ -114,6 +114,7 @@ struct step_thread {
 	 * this stop's when now_valid (read with the pc). */
 	bool log_regs;
 	struct hwt_reglog reglog;          /* common/reglog.c */
+	struct hwt_reglog fplog;           /* x87/SSE state (FXSAVE) */
 	struct user_regs_struct now;
 	bool now_valid;
 	/* Live control: memory of the past (memlog.c), the collector's. */
@@ -403,7 +404,7 @@ void hwt_step_untraced_close(struct step_collector *c);
 
 /* access.c */
 int hwt_step_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
-		     struct user_regs_struct *out, struct hwt_err *err);
+		     int nt_type, void *out, struct hwt_err *err);
 
 /* sysmem.c: what the system call at a syscall instruction with registers
  * regs writes into the caller's memory; -1 when not known. */

@@ -83,7 +83,10 @@ bool core_past_reg(struct server *s, size_t ti, uint64_t pc, int regno,
 	    hwt_reglog_get(&pt->regs, index, &r) < 0 || r.rip != pc)
 		return false;
 	_Static_assert(sizeof(r) == CORE_GREGS_SIZE, "user_regs_struct");
+	_Static_assert(sizeof(struct user_fpregs_struct) == CORE_FXSAVE_SIZE,
+		       "user_fpregs_struct");
 	memcpy(past.gregs, &r, sizeof(r));
+	past.have_fp = hwt_reglog_get(&pt->fpregs, index, past.fxsave) == 0;
 	return tdesc_reg_value(&past, regno, out);
 }
 

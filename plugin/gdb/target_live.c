@@ -504,16 +504,20 @@ static bool live_past_reg(struct server *s, size_t ti, uint64_t pc, int regno,
 	struct srv_thread *t = &s->threads[ti];
 	const struct hwt_collect_thread *ct = snapshot_of(s, t);
 	struct core_thread past = { .tid = t->tid };
-	uint64_t rip, back;
+	uint64_t rip, back, index;
 
 	if (!ct || !t->cursor || !t->hist || s->live->gone || !ct->insn_total)
 		return false;
 	back = hwt_history_count(t->hist) - hwt_cursor_pos(t->cursor);
-	if (back >= ct->insn_total ||
-	    hwt_collect_regs_at(s->live->c, (pid_t)t->tid,
-				ct->insn_total - 1 - back, past.gregs,
-				sizeof(past.gregs), NULL) < 0)
+	if (back >= ct->insn_total)
 		return false;
+	index = ct->insn_total - 1 - back;
+	if (hwt_collect_regs_at(s->live->c, (pid_t)t->tid, index, NT_PRSTATUS,
+				past.gregs, sizeof(past.gregs), NULL) < 0)
+		return false;
+	past.have_fp = hwt_collect_regs_at(s->live->c, (pid_t)t->tid, index,
+					   NT_PRFPREG, past.fxsave,
+					   sizeof(past.fxsave), NULL) == 0;
 	memcpy(&rip, past.gregs + offsetof(struct user_regs_struct, rip),
 	       sizeof(rip));
 	return rip == pc && tdesc_reg_value(&past, regno, out);

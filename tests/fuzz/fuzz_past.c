@@ -45,6 +45,7 @@ static void ask(const struct hwt_past *p)
 	struct hwt_mem_thread threads[HWT_PAST_MAX_THREADS];
 	struct hwt_mem_history h;
 	struct user_regs_struct r;
+	struct user_fpregs_struct fp;
 	uint8_t buf[80];
 	int32_t wtid;
 	uint64_t windex;
@@ -58,6 +59,7 @@ static void ask(const struct hwt_past *p)
 
 		for (size_t k = 0; k < 6; k++) {
 			hwt_reglog_get(&t->regs, at[k], &r);
+			hwt_reglog_get(&t->fpregs, at[k], &fp);
 			hwt_mem_history_at(&h, t->tid, at[k], 0x1000, buf,
 					   sizeof(buf));
 			for (size_t e = 0; e < p->n && e < 8; e++) {

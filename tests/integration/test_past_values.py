@@ -311,7 +311,8 @@ def postmortem_lldb(build, tmp, bundle, line_x2):
     check_lldb('lldb post-mortem', out, line_x2, known=True)
 
 
-WALK_VALUES = ['local', 'g_count', 'g_ratio', 'g_text', 'heap', 'got']
+WALK_VALUES = ['local', 'g_count', 'g_ratio', 'g_text', 'heap', 'got',
+               '/x $xmm0.v2_int64', '$mxcsr']
 WALK_STEP_RE = re.compile(r'^(\d+)\t', re.M)
 
 
@@ -428,9 +429,11 @@ def back_starts(states, first):
 
 
 def addresses_out(states):
-    """States with addresses as 0x_: runs place the heap apart."""
-    return [(ln, [re.sub(r'0x[0-9a-f]+', '0x_', v) for v in vals])
-            for ln, vals in states]
+    """States with addresses (heap, stack, libraries: 0x55..., 0x56...,
+    0x7f... of 12 digits) as 0x_: runs place them apart. Other numbers,
+    in hex too (an SSE register's words), stay as they are."""
+    return [(ln, [re.sub(r'0x(?:5[56]|7f)[0-9a-f]{10}\b', '0x_', v)
+                  for v in vals]) for ln, vals in states]
 
 
 def walk_bundle(build, tmp, first, live):

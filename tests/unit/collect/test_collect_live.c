@@ -843,6 +843,8 @@ static void test_past_registers(void)
 {
 	enum { STEPS = 2100 };
 	static struct user_regs_struct live[STEPS + 1];
+	static struct user_fpregs_struct live_fp[STEPS + 1];
+	struct user_fpregs_struct fp;
 	char path[PATH_MAX + 16];
 	struct hwt_collect_event ev;
 	struct hwt_err err = {0};
@@ -850,7 +852,7 @@ static void test_past_registers(void)
 	struct user_regs_struct r;
 	const struct hwt_collect_thread *t;
 	uint64_t main_pc, base = 0;
-	size_t len, same = 0;
+	size_t len, same = 0, same_fp = 0;
 	pid_t tid = 0;
 	int rc = -1, i;
 
@@ -875,17 +877,34 @@ static void test_past_registers(void)
 		len = sizeof(live[i]);
 		rc = hwt_collect_regset(c, tid, NT_PRSTATUS, &live[i], &len,
 					false, &err);
+		len = sizeof(live_fp[i]);
+		if (rc == 0)
+			rc = hwt_collect_regset(c, tid, NT_PRFPREG, &live_fp[i],
+						&len, false, &err);
 		if (rc == 0 && i < STEPS)
 			rc = resume1(c, HWT_RESUME_STEP, 0, NULL, 0, &ev, &err);
 	}
-	for (i = 0; rc == 0 && i <= STEPS; i++)
-		same += hwt_collect_regs_at(c, tid, base + (uint64_t)i, &r,
-					    sizeof(r), &err) == 0 &&
+	for (i = 0; rc == 0 && i <= STEPS; i++) {
+		same += hwt_collect_regs_at(c, tid, base + (uint64_t)i,
+					    NT_PRSTATUS, &r, sizeof(r),
+					    &err) == 0 &&
 			!memcmp(&r, &live[i], sizeof(r));
+		same_fp += hwt_collect_regs_at(c, tid, base + (uint64_t)i,
+					       NT_PRFPREG, &fp, sizeof(fp),
+					       &err) == 0 &&
+			!memcmp(&fp, &live_fp[i], sizeof(fp));
+	}
 	CHECK("past registers: each instruction's are those read at its stop",
 	      rc == 0 && same == STEPS + 1, "%zu of %d the same (rc %d: %s)",
 	      same, STEPS + 1, rc, err.msg);
-	rc = hwt_collect_regs_at(c, tid, base + STEPS + 1, &r, sizeof(r), &err);
+	CHECK("past registers: and its x87/SSE state", rc == 0 &&
+	      same_fp == STEPS + 1, "%zu of %d the same (rc %d: %s)", same_fp,
+	      STEPS + 1, rc, err.msg);
+	CHECK("past registers: a set not kept is refused",
+	      hwt_collect_regs_at(c, tid, base, NT_X86_XSTATE, &fp, sizeof(fp),
+				  NULL) == -EINVAL, "accepted");
+	rc = hwt_collect_regs_at(c, tid, base + STEPS + 1, NT_PRSTATUS, &r,
+				 sizeof(r), &err);
 	CHECK("past registers: none for an instruction not executed yet",
 	      rc == -ENOENT, "rc %d", rc);
 	r = live[STEPS];
@@ -893,8 +912,8 @@ static void test_past_registers(void)
 	len = sizeof(r);
 	rc = hwt_collect_regset(c, tid, NT_PRSTATUS, &r, &len, true, &err);
 	if (rc == 0)
-		rc = hwt_collect_regs_at(c, tid, base + STEPS, &r, sizeof(r),
-					 &err);
+		rc = hwt_collect_regs_at(c, tid, base + STEPS, NT_PRSTATUS, &r,
+					 sizeof(r), &err);
 	CHECK("past registers: a register written at the stop is the "
 	      "instruction's", rc == 0 && r.rax == (live[STEPS].rax ^ 0x5a5a),
 	      "rc %d rax 0x%llx: %s", rc, (unsigned long long)r.rax, err.msg);

@@ -15,9 +15,11 @@
 
 /* The answers past_sample.h promises, asked of h and of thread logs. */
 static void check_answers(const char *what, const struct hwt_mem_history *h,
-			  const struct hwt_reglog *regs100)
+			  const struct hwt_reglog *regs100,
+			  const struct hwt_reglog *fp100)
 {
 	struct user_regs_struct r;
+	struct user_fpregs_struct fp;
 	uint8_t b[4];
 	bool ok = true;
 	int32_t wtid = 0;
@@ -33,6 +35,12 @@ static void check_answers(const char *what, const struct hwt_mem_history *h,
 		 "instruction, across blocks", what);
 	CHECK(name, ok && hwt_reglog_get(regs100, SAMPLE_REGS, &r) == -ENOENT,
 	      "a register entry differs");
+	for (uint64_t i = 0; i < SAMPLE_REGS; i += 5)
+		ok &= hwt_reglog_get(fp100, i, &fp) == 0 &&
+		      fp.xmm_space[0] == i / 3 && fp.mxcsr == 0x1f80;
+	snprintf(name, sizeof(name), "%s: the x87/SSE state before every "
+		 "instruction", what);
+	CHECK(name, ok, "an x87/SSE entry differs");
 	for (uint64_t i = 0; i < 10; i++) {
 		n = hwt_mem_history_at(h, 100, i, 0x1000, b, 1);
 		ok &= n == 1 && b[0] == (i ? i - 1 : 0xee);
@@ -166,17 +174,19 @@ static void test_views_and_file(void)
 
 	past_sample_build(&s);
 	hwt_past_mem_view(&s.p, threads, sample_now, NULL, &h);
-	check_answers("logs", &h, &s.t[0].regs);
+	check_answers("logs", &h, &s.t[0].regs, &s.t[0].fpregs);
 	path = sample_file(&s, &len, &data);
 	CHECK("read: the file reads back", hwt_past_read(path, &p, &err) == 0,
 	      "%s", err.msg);
 	if (p) {
 		hwt_past_mem_view(p, threads, sample_now, NULL, &h);
-		check_answers("file", &h, &hwt_past_thread_of(p, 100)->regs);
+		check_answers("file", &h, &hwt_past_thread_of(p, 100)->regs,
+			      &hwt_past_thread_of(p, 100)->fpregs);
 		CHECK("read: threads and their ends as written",
 		      p->nthreads == 2 &&
 		      hwt_past_thread_of(p, 200)->end_index == 10 &&
-		      hwt_past_thread_of(p, 100)->regs.nblocks == 3,
+		      hwt_past_thread_of(p, 100)->regs.nblocks == 3 &&
+		      hwt_past_thread_of(p, 200)->fpregs.nwords == 0,
 		      "%zu threads", p->nthreads);
 		hwt_past_free(p);
 	}
@@ -234,9 +244,11 @@ static void test_damage(void)
 	struct hwt_err err = { 0 };
 	uint8_t *data = NULL, *copy;
 	size_t len = 0, refused = 0;
-	/* Byte offsets of fields in the sample's layout. */
+	/* Byte offsets of fields in the sample's layout: magic, horizon,
+	 * threads, then thread 100: tid, end, newest step, runs (one),
+	 * its register log: words, first, count, blocks, then block 0. */
 	const size_t threads_at = 16, tid0_at = 24, nruns0_at = 48,
-		     block0_count_at = 88;
+		     nwords0_at = 72, nregs0_at = 88, block0_count_at = 104;
 
 	past_sample_build(&s);
 	CHECK("layout: formatted", hwt_past_format(&s.p, &data, &len, &err) ==
@@ -260,6 +272,8 @@ static void test_damage(void)
 		{ "a thread of tid 0", tid0_at, 0 },
 		{ "a count of runs beyond the file", nruns0_at, 1ull << 40 },
 		{ "a register block of a wrong count", block0_count_at, 5 },
+		{ "a register log of an unknown register set", nwords0_at, 5 },
+		{ "a register log whose blocks do not add up", nregs0_at, 5 },
 		{ "old bytes outside the file", len - 20 - 8 - 40 + 24,
 		  1ull << 20 },
 		{ "stores out of order", len - 20 - 8 - 40 * 21, 99 },
