@@ -201,10 +201,12 @@ def check_lldb(what, out, line_x2, known=False):
            past_g.strip())
 
 
-def record(build, tmp, backend):
+def record(build, tmp, backend, program='values'):
+    """A crash bundle of BUILD/programs/PROGRAM (given an argument, each
+    crashes) recorded by BACKEND."""
     hwtrace = os.path.join(build, 'hwtrace')
-    prog = os.path.join(build, 'programs', 'values')
-    bundle = os.path.join(tmp, f'{backend}.bundle')
+    prog = os.path.join(build, 'programs', program)
+    bundle = os.path.join(tmp, f'{program}-{backend}.bundle')
     rc, _, err = run_tool(hwtrace, 'record', '--backend', backend, '-o',
                           bundle, '--', prog, 'crash', timeout=600)
     if not os.path.exists(os.path.join(bundle, 'core')):
@@ -442,16 +444,9 @@ def walk_bundle(build, tmp, first, live):
     LINE_FIRST, forward with `next` in the recorded past to LINE_LAST,
     then back with `reverse-next`. Every line shows the values the live
     walk printed there, from the bundle's data history over its core."""
-    hwtrace = os.path.join(build, 'hwtrace')
     server = os.path.join(build, 'hwt-server')
     prog = os.path.join(build, 'programs', 'walk')
-    bundle = os.path.join(tmp, 'walk.bundle')
-    rc, _, err = run_tool(hwtrace, 'record', '--backend', 'ptrace', '-o',
-                          bundle, '--', prog, 'crash', timeout=600)
-    if not os.path.exists(os.path.join(bundle, 'core')):
-        report('walk bundle: the ptrace recorder keeps the crash', False,
-               f'exit {rc}: {err.strip()}')
-        return
+    bundle = record(build, tmp, 'ptrace', 'walk')
     prints = [f'print {v}' for v in WALK_VALUES]
     steps = len(live) - 1
     cmds = ['record stop', f'break walk.c:{first}', 'reverse-continue',
@@ -471,26 +466,23 @@ def walk_bundle(build, tmp, first, live):
         srv.stop()
     fwd = walk_states(out, 'f', steps + 1)
     fwd[0] = (first, fwd[0][1])
-    bad = [(ln, w, g) for (ln, w), (_, g) in zip(addresses_out(live),
-                                                 addresses_out(fwd))
-           if w != g]
-    report('walk bundle: forward in the recorded past, every line and '
-           'value is the live walk\'s',
-           [ln for ln, _ in fwd] == [ln for ln, _ in live] and not bad,
-           '; '.join(f'line {ln}: live {w} bundle {g}'
-                     for ln, w, g in bad[:3]) or
-           f'live {[ln for ln, _ in live]}, bundle {[ln for ln, _ in fwd]}')
+    same_walk('walk bundle: forward in the recorded past, every line and '
+              'value is the live walk\'s', live, fwd)
     back = back_starts(walk_states(out, 'b', 2 * steps + 1)[1:], first)
-    want = list(reversed(live[:-1]))
+    same_walk('walk bundle: back with reverse-next, the same lines and '
+              'values, never leaving main', list(reversed(live[:-1])), back)
+
+
+def same_walk(what, want, got):
+    """Report whether two walks stop on the same lines with the same
+    values there (addresses aside)."""
     bad = [(ln, w, g) for (ln, w), (_, g) in zip(addresses_out(want),
-                                                 addresses_out(back))
+                                                 addresses_out(got))
            if w != g]
-    report('walk bundle: back with reverse-next, the same lines and values, '
-           'never leaving main',
-           [ln for ln, _ in back] == [ln for ln, _ in want] and not bad,
+    report(what, [ln for ln, _ in got] == [ln for ln, _ in want] and not bad,
            '; '.join(f'line {ln}: live {w} bundle {g}'
                      for ln, w, g in bad[:3]) or
-           f'want {[ln for ln, _ in want]}, got {[ln for ln, _ in back]}')
+           f'want {[ln for ln, _ in want]}, got {[ln for ln, _ in got]}')
 
 
 def who_wrote(build, tmp):
@@ -553,13 +545,7 @@ def who_wrote_postmortem(build, tmp):
     hwtrace = os.path.join(build, 'hwtrace')
     server = os.path.join(build, 'hwt-server')
     prog = os.path.join(build, 'programs', 'overwrite')
-    bundle = os.path.join(tmp, 'overwrite.bundle')
-    rc, _, err = run_tool(hwtrace, 'record', '--backend', 'ptrace', '-o',
-                          bundle, '--', prog, 'crash', timeout=600)
-    if not os.path.exists(os.path.join(bundle, 'core')):
-        report('who wrote post-mortem: the ptrace recorder keeps the crash',
-               False, f'exit {rc}: {err.strip()}')
-        return
+    bundle = record(build, tmp, 'ptrace', 'overwrite')
     srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
                          bundle], tmp, 'who-wrote-pm')
     try:

@@ -67,24 +67,32 @@ static void check_answers(const char *what, const struct hwt_mem_history *h,
 	CHECK(name, hwt_mem_history_at(h, 200, 11, 0x3000, b, 1) == 0 &&
 	      hwt_mem_history_at(h, 300, 0, 0x3000, b, 1) == -ENOENT,
 	      "answered");
-	n = hwt_mem_history_find_write(h, 200, 10, -1, 0x1004, 1, &wtid,
-				       &windex);
-	snprintf(name, sizeof(name), "%s: who wrote, backward: the newest "
-		 "store that changed the bytes", what);
-	CHECK(name, n == 1 && wtid == 200 && windex == 9, "%d %d %llu", n,
-	      wtid, (unsigned long long)windex);
-	n = hwt_mem_history_find_write(h, 200, 3, -1, 0x1000, 4, &wtid,
-				       &windex);
-	snprintf(name, sizeof(name), "%s: who wrote, across threads: thread "
-		 "100's last store, from thread 200's history", what);
-	CHECK(name, n == 1 && wtid == 100 && windex == 9, "%d %d %llu", n,
-	      wtid, (unsigned long long)windex);
-	n = hwt_mem_history_find_write(h, 100, 5, 1, 0x1000, 1, &wtid,
-				       &windex);
-	snprintf(name, sizeof(name), "%s: who wrote, forward: the store at "
-		 "the position itself first", what);
-	CHECK(name, n == 1 && wtid == 100 && windex == 5, "%d %d %llu", n,
-	      wtid, (unsigned long long)windex);
+	static const struct {
+		const char *what;
+		int32_t tid;
+		uint64_t from;
+		int dir;
+		uint64_t addr, len;
+		int32_t wtid;
+		uint64_t windex;
+	} finds[] = {
+		{ "backward: the newest store that changed the bytes",
+		  200, 10, -1, 0x1004, 1, 200, 9 },
+		{ "across threads: thread 100's last store, from thread "
+		  "200's history", 200, 3, -1, 0x1000, 4, 100, 9 },
+		{ "forward: the store at the position itself first",
+		  100, 5, 1, 0x1000, 1, 100, 5 },
+	};
+	for (size_t i = 0; i < sizeof(finds) / sizeof(finds[0]); i++) {
+		n = hwt_mem_history_find_write(h, finds[i].tid, finds[i].from,
+					       finds[i].dir, finds[i].addr,
+					       finds[i].len, &wtid, &windex);
+		snprintf(name, sizeof(name), "%s: who wrote, %s", what,
+			 finds[i].what);
+		CHECK(name, n == 1 && wtid == finds[i].wtid &&
+		      windex == finds[i].windex, "%d %d %llu", n, wtid,
+		      (unsigned long long)windex);
+	}
 	snprintf(name, sizeof(name), "%s: none before the first store, and "
 		 "a range of more than 64 bytes is refused", what);
 	CHECK(name, hwt_mem_history_find_write(h, 100, 0, -1, 0x1000, 1,
