@@ -157,7 +157,9 @@ static int stage_modules(const char *staging,
 	return 0;
 }
 
-/* The registers and memory of the past, where the backend keeps them. */
+/* The registers and memory of the past, where the backend keeps them
+ * and the bundle has a core of where the history ends: they are told
+ * back from that memory, never from another's. */
 static int stage_past(const char *staging, struct hwt_collector *c,
 		      struct hwt_bundle *b, struct hwt_err *err)
 {
@@ -165,7 +167,7 @@ static int stage_past(const char *staging, struct hwt_collector *c,
 	int rc;
 
 	b->data_history = NULL;
-	if (!c->backend->write_past)
+	if (!c->backend->write_past || !b->core)
 		return 0;
 	if (asprintf(&path, "%s/%s", staging, HWT_BUNDLE_DATA_HISTORY) < 0)
 		return hwt_err_set(err, ENOMEM, "out of memory");

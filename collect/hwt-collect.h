@@ -461,8 +461,11 @@ int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err);
  * copy_modules the module files under modules/ (one gone since it was
  * mapped keeps its path only). threads NULL: hwt_collect_threads(c).
  * Sets b's type (by trace format; ETM is refused for now), cpu, pid,
- * triple, threads and modules; the caller sets the stop and the core and
- * commits, then frees with hwt_collect_stage_free. */
+ * triple, threads and modules; the caller sets the stop and commits, then
+ * frees with hwt_collect_stage_free. A caller that staged a core of where
+ * the history ends sets b->core first: the registers and memory of the
+ * past the backend keeps are then staged too (b->data_history), told
+ * back from that core. */
 int hwt_collect_stage(const char *staging, struct hwt_collector *c,
 		      const struct hwt_collect_thread *threads,
 		      size_t nthreads, bool copy_modules,

@@ -421,8 +421,16 @@ int server_open(struct server *s, const char *bundle_dir,
 	free(core);
 	if (rc)
 		return rc;
-	/* A damaged data history leaves the past's values unavailable. */
-	if (core_past_open(s, &werr) < 0) {
+	/* A damaged data history leaves the past's values unavailable; so
+	 * does another core than the bundle's own, of where it ends. */
+	if (core_path && s->bundle->data_history) {
+		size_t used = strlen(s->warning);
+
+		snprintf(s->warning + used, sizeof(s->warning) - used,
+			 "%sthe data history is told back from the bundle's "
+			 "own core, not from one given with --core: values of "
+			 "the past are unavailable", used ? "; " : "");
+	} else if (core_past_open(s, &werr) < 0) {
 		size_t used = strlen(s->warning);
 
 		core_past_close(s);

@@ -662,6 +662,16 @@ def data_history_info(build, tmp, sw, vg):
     report('hwt-server: a bundle with a damaged data history opens, '
            'saying its values of the past are unavailable',
            srv.address and 'values of the past are unavailable' in log, log)
+    srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
+                         '127.0.0.1:0', '--bundle', sw, '--core',
+                         os.path.join(sw, 'core')], tmp, 'other-core')
+    try:
+        log = srv.log() if srv.address else ''
+    finally:
+        srv.stop()
+    report('hwt-server: with a core given by --core, the data history is '
+           'not told back from it, and it says so',
+           srv.address and 'not from one given with --core' in log, log)
 
 
 def main():
