@@ -102,12 +102,17 @@ struct hwt_backend {
 	int (*mem_at)(struct hwt_collector *c, pid_t tid, uint64_t insn,
 		      uint64_t addr, void *buf, size_t len,
 		      struct hwt_err *err);
-	/* The nearest recorded store, backward before tid's instruction
-	 * from or forward from it, that changed bytes of [addr, addr+len):
-	 * its thread and instruction; 1 found, 0 none that can be told. */
-	int (*find_write)(struct hwt_collector *c, pid_t tid, uint64_t from,
-			  int dir, uint64_t addr, uint64_t len, pid_t *wtid,
-			  uint64_t *windex, struct hwt_err *err);
+	/* The nearest recorded store in q's motion that changed bytes of
+	 * its range (hwt_collect_find_write); 1 found, 0 none that can be
+	 * told. */
+	int (*find_write)(struct hwt_collector *c,
+			  const struct hwt_write_query *q,
+			  struct hwt_write_found *out, struct hwt_err *err);
+	/* Thread tid's instruction index at the moment before step; NULL:
+	 * no order of steps kept. */
+	int (*index_at_step)(struct hwt_collector *c, pid_t tid,
+			     uint64_t step, uint64_t *index,
+			     struct hwt_err *err);
 	/* Write the registers and memory of the past it keeps as a data
 	 * history file at path (hwt-past.h): 1 written, 0 none kept; NULL:
 	 * it keeps none. */

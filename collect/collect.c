@@ -604,9 +604,19 @@ int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
 	return c->backend->mem_at(c, tid, insn, addr, buf, len, err);
 }
 
-int hwt_collect_find_write(struct hwt_collector *c, pid_t tid, uint64_t from,
-			   int dir, uint64_t addr, uint64_t len, pid_t *wtid,
-			   uint64_t *windex, struct hwt_err *err)
+int hwt_collect_index_at_step(struct hwt_collector *c, pid_t tid,
+			      uint64_t step, uint64_t *index,
+			      struct hwt_err *err)
+{
+	if (!c->backend->index_at_step)
+		return hwt_err_set(err, EOPNOTSUPP, "the %s backend keeps no "
+				   "order of steps", c->backend->name);
+	return c->backend->index_at_step(c, tid, step, index, err);
+}
+
+int hwt_collect_find_write(struct hwt_collector *c,
+			   const struct hwt_write_query *q,
+			   struct hwt_write_found *out, struct hwt_err *err)
 {
 	if (!c->backend->find_write)
 		return hwt_err_set(err, EOPNOTSUPP, "the %s backend keeps no "
@@ -614,8 +624,7 @@ int hwt_collect_find_write(struct hwt_collector *c, pid_t tid, uint64_t from,
 	if (gettid() != c->tracer_tid)
 		return hwt_err_set(err, EPERM, "memory of the past is read "
 				   "from the thread that traces");
-	return c->backend->find_write(c, tid, from, dir, addr, len, wtid,
-				      windex, err);
+	return c->backend->find_write(c, q, out, err);
 }
 
 int hwt_collect_record_start(struct hwt_collector *c, struct hwt_err *err)

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "hwt-common.h"
+#include "hwt-past.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -404,16 +405,25 @@ int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
 int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
 		       uint64_t addr, void *buf, size_t len,
 		       struct hwt_err *err);
-/* Who wrote [addr, addr+len) (1 to 64 bytes): the nearest recorded
- * instruction, of any thread, that changed those bytes, going backward
- * (dir < 0) from before thread tid's instruction from, or forward (dir >
- * 0) from it on; its thread and instruction index (hwt_collect_regs_at's
- * numbering) in *wtid, *windex. 1 when found, 0 when none can be told
- * (the log's start, or bytes that cannot be known, come first), or a
- * negative errno (-EOPNOTSUPP: the backend keeps no memory). */
-int hwt_collect_find_write(struct hwt_collector *c, pid_t tid, uint64_t from,
-			   int dir, uint64_t addr, uint64_t len, pid_t *wtid,
-			   uint64_t *windex, struct hwt_err *err);
+/* Who wrote the range q watches in a motion of thread q->tid (hwt-past.h:
+ * instruction indexes in hwt_collect_regs_at's numbering): the nearest
+ * recorded instruction, of any thread, that changed those bytes, up to
+ * where the motion stopped anyway (q->until). 1 when found (*out), 0
+ * when none can be told (the log's start, the bound, or bytes that
+ * cannot be known come first), or a negative errno (-EOPNOTSUPP: the
+ * backend keeps no memory). */
+int hwt_collect_find_write(struct hwt_collector *c,
+			   const struct hwt_write_query *q,
+			   struct hwt_write_found *out, struct hwt_err *err);
+
+/* Thread tid's instruction index (hwt_collect_regs_at's numbering) at the
+ * moment before step, a store's place in the order of all threads' steps
+ * (hwt_write_found.step): its first instruction taken at or after it, or
+ * one past its newest. 0, or a negative errno (-EOPNOTSUPP: the backend
+ * keeps no such order; -ENOENT: no such thread). */
+int hwt_collect_index_at_step(struct hwt_collector *c, pid_t tid,
+			      uint64_t step, uint64_t *index,
+			      struct hwt_err *err);
 
 /* Start recording a program launched with defer_recording, from where
  * each thread stands now (between resumes; new threads from their first

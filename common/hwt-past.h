@@ -120,21 +120,53 @@ struct hwt_mem_history {
  * (0: none), or -ENOENT (no such thread) / -ENOMEM. */
 int hwt_mem_history_at(const struct hwt_mem_history *h, int32_t tid,
 		       uint64_t index, uint64_t addr, void *buf, size_t len);
-/* Who wrote [addr, addr+len) (1 to 64 bytes): the nearest kept store, of
- * any thread, that changed those bytes, going backward (dir < 0) from
- * before thread tid's instruction from, or forward (dir > 0) from it on.
- * 1 with its thread and instruction index, 0 when none can be told (the
- * history's start, or bytes that cannot be known, come first), or a
- * negative errno. */
-int hwt_mem_history_find_write(const struct hwt_mem_history *h, int32_t tid,
-			       uint64_t from, int dir, uint64_t addr,
-			       uint64_t len, int32_t *wtid, uint64_t *windex);
+/* Who wrote what a watch covers, in a motion of one thread. */
+#define HWT_MEM_NO_BOUND UINT64_MAX
+#define HWT_MEM_WATCH_MAX 64u
+
+struct hwt_write_query {
+	int32_t tid;               /* the thread that moves */
+	uint64_t from;             /* its instruction index it moves from */
+	int dir;                   /* < 0 backward, > 0 forward */
+	/* Its instruction index where the motion stopped anyway (a
+	 * breakpoint, the history's end): stores past it, in the order
+	 * steps were taken by all threads, are not reached. Backward, the
+	 * store at until itself is; forward, it is not (not executed).
+	 * HWT_MEM_NO_BOUND: none. */
+	uint64_t until;
+	uint64_t addr, len;        /* the watched range: 1 to 64 bytes */
+	/* Where in the order of steps the motion starts, when it is not
+	 * from's: a moment another thread's store was found at (backward:
+	 * that step, not searched again; forward: the step after it).
+	 * HWT_MEM_NO_BOUND: from's. */
+	uint64_t from_step;
+};
+
+struct hwt_write_found {
+	int32_t tid;               /* the storing thread */
+	uint64_t index;            /* its instruction index */
+	uint64_t step;             /* the store's place in the order of all
+				    * threads' steps (nearer: compare) */
+};
+
+/* Thread tid's instruction index at the moment before step (in the order
+ * of all threads' steps): its first instruction taken at or after it;
+ * one past its newest when it took none since. false: no such thread. */
+bool hwt_mem_history_index_at(const struct hwt_mem_history *h, int32_t tid,
+			      uint64_t step, uint64_t *index);
+
+/* The nearest kept store, of any thread, that changed bytes of q's range,
+ * going backward from before q->tid's instruction q->from, or forward
+ * from it on, up to q->until. 1 with the store in *out, 0 when none can
+ * be told (the history's start or end, the bound, or bytes that cannot be
+ * known come first), or a negative errno. */
+int hwt_mem_history_find_write(const struct hwt_mem_history *h,
+			       const struct hwt_write_query *q,
+			       struct hwt_write_found *out);
 
 /* A kept store that changed bytes of a watched range: the storing
  * instruction (its thread and instruction index, its step) and the
  * range's bytes before and after it (known[i]: byte i of both). */
-#define HWT_MEM_WATCH_MAX 64u
-
 struct hwt_mem_write {
 	int32_t tid;
 	uint64_t index, seq;

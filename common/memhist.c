@@ -150,6 +150,27 @@ static int changed(const struct hwt_mem_history *h,
 	return 0;
 }
 
+bool hwt_mem_history_index_at(const struct hwt_mem_history *h, int32_t tid,
+			      uint64_t step, uint64_t *index)
+{
+	const struct hwt_mem_thread *t = thread_of(h, tid);
+	size_t lo;
+
+	if (!t || !t->nruns)
+		return false;
+	lo = run_holding(t, step, true);
+	if (lo == 0)                    /* before its first recorded step */
+		*index = t->runs[0].index;
+	else if (in_run(t, lo, step))
+		*index = t->runs[lo - 1].index + (step - t->runs[lo - 1].seq);
+	else if (lo < t->nruns)         /* others stepped: its next run */
+		*index = t->runs[lo].index;
+	else                            /* after its newest step */
+		*index = t->runs[lo - 1].index +
+			 (t->last_seq - t->runs[lo - 1].seq) + 1;
+	return true;
+}
+
 int hwt_mem_history_writes(const struct hwt_mem_history *h, uint64_t addr,
 			   uint64_t len,
 			   bool (*each)(void *ctx, const struct hwt_mem_write *w),
@@ -195,20 +216,25 @@ int hwt_mem_history_writes(const struct hwt_mem_history *h, uint64_t addr,
 	return count;
 }
 
-int hwt_mem_history_find_write(const struct hwt_mem_history *h, int32_t tid,
-			       uint64_t from, int dir, uint64_t addr,
-			       uint64_t len, int32_t *wtid, uint64_t *windex)
+int hwt_mem_history_find_write(const struct hwt_mem_history *h,
+			       const struct hwt_write_query *q,
+			       struct hwt_write_found *out)
 {
-	const struct hwt_mem_thread *t = thread_of(h, tid), *w;
-	uint64_t seq;
+	const struct hwt_mem_thread *t = thread_of(h, q->tid), *w;
+	uint64_t seq, bound, addr = q->addr, len = q->len;
+	int dir = q->dir;
 	size_t i;
 
 	if (!t)
 		return -ENOENT;
-	if (!len || len > 64 || addr + len < addr)
+	if (!len || len > HWT_MEM_WATCH_MAX || addr + len < addr)
 		return -EINVAL;
-	if (!step_of_index(t, from, &seq))
+	if (q->from_step != HWT_MEM_NO_BOUND)
+		seq = q->from_step;
+	else if (!step_of_index(t, q->from, &seq))
 		return 0;
+	if (q->until == HWT_MEM_NO_BOUND || !step_of_index(t, q->until, &bound))
+		bound = dir < 0 ? 0 : UINT64_MAX;
 	/* Backward: the newest step before seq; forward: the oldest from
 	 * seq on (the step at seq itself is the instruction there). */
 	if (dir < 0) {
@@ -225,7 +251,8 @@ int hwt_mem_history_find_write(const struct hwt_mem_history *h, int32_t tid,
 		if (dir < 0 ? i == 0 : i == h->n)
 			return 0;
 		e = dir < 0 ? &h->e[--i] : &h->e[i++];
-		if (e->seq < h->horizon)
+		if (e->seq < h->horizon ||
+		    (dir < 0 ? e->seq < bound : e->seq >= bound))
 			return 0;
 		if (e->addr >= addr + len || e->addr + e->len <= addr)
 			continue;
@@ -236,9 +263,10 @@ int hwt_mem_history_find_write(const struct hwt_mem_history *h, int32_t tid,
 		if ((ch = changed(h, e, addr, len)) < 0)
 			return 0;
 		if (!ch || !(w = thread_of(h, e->tid)) ||
-		    !index_of_step(w, e->seq, windex))
+		    !index_of_step(w, e->seq, &out->index))
 			continue;
-		*wtid = e->tid;
+		out->tid = e->tid;
+		out->step = e->seq;
 		return 1;
 	}
 }

@@ -127,6 +127,7 @@ const struct hwt_backend hwt_backend_ptrace = {
 	.regs_at = hwt_step_regs_at,
 	.mem_at = hwt_step_mem_at,
 	.find_write = hwt_step_find_write,
+	.index_at_step = hwt_step_index_at_step,
 	.write_past = hwt_step_write_past,
 	.memory_written = hwt_step_memory_written,
 	.record_start = hwt_step_record_start,

@@ -436,30 +436,46 @@ int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
 	return rc < 0 ? hwt_err_set(err, -rc, "reading the memory history") : rc;
 }
 
-int hwt_step_find_write(struct hwt_collector *base, pid_t tid, uint64_t from,
-			int dir, uint64_t addr, uint64_t len, pid_t *wtid,
-			uint64_t *windex, struct hwt_err *err)
+int hwt_step_find_write(struct hwt_collector *base,
+			const struct hwt_write_query *q,
+			struct hwt_write_found *out, struct hwt_err *err)
 {
 	struct step_collector *c = step_of(base);
 	struct hwt_mem_thread *threads;
 	struct hwt_mem_history h;
-	int32_t who = 0;
 	int rc;
+
+	if (!has_memlog(c, q->tid))
+		return hwt_err_set(err, ENOENT, "thread %d has no memory "
+				   "history", (int)q->tid);
+	if (!q->len || q->len > HWT_MEM_WATCH_MAX || q->addr + q->len < q->addr)
+		return hwt_err_set(err, EINVAL, "a watched range of 1 to %u "
+				   "bytes", HWT_MEM_WATCH_MAX);
+	if (!(threads = calloc(c->nthreads, sizeof(*threads))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	view_of(c, threads, &h);
+	rc = hwt_mem_history_find_write(&h, q, out);
+	free(threads);
+	return rc < 0 ? hwt_err_set(err, -rc, "searching the memory history")
+		      : rc;
+}
+
+int hwt_step_index_at_step(struct hwt_collector *base, pid_t tid,
+			   uint64_t step, uint64_t *index, struct hwt_err *err)
+{
+	struct step_collector *c = step_of(base);
+	struct hwt_mem_thread *threads;
+	struct hwt_mem_history h;
+	bool ok;
 
 	if (!has_memlog(c, tid))
 		return hwt_err_set(err, ENOENT, "thread %d has no memory "
 				   "history", (int)tid);
-	if (!len || len > 64 || addr + len < addr)
-		return hwt_err_set(err, EINVAL, "a watched range of 1 to 64 "
-				   "bytes");
 	if (!(threads = calloc(c->nthreads, sizeof(*threads))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	view_of(c, threads, &h);
-	rc = hwt_mem_history_find_write(&h, tid, from, dir, addr, len, &who,
-					windex);
+	ok = hwt_mem_history_index_at(&h, tid, step, index);
 	free(threads);
-	if (rc == 1)
-		*wtid = who;
-	return rc < 0 ? hwt_err_set(err, -rc, "searching the memory history")
-		      : rc;
+	return ok ? 0 : hwt_err_set(err, ENOENT, "thread %d has no step in "
+				    "the memory history", (int)tid);
 }

@@ -443,9 +443,11 @@ void hwt_step_memlog_free(struct step_memlog *m);
  * (0: none), or a negative errno. */
 int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
 		    uint64_t addr, void *buf, size_t len, struct hwt_err *err);
-int hwt_step_find_write(struct hwt_collector *base, pid_t tid, uint64_t from,
-			int dir, uint64_t addr, uint64_t len, pid_t *wtid,
-			uint64_t *windex, struct hwt_err *err);
+int hwt_step_find_write(struct hwt_collector *base,
+			const struct hwt_write_query *q,
+			struct hwt_write_found *out, struct hwt_err *err);
+int hwt_step_index_at_step(struct hwt_collector *base, pid_t tid,
+			   uint64_t step, uint64_t *index, struct hwt_err *err);
 
 /* attach.c */
 int hwt_step_attach(const struct hwt_collect_opts *opts, pid_t pid,

@@ -106,22 +106,32 @@ size_t core_past_mem(struct server *s, size_t ti, uint64_t addr, void *buf,
 }
 
 bool core_past_write(struct server *s, size_t ti, uint64_t pos,
-		     enum hwt_dir dir, uint64_t addr, uint64_t len,
-		     size_t *wti, uint64_t *wpos)
+		     uint64_t from_step, uint64_t until, enum hwt_dir dir,
+		     uint64_t addr, uint64_t len, size_t *wti, uint64_t *wpos,
+		     uint64_t *step)
 {
 	const struct hwt_past_thread *wpt;
+	struct hwt_write_query q = {
+		.tid = (int32_t)s->threads[ti].tid,
+		.dir = dir == HWT_BACKWARD ? -1 : 1, .addr = addr, .len = len,
+		.from_step = from_step,
+	};
+	struct hwt_write_found w;
 	struct hwt_mem_history h;
 	struct hwt_history *wh;
-	uint64_t index, windex, back;
+	uint64_t windex, back;
 	int32_t wtid;
 
-	if (!index_at(s, &s->threads[ti], pos, &index))
+	if (!index_at(s, &s->threads[ti], pos, &q.from))
 		return false;
+	if (!index_at(s, &s->threads[ti], until, &q.until))
+		q.until = HWT_MEM_NO_BOUND;
 	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
-	if (hwt_mem_history_find_write(&h, (int32_t)s->threads[ti].tid, index,
-				       dir == HWT_BACKWARD ? -1 : 1, addr, len,
-				       &wtid, &windex) != 1)
+	if (hwt_mem_history_find_write(&h, &q, &w) != 1)
 		return false;
+	wtid = w.tid;
+	windex = w.index;
+	*step = w.step;
 	for (*wti = 0; *wti < s->nthreads && s->threads[*wti].tid != wtid;
 	     (*wti)++)
 		;
@@ -136,4 +146,29 @@ bool core_past_write(struct server *s, size_t ti, uint64_t pos,
 		return false;
 	*wpos = hwt_history_count(wh) - back + (dir == HWT_FORWARD ? 1 : 0);
 	return *wpos <= hwt_history_count(wh);
+}
+
+bool core_past_place(struct server *s, size_t ti, uint64_t step,
+		     uint64_t *pos)
+{
+	struct srv_thread *t = &s->threads[ti];
+	const struct hwt_past_thread *pt;
+	struct hwt_mem_history h;
+	struct hwt_history *hist;
+	uint64_t index, count;
+
+	if (!s->past || !(pt = hwt_past_thread_of(s->past, (int32_t)t->tid)) ||
+	    !(hist = srv_history(s, t, NULL)))
+		return false;
+	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
+	if (!hwt_mem_history_index_at(&h, (int32_t)t->tid, step, &index))
+		return false;
+	count = hwt_history_count(hist);
+	/* Past its newest instruction: where it stands at the end. */
+	if (index > pt->end_index)
+		index = pt->end_index;
+	if (pt->end_index - index >= count)
+		return false;
+	*pos = count - (pt->end_index - index);
+	return true;
 }

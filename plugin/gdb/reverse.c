@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hwt-past.h"
 #include "server.h"
 
 static struct hwt_cursor *cursor_of(struct server *s, struct srv_thread *t,
@@ -58,16 +59,17 @@ void reverse_stop_reply(struct server *s, size_t ti, const char *extra,
 }
 
 /* A write watchpoint in the past: the store nearest to where thread ti
- * stood (from) that changed watched bytes, if it comes before where the
- * breakpoints stopped it (now); the cursor (or the writing thread's)
- * moves there. Another thread's store counts when no breakpoint stopped
- * this one (positions of two threads do not compare). Read and access
- * watches cannot be told from a history of stores. */
+ * stood (from) that changed watched bytes, of any thread, if it comes
+ * before where the breakpoints stopped it (now) in the order the
+ * history's steps were taken; the cursor (or the writing thread's) moves
+ * there. Read and access watches cannot be told from a history of
+ * stores. */
 static bool past_watch(struct server *s, size_t *ti, enum hwt_dir dir,
-		       uint64_t from, bool bp_hit, char *extra, size_t cap)
+		       uint64_t from, uint64_t from_step, char *extra,
+		       size_t cap)
 {
 	struct hwt_cursor *c = s->threads[*ti].cursor;
-	uint64_t now = hwt_cursor_pos(c), best_pos = 0;
+	uint64_t now = hwt_cursor_pos(c), best_pos = 0, best_step = 0;
 	size_t best_ti = SIZE_MAX;
 	const struct srv_watch *best = NULL;
 
@@ -75,33 +77,46 @@ static bool past_watch(struct server *s, size_t *ti, enum hwt_dir dir,
 		return false;
 	for (size_t i = 0; i < s->nwatches; i++) {
 		const struct srv_watch *w = &s->watches[i];
-		uint64_t pos;
+		uint64_t pos, step;
 		size_t wti;
 
 		if (w->kind != 2 ||
-		    !s->ops->past_write(s, *ti, from, dir, w->addr, w->len,
-					&wti, &pos))
+		    !s->ops->past_write(s, *ti, from, from_step, now, dir,
+					w->addr, w->len, &wti, &pos, &step))
 			continue;
-		if (wti == *ti ? (dir == HWT_BACKWARD ?
-				  pos >= from || pos < now :
-				  pos <= from || pos > now)
-			       : bp_hit)
-			continue;
-		if (best && wti == best_ti &&
-		    (dir == HWT_BACKWARD ? pos <= best_pos : pos >= best_pos))
+		if (best && (dir == HWT_BACKWARD ? step <= best_step :
+			     step >= best_step))
 			continue;
 		best = w;
 		best_ti = wti;
 		best_pos = pos;
+		best_step = step;
 	}
 	if (!best)
 		return false;
-	/* Another thread wrote: this one stays where it stood. */
+	/* Another thread wrote: this one stays where it stood, unless the
+	 * history orders all threads' steps, when every thread goes to the
+	 * moment of the store (before it backward, after it forward), so
+	 * the next motion of any of them starts there. */
 	if (best_ti != *ti && hwt_cursor_goto(c, from, NULL) < 0)
 		return false;
+	for (size_t i = 0; s->ops->past_place && i < s->nthreads; i++) {
+		uint64_t pos;
+		struct hwt_cursor *other;
+
+		if (i != best_ti &&
+		    s->ops->past_place(s, i, best_step +
+				       (dir == HWT_FORWARD ? 1 : 0), &pos) &&
+		    (other = cursor_of(s, &s->threads[i], NULL)))
+			hwt_cursor_goto(other, pos, NULL);
+	}
 	c = cursor_of(s, &s->threads[best_ti], NULL);
 	if (!c || hwt_cursor_goto(c, best_pos, NULL) < 0)
 		return false;
+	/* The moment the next motion starts from, whichever thread makes
+	 * it: positions of threads cannot say "right at that store". */
+	s->moment = best_step + (dir == HWT_FORWARD ? 1 : 0);
+	s->moment_known = true;
 	*ti = best_ti;
 	snprintf(extra, cap, "watch:%llx;", (unsigned long long)best->addr);
 	return true;
@@ -115,7 +130,7 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 	struct hwt_cursor *c = cursor_of(s, t, &err);
 	const char *extra = "";
 	char watch_extra[48];
-	uint64_t pc, from;
+	uint64_t pc, from, from_step;
 	int rc;
 
 	if (!c) {
@@ -123,6 +138,12 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 		return -err.code;
 	}
 	from = hwt_cursor_pos(c);
+	/* Where the last watch stop left every thread, if nothing moved
+	 * since: the next motion, either way, starts at that moment (the
+	 * store there comes first backward when the stop was after it, and
+	 * forward when it was before it). */
+	from_step = s->moment_known ? s->moment : HWT_MEM_NO_BOUND;
+	s->moment_known = false;
 	rc = step ? hwt_cursor_stepi(c, dir, &err)
 		  : hwt_cursor_continue(c, dir, s->bps, s->nbps, &err);
 	if (rc < 0) {
@@ -130,7 +151,7 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 		return rc;
 	}
 	if (!step && s->nwatches &&
-	    past_watch(s, &ti, dir, from, rc == HWT_HIT, watch_extra,
+	    past_watch(s, &ti, dir, from, from_step, watch_extra,
 		       sizeof(watch_extra))) {
 		extra = watch_extra;
 		rc = HWT_HIT;

@@ -121,12 +121,23 @@ struct target_ops {
 	size_t (*past_mem)(struct server *s, size_t ti, uint64_t addr,
 			   void *buf, size_t len);
 	/* Who wrote [addr, addr+len) nearest to position pos of thread ti
-	 * in dir: the writing thread and its position, the store's own
-	 * (backward) or the one after it (forward); NULL or false: none
-	 * that the target's history can tell. */
+	 * (or, from_step not HWT_MEM_NO_BOUND, to that moment: another
+	 * thread's store found last) in dir, before the motion's stop at its
+	 * position until (the
+	 * history's order of all threads' steps decides which comes
+	 * first): the writing thread, its position (the store's own
+	 * backward, the one after it forward) and the store's place in
+	 * that order (*step: nearer compares); NULL or false: none that
+	 * the target's history can tell. */
 	bool (*past_write)(struct server *s, size_t ti, uint64_t pos,
-			   enum hwt_dir dir, uint64_t addr, uint64_t len,
-			   size_t *wti, uint64_t *wpos);
+			   uint64_t from_step, uint64_t until, enum hwt_dir dir,
+			   uint64_t addr, uint64_t len, size_t *wti,
+			   uint64_t *wpos, uint64_t *step);
+	/* Thread ti's position at the moment before step (past_write's
+	 * order of all threads' steps), so that every thread stands at one
+	 * moment of the one memory; NULL or false: not known. */
+	bool (*past_place)(struct server *s, size_t ti, uint64_t step,
+			   uint64_t *pos);
 	/* NULL when the target cannot be changed; bytes written or -errno */
 	long (*mem_write)(struct server *s, uint64_t addr, const void *buf,
 			  size_t len);
@@ -222,6 +233,10 @@ struct server {
 	/* The bundle's data history (core_past.c), or NULL: none. */
 	struct hwt_past *past;
 	struct hwt_mem_thread *past_threads;
+	/* A watch stop's moment in the order of all threads' steps, where
+	 * the next motion starts (reverse.c); moment_known until then. */
+	uint64_t moment;
+	bool moment_known;
 	struct hwt_image *img;            /* modules + core, for decoding */
 	struct srv_thread *threads;
 	size_t nthreads;
@@ -413,9 +428,12 @@ bool core_past_reg(struct server *s, size_t ti, uint64_t pc, int regno,
 		   uint8_t *out);
 size_t core_past_mem(struct server *s, size_t ti, uint64_t addr, void *buf,
 		     size_t len);
+bool core_past_place(struct server *s, size_t ti, uint64_t step,
+		     uint64_t *pos);
 bool core_past_write(struct server *s, size_t ti, uint64_t pos,
-		     enum hwt_dir dir, uint64_t addr, uint64_t len,
-		     size_t *wti, uint64_t *wpos);
+		     uint64_t from_step, uint64_t until, enum hwt_dir dir,
+		     uint64_t addr, uint64_t len, size_t *wti, uint64_t *wpos,
+		     uint64_t *step);
 
 /* ---- reverse.c: moving through the history ----------------------------- */
 

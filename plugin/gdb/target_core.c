@@ -369,6 +369,7 @@ const struct target_ops target_core_ops = {
 	.mem_read = core_mem_read,
 	.past_mem = core_past_mem,
 	.past_write = core_past_write,
+	.past_place = core_past_place,
 	.can_watch = true,
 	.watch_writes_only = true,
 	.resume = core_resume,

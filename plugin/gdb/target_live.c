@@ -543,27 +543,48 @@ static size_t live_past_mem(struct server *s, size_t ti, uint64_t addr,
 	return n > 0 ? (size_t)n : 0;
 }
 
-static bool live_past_write(struct server *s, size_t ti, uint64_t pos,
-			    enum hwt_dir dir, uint64_t addr, uint64_t len,
-			    size_t *wti, uint64_t *wpos)
+/* The collector's instruction index of position pos of thread t. */
+static bool index_of_pos(struct server *s, struct srv_thread *t,
+			 uint64_t pos, uint64_t *index)
 {
-	struct srv_thread *t = &s->threads[ti];
-	const struct hwt_collect_thread *ct = snapshot_of(s, t), *wct;
-	struct hwt_history *wh;
-	uint64_t back, windex, count;
-	pid_t wtid;
+	const struct hwt_collect_thread *ct = snapshot_of(s, t);
+	uint64_t back;
 
-	if (!ct || !t->hist || s->live->gone || !ct->insn_total ||
+	if (!ct || !t->hist || !ct->insn_total ||
 	    pos > hwt_history_count(t->hist))
 		return false;
 	back = hwt_history_count(t->hist) - pos;
-	if (back >= ct->insn_total ||
-	    hwt_collect_find_write(s->live->c, (pid_t)t->tid,
-				   ct->insn_total - 1 - back, dir, addr, len,
-				   &wtid, &windex, NULL) != 1)
+	if (back >= ct->insn_total)
 		return false;
+	*index = ct->insn_total - 1 - back;
+	return true;
+}
+
+static bool live_past_write(struct server *s, size_t ti, uint64_t pos,
+			    uint64_t from_step, uint64_t until,
+			    enum hwt_dir dir, uint64_t addr, uint64_t len,
+			    size_t *wti, uint64_t *wpos, uint64_t *step)
+{
+	struct srv_thread *t = &s->threads[ti];
+	const struct hwt_collect_thread *wct;
+	struct hwt_write_query q = {
+		.tid = (int32_t)t->tid, .dir = dir == HWT_BACKWARD ? -1 : 1,
+		.addr = addr, .len = len, .from_step = from_step,
+	};
+	struct hwt_write_found w;
+	struct hwt_history *wh;
+	uint64_t windex, count;
+
+	if (s->live->gone || !index_of_pos(s, t, pos, &q.from))
+		return false;
+	if (!index_of_pos(s, t, until, &q.until))
+		q.until = HWT_MEM_NO_BOUND;
+	if (hwt_collect_find_write(s->live->c, &q, &w, NULL) != 1)
+		return false;
+	windex = w.index;
+	*step = w.step;
 	for (*wti = 0; *wti < s->nthreads &&
-	     s->threads[*wti].tid != wtid; (*wti)++)
+	     s->threads[*wti].tid != w.tid; (*wti)++)
 		;
 	if (*wti == s->nthreads ||
 	    !(wct = snapshot_of(s, &s->threads[*wti])) ||
@@ -577,6 +598,29 @@ static bool live_past_write(struct server *s, size_t ti, uint64_t pos,
 	*wpos = count - (wct->insn_total - 1 - windex) +
 		(dir == HWT_FORWARD ? 1 : 0);
 	return *wpos <= count;
+}
+
+static bool live_past_place(struct server *s, size_t ti, uint64_t step,
+			    uint64_t *pos)
+{
+	struct srv_thread *t = &s->threads[ti];
+	const struct hwt_collect_thread *ct = snapshot_of(s, t);
+	struct hwt_history *h;
+	uint64_t index, count;
+
+	if (s->live->gone || !ct || !ct->insn_total ||
+	    !(h = srv_history(s, t, NULL)) ||
+	    hwt_collect_index_at_step(s->live->c, (pid_t)t->tid, step, &index,
+				      NULL) < 0)
+		return false;
+	count = hwt_history_count(h);
+	/* Past its newest instruction: where it stands now. */
+	if (index > ct->insn_total - 1)
+		index = ct->insn_total - 1;
+	if (ct->insn_total - 1 - index >= count)
+		return false;
+	*pos = count - (ct->insn_total - 1 - index);
+	return true;
 }
 
 /* Where a stopped thread stands; 0 when its registers cannot be read. */
@@ -766,6 +810,7 @@ const struct target_ops target_live_ops = {
 	.mem_read = live_mem_read,
 	.past_mem = live_past_mem,
 	.past_write = live_past_write,
+	.past_place = live_past_place,
 	.mem_write = live_mem_write,
 	.resume = live_resume,
 	.stop_reply = live_stop_reply,

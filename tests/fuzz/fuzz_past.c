@@ -47,8 +47,7 @@ static void ask(const struct hwt_past *p)
 	struct user_regs_struct r;
 	struct user_fpregs_struct fp;
 	uint8_t buf[80];
-	int32_t wtid;
-	uint64_t windex;
+	struct hwt_write_found found;
 
 	hwt_past_mem_view(p, threads, sample_now, NULL, &h);
 	for (size_t i = 0; i < p->nthreads && i < 4; i++) {
@@ -66,10 +65,17 @@ static void ask(const struct hwt_past *p)
 				hwt_mem_history_at(&h, t->tid, at[k],
 						   p->e[e].addr - 3, buf,
 						   sizeof(buf));
-				hwt_mem_history_find_write(&h, t->tid, at[k],
-							   e % 2 ? 1 : -1,
-							   p->e[e].addr, 8,
-							   &wtid, &windex);
+				struct hwt_write_query q = {
+					.tid = t->tid, .from = at[k],
+					.dir = e % 2 ? 1 : -1,
+					.until = e % 3 ? at[(k + 1) % 6] :
+						 HWT_MEM_NO_BOUND,
+					.addr = p->e[e].addr, .len = 8,
+					.from_step = e % 4 ? HWT_MEM_NO_BOUND :
+						     p->e[e].seq,
+				};
+
+				hwt_mem_history_find_write(&h, &q, &found);
 			}
 		}
 	}

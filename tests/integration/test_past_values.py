@@ -14,7 +14,9 @@ them. What
 never changes stays readable there: the code at the pc (the read-only
 segments of the program's files, as GDB's own btrace replay reads) and the
 pc itself. A bundle the ptrace recorder wrote carries what it kept (its
-data history), so there too x = 1 and g = 10 are shown. Writing in the past is refused with its reason. Continuing
+data history), so there too x = 1 and g = 10 are shown; with two threads
+storing to one variable, a reverse watch stops at each store in turn, in
+the thread that made it. Writing in the past is refused with its reason. Continuing
 forward to the end of the history brings the present back, and with it
 x = 3, g = 30.
 
@@ -596,6 +598,36 @@ def who_wrote_postmortem(build, tmp):
     writes_cli(hwtrace, prog, bundle)
 
 
+def two_threads(build, tmp):
+    """Two threads store to one variable in turns (twostores: worker 1
+    stores 11, worker 2 21, worker 1 12), then main crashes. From the
+    ptrace crash bundle, each reverse-continue to a watch on it stops at
+    the store before, in the order the threads took their steps, in the
+    thread that made it: worker 1's 12, worker 2's 21, worker 1's 11."""
+    server = os.path.join(build, 'hwt-server')
+    prog = os.path.join(build, 'programs', 'twostores')
+    bundle = record(build, tmp, 'ptrace', 'twostores')
+    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
+                         bundle], tmp, 'two-threads')
+    cmds = ['record stop', 'watch -l shared']
+    for i in range(3):
+        cmds += [mark(f's{i}'), 'reverse-continue', 'print id',
+                 'print value']
+    try:
+        out = gdb(prog, srv.address, cmds + [mark('end'), 'kill']) \
+            if srv.address else srv.log()
+    finally:
+        srv.stop()
+    for i, (ident, value) in enumerate(((1, 12), (2, 21), (1, 11))):
+        stop = section(out, f's{i}')
+        vals = re.findall(r'^\$\d+ = (\d+)$', stop, re.M)
+        report(f'two threads: reverse watch {i + 1} stops at worker '
+               f'{ident}\'s store of {value}, in that thread',
+               'hit Hardware watchpoint 1' in stop and
+               vals == [str(ident), str(value)] and
+               f'in store_as (id={ident}, value={value})' in stop, stop)
+
+
 def writes_cli(hwtrace, prog, bundle):
     """`hwtrace writes` asks the bundle the same at once: the strcpy's
     store, then fill(2)'s, each with its bytes before and after, at the
@@ -693,6 +725,8 @@ def main():
             who_wrote(build, tmp)
         if selected('who-wrote-postmortem'):
             who_wrote_postmortem(build, tmp)
+        if selected('two-threads'):
+            two_threads(build, tmp)
         if selected('live-lldb'):
             live_lldb(build, tmp, line_x2, line_print)
         if selected('bundles'):

@@ -22,8 +22,6 @@ static void check_answers(const char *what, const struct hwt_mem_history *h,
 	struct user_fpregs_struct fp;
 	uint8_t b[4];
 	bool ok = true;
-	int32_t wtid = 0;
-	uint64_t windex = 0;
 	char name[160];
 	int n;
 
@@ -67,38 +65,53 @@ static void check_answers(const char *what, const struct hwt_mem_history *h,
 	CHECK(name, hwt_mem_history_at(h, 200, 11, 0x3000, b, 1) == 0 &&
 	      hwt_mem_history_at(h, 300, 0, 0x3000, b, 1) == -ENOENT,
 	      "answered");
+#define ANY HWT_MEM_NO_BOUND
 	static const struct {
 		const char *what;
-		int32_t tid;
-		uint64_t from;
-		int dir;
-		uint64_t addr, len;
+		struct hwt_write_query q;
+		int found;
 		int32_t wtid;
-		uint64_t windex;
+		uint64_t windex, step;
 	} finds[] = {
 		{ "backward: the newest store that changed the bytes",
-		  200, 10, -1, 0x1004, 1, 200, 9 },
+		  { 200, 10, -1, ANY, 0x1004, 1, ANY }, 1, 200, 9, 19 },
 		{ "across threads: thread 100's last store, from thread "
-		  "200's history", 200, 3, -1, 0x1000, 4, 100, 9 },
+		  "200's history", { 200, 3, -1, ANY, 0x1000, 4, ANY },
+		  1, 100, 9, 9 },
 		{ "forward: the store at the position itself first",
-		  100, 5, 1, 0x1000, 1, 100, 5 },
+		  { 100, 5, 1, ANY, 0x1000, 1, ANY }, 1, 100, 5, 5 },
+		{ "backward to a bound: the store at the bound is reached",
+		  { 200, 10, -1, 9, 0x1004, 1, ANY }, 1, 200, 9, 19 },
+		{ "backward to a bound: one before it is not",
+		  { 200, 10, -1, 10, 0x1004, 1, ANY }, 0, 0, 0, 0 },
+		{ "across threads, another thread's store before the bound "
+		  "in the order of steps is not reached",
+		  { 200, 3, -1, 0, 0x1000, 4, ANY }, 0, 0, 0, 0 },
+		{ "forward to a bound: the store at it is not reached (not "
+		  "executed)", { 100, 5, 1, 5, 0x1000, 1, ANY }, 0, 0, 0, 0 },
+		{ "none before the first store", { 100, 0, -1, ANY,
+		  0x1000, 1, ANY }, 0, 0, 0, 0 },
+		{ "backward from a moment in the order of steps (another "
+		  "thread's store found there), not from the thread's own "
+		  "position", { 100, 5, -1, ANY, 0x1004, 1, 19 },
+		  1, 200, 8, 18 },
+		{ "a range of more than 64 bytes is refused",
+		  { 100, 5, -1, ANY, 0x1000, 65, ANY }, -EINVAL, 0, 0,
+		  0 },
 	};
+#undef ANY
 	for (size_t i = 0; i < sizeof(finds) / sizeof(finds[0]); i++) {
-		n = hwt_mem_history_find_write(h, finds[i].tid, finds[i].from,
-					       finds[i].dir, finds[i].addr,
-					       finds[i].len, &wtid, &windex);
+		struct hwt_write_found w = { 0 };
+
+		n = hwt_mem_history_find_write(h, &finds[i].q, &w);
 		snprintf(name, sizeof(name), "%s: who wrote, %s", what,
 			 finds[i].what);
-		CHECK(name, n == 1 && wtid == finds[i].wtid &&
-		      windex == finds[i].windex, "%d %d %llu", n, wtid,
-		      (unsigned long long)windex);
+		CHECK(name, n == finds[i].found && (n != 1 ||
+		      (w.tid == finds[i].wtid && w.index == finds[i].windex &&
+		       w.step == finds[i].step)), "%d %d %llu step %llu", n,
+		      w.tid, (unsigned long long)w.index,
+		      (unsigned long long)w.step);
 	}
-	snprintf(name, sizeof(name), "%s: none before the first store, and "
-		 "a range of more than 64 bytes is refused", what);
-	CHECK(name, hwt_mem_history_find_write(h, 100, 0, -1, 0x1000, 1,
-					       &wtid, &windex) == 0 &&
-	      hwt_mem_history_find_write(h, 100, 5, -1, 0x1000, 65, &wtid,
-					 &windex) == -EINVAL, "answered");
 }
 
 struct seen {
