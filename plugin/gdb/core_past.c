@@ -62,6 +62,21 @@ static const struct hwt_past_thread *index_at(struct server *s,
 	return pt;
 }
 
+/* The position in thread t's history of its instruction index (pt: its
+ * data history); false: not kept there. */
+static bool pos_of(struct server *s, struct srv_thread *t,
+		   const struct hwt_past_thread *pt, uint64_t index,
+		   uint64_t *pos)
+{
+	struct hwt_history *h = srv_history(s, t, NULL);
+
+	if (!h || index > pt->end_index ||
+	    pt->end_index - index >= hwt_history_count(h))
+		return false;
+	*pos = hwt_history_count(h) - (pt->end_index - index);
+	return true;
+}
+
 static size_t now_of(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct server *s = ctx;
@@ -118,9 +133,6 @@ bool core_past_write(struct server *s, size_t ti, uint64_t pos,
 	};
 	struct hwt_write_found w;
 	struct hwt_mem_history h;
-	struct hwt_history *wh;
-	uint64_t windex, back;
-	int32_t wtid;
 
 	if (!index_at(s, &s->threads[ti], pos, &q.from))
 		return false;
@@ -129,23 +141,15 @@ bool core_past_write(struct server *s, size_t ti, uint64_t pos,
 	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
 	if (hwt_mem_history_find_write(&h, &q, &w) != 1)
 		return false;
-	wtid = w.tid;
-	windex = w.index;
 	*step = w.step;
-	for (*wti = 0; *wti < s->nthreads && s->threads[*wti].tid != wtid;
+	for (*wti = 0; *wti < s->nthreads && s->threads[*wti].tid != w.tid;
 	     (*wti)++)
 		;
-	if (*wti == s->nthreads ||
-	    !(wpt = hwt_past_thread_of(s->past, wtid)) ||
-	    windex > wpt->end_index ||
-	    !(wh = srv_history(s, &s->threads[*wti], NULL)))
-		return false;
 	/* Backward, the stop is at the store; forward, after it. */
-	back = wpt->end_index - windex;
-	if (back >= hwt_history_count(wh))
-		return false;
-	*wpos = hwt_history_count(wh) - back + (dir == HWT_FORWARD ? 1 : 0);
-	return *wpos <= hwt_history_count(wh);
+	return *wti < s->nthreads &&
+	       (wpt = hwt_past_thread_of(s->past, w.tid)) &&
+	       pos_of(s, &s->threads[*wti], wpt,
+		      w.index + (dir == HWT_FORWARD ? 1 : 0), wpos);
 }
 
 bool core_past_place(struct server *s, size_t ti, uint64_t step,
@@ -154,21 +158,14 @@ bool core_past_place(struct server *s, size_t ti, uint64_t step,
 	struct srv_thread *t = &s->threads[ti];
 	const struct hwt_past_thread *pt;
 	struct hwt_mem_history h;
-	struct hwt_history *hist;
-	uint64_t index, count;
+	uint64_t index;
 
-	if (!s->past || !(pt = hwt_past_thread_of(s->past, (int32_t)t->tid)) ||
-	    !(hist = srv_history(s, t, NULL)))
+	if (!s->past || !(pt = hwt_past_thread_of(s->past, (int32_t)t->tid)))
 		return false;
 	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
 	if (!hwt_mem_history_index_at(&h, (int32_t)t->tid, step, &index))
 		return false;
-	count = hwt_history_count(hist);
 	/* Past its newest instruction: where it stands at the end. */
-	if (index > pt->end_index)
-		index = pt->end_index;
-	if (pt->end_index - index >= count)
-		return false;
-	*pos = count - (pt->end_index - index);
-	return true;
+	return pos_of(s, t, pt, index > pt->end_index ? pt->end_index : index,
+		      pos);
 }

@@ -560,20 +560,32 @@ static bool index_of_pos(struct server *s, struct srv_thread *t,
 	return true;
 }
 
+/* The position of the collector's instruction index of thread t, up to
+ * where it stands now. */
+static bool pos_of_index(struct server *s, struct srv_thread *t,
+			 uint64_t index, uint64_t *pos)
+{
+	const struct hwt_collect_thread *ct = snapshot_of(s, t);
+	struct hwt_history *h = srv_history(s, t, NULL);
+
+	if (!ct || !h || !ct->insn_total || index > ct->insn_total - 1 ||
+	    ct->insn_total - 1 - index >= hwt_history_count(h))
+		return false;
+	*pos = hwt_history_count(h) - (ct->insn_total - 1 - index);
+	return true;
+}
+
 static bool live_past_write(struct server *s, size_t ti, uint64_t pos,
 			    uint64_t from_step, uint64_t until,
 			    enum hwt_dir dir, uint64_t addr, uint64_t len,
 			    size_t *wti, uint64_t *wpos, uint64_t *step)
 {
 	struct srv_thread *t = &s->threads[ti];
-	const struct hwt_collect_thread *wct;
 	struct hwt_write_query q = {
 		.tid = (int32_t)t->tid, .dir = dir == HWT_BACKWARD ? -1 : 1,
 		.addr = addr, .len = len, .from_step = from_step,
 	};
 	struct hwt_write_found w;
-	struct hwt_history *wh;
-	uint64_t windex, count;
 
 	if (s->live->gone || !index_of_pos(s, t, pos, &q.from))
 		return false;
@@ -581,23 +593,15 @@ static bool live_past_write(struct server *s, size_t ti, uint64_t pos,
 		q.until = HWT_MEM_NO_BOUND;
 	if (hwt_collect_find_write(s->live->c, &q, &w, NULL) != 1)
 		return false;
-	windex = w.index;
 	*step = w.step;
 	for (*wti = 0; *wti < s->nthreads &&
 	     s->threads[*wti].tid != w.tid; (*wti)++)
 		;
-	if (*wti == s->nthreads ||
-	    !(wct = snapshot_of(s, &s->threads[*wti])) ||
-	    !(wh = srv_history(s, &s->threads[*wti], NULL)))
-		return false;
 	/* Positions count back from the history's end as live_past_reg's;
 	 * forward, the stop is after the store. */
-	count = hwt_history_count(wh);
-	if (wct->insn_total - 1 - windex >= count)
-		return false;
-	*wpos = count - (wct->insn_total - 1 - windex) +
-		(dir == HWT_FORWARD ? 1 : 0);
-	return *wpos <= count;
+	return *wti < s->nthreads &&
+	       pos_of_index(s, &s->threads[*wti],
+			    w.index + (dir == HWT_FORWARD ? 1 : 0), wpos);
 }
 
 static bool live_past_place(struct server *s, size_t ti, uint64_t step,
@@ -605,22 +609,15 @@ static bool live_past_place(struct server *s, size_t ti, uint64_t step,
 {
 	struct srv_thread *t = &s->threads[ti];
 	const struct hwt_collect_thread *ct = snapshot_of(s, t);
-	struct hwt_history *h;
-	uint64_t index, count;
+	uint64_t index;
 
 	if (s->live->gone || !ct || !ct->insn_total ||
-	    !(h = srv_history(s, t, NULL)) ||
 	    hwt_collect_index_at_step(s->live->c, (pid_t)t->tid, step, &index,
 				      NULL) < 0)
 		return false;
-	count = hwt_history_count(h);
 	/* Past its newest instruction: where it stands now. */
-	if (index > ct->insn_total - 1)
-		index = ct->insn_total - 1;
-	if (ct->insn_total - 1 - index >= count)
-		return false;
-	*pos = count - (ct->insn_total - 1 - index);
-	return true;
+	return pos_of_index(s, t, index > ct->insn_total - 1 ?
+			    ct->insn_total - 1 : index, pos);
 }
 
 /* Where a stopped thread stands; 0 when its registers cannot be read. */
