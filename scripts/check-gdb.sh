@@ -99,50 +99,40 @@ run_set() {
 	# PASS/XPASS pass; FAIL/UNRESOLVED/ERROR fail; UNSUPPORTED,
 	# UNTESTED and GDB's own KFAIL/XFAIL marks are skips with reasons.
 	# GDB's own failures (tests/gdb/gdb-side-failures.txt) are skips
-	# with their reason.
+	# with their reason, and so, on the server's reverse, are the tests
+	# that need GDB's record full itself (tests/gdb/record-full-only.txt).
 	counts=$(awk -v set="$name" '
-		FNR == NR {
+		FILENAME ~ /gdb-side-failures/ {
 			if ($1 ~ /^#/ || NF < 2) next
 			key = $0; sub(/ -- .*/, "", key)
 			why = $0; sub(/^.* -- /, "", why)
 			known[key] = why; next }
+		FILENAME ~ /record-full-only/ {
+			if ($1 ~ /^#/ || NF < 2) next
+			key = $0; sub(/ -- .*/, "", key)
+			why = $0; sub(/^.* -- /, "", why)
+			full[key] = why; next }
 		/^(PASS|XPASS): / { sub(/^[A-Z]*: /, ""); print "PASS " set ": " $0; p++; next }
 		/^(FAIL|UNRESOLVED|ERROR): / {
 			t = $0; sub(/^[A-Z]*: /, "", t); sub(/ \(.*\)$/, "", t)
+			f = t; sub(/: .*/, "", f)
+			ft = t; sub(/: /, " ", ft)
 			base = set; sub(/^gdbserver-/, "", base)
 			if ((base " " t) in known) {
 				print "SKIP " set ": " t ": GDB'"'"'s own failure: " known[base " " t]; s++; next }
-			sub(/: /, " " set ": "); print; f++; next }
+			if (set == "reverse" && ((f in full) || (ft in full))) {
+				print "SKIP " set ": " t ": needs GDB'"'"'s record full: " ((ft in full) ? full[ft] : full[f]); s++; next }
+			sub(/: /, " " set ": "); print; f_++; next }
 		/^(UNSUPPORTED|UNTESTED|KFAIL|XFAIL): / {
 			kind = $1; sub(/:$/, "", kind); $1 = "";
 			print "SKIP " set ":" $0 ": " tolower(kind) " (the testsuite'"'"'s own verdict)"; s++; next }
-		END { printf "COUNTS %d %d %d\n", p, f, s }' \
-		"$SRC/tests/gdb/gdb-side-failures.txt" "$dir/gdb.sum" |
+		END { printf "COUNTS %d %d %d\n", p, f_, s }' \
+		"$SRC/tests/gdb/gdb-side-failures.txt" \
+		"$SRC/tests/gdb/record-full-only.txt" "$dir/gdb.sum" |
 		sed 's/^UNRESOLVED /FAIL /; s/^ERROR /FAIL /')
 	echo "$counts" | grep -v '^COUNTS' || true
 	set -- $(echo "$counts" | sed -n 's/^COUNTS //p')
 	echo "  | $name: $1 passed, $2 failed, $3 skipped ($dir/gdb.sum)"
-	# The server's reverse: failures by kind (tests/gdb/reverse-kinds.txt).
-	if [ "$name" = reverse ]; then
-		awk '
-		FNR == NR {
-			if ($1 ~ /^#/ || NF < 2) next
-			left = $0; sub(/ -- .*/, "", left)
-			split(left, w, " "); key = left
-			sub(/^[^ ]+ /, "", key)         # FILE [TEST NAME]
-			kind[key] = w[1]; next }
-		/^(FAIL|UNRESOLVED|ERROR): / {
-			line = $0; sub(/^[A-Z]+: /, "", line)
-			f = line; sub(/: .*/, "", f)
-			t = line; sub(/^[^:]*: /, "", t); sub(/ \(.*\)$/, "", t)
-			k = "control-flow"
-			if (f in kind) k = kind[f]
-			if ((f " " t) in kind) k = kind[f " " t]
-			n[k]++ }
-		END { printf "  | reverse failures by kind: control flow %d, values of the past %d, GDB record full only %d\n",
-			n["control-flow"], n["value"], n["record-full"] }' \
-		"$SRC/tests/gdb/reverse-kinds.txt" "$dir/gdb.sum"
-	fi
 	total_pass=$((total_pass + $1))
 	total_fail=$((total_fail + $2))
 	total_skip=$((total_skip + $3))

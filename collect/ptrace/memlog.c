@@ -197,7 +197,7 @@ static void finish_syscall(struct step_thread *t,
 			   const struct user_regs_struct *r)
 {
 	struct step_memlog *m = t->memlog;
-	struct hwt_store st[8];
+	struct hwt_store st[HWT_SYS_STORES_MAX];
 	int n;
 
 	t->sc_pending = false;
@@ -210,7 +210,8 @@ static void finish_syscall(struct step_thread *t,
 		note_clear_tid(m, (pid_t)r->rax, t->sc_clone_ctid);
 	if (t->sc_nr == SYS_set_tid_address)
 		note_clear_tid(m, t->tid, t->sc_args[0]);
-	n = hwt_sys_after(t->sc_nr, t->sc_args, r->rax, &m->brk, st, 8);
+	n = hwt_sys_after(t->sc_nr, t->sc_args, r->rax, &m->brk, st,
+			  HWT_SYS_STORES_MAX);
 	if (n < 0)
 		forget_before(m, t->sc_seq + 1);
 	for (int i = 0; i < n; i++)
@@ -221,7 +222,7 @@ static void start_syscall(struct step_thread *t, uint64_t seq,
 			  const struct user_regs_struct *r)
 {
 	struct step_memlog *m = t->memlog;
-	struct hwt_store st[8];
+	struct hwt_store st[HWT_SYS_STORES_MAX];
 	uint64_t w[4];
 	int n;
 
@@ -248,7 +249,7 @@ static void start_syscall(struct step_thread *t, uint64_t seq,
 		forget_before(m, seq + 1);
 		return;
 	}
-	n = hwt_sys_stores(t->tid, r, st, 8);
+	n = hwt_sys_stores(t->tid, r, st, HWT_SYS_STORES_MAX);
 	if (n < 0)
 		forget_before(m, seq + 1);
 	for (int i = 0; i < n; i++)

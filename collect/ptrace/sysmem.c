@@ -18,6 +18,7 @@
 #define RUSAGE_SIZE 144u
 #define SOCKADDR_MAX 128u     /* struct sockaddr_storage */
 #define FDSET_SIZE 128u
+#define MSGHDR_WORDS 7u       /* struct msghdr */
 #define CLONE_PARENT_SETTID_ 0x00100000ull
 #define CLONE_CHILD_SETTID_ 0x01000000ull
 #define CLONE_VM_ 0x00000100ull
@@ -41,13 +42,41 @@ static void add(struct ranges *r, uint64_t addr, uint64_t len)
 	r->n++;
 }
 
-bool hwt_sys_clone3_args(pid_t pid, uint64_t at, uint64_t w[4])
+/* len bytes at at in process pid; false if unreadable. */
+static bool read_bytes(pid_t pid, uint64_t at, void *buf, size_t len)
 {
-	struct iovec local = { w, 4 * sizeof(*w) };
-	struct iovec remote = { (void *)(uintptr_t)at, 4 * sizeof(*w) };
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)at, len };
 
 	return process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
-	       (ssize_t)(4 * sizeof(*w));
+	       (ssize_t)len;
+}
+
+static bool read_words(pid_t pid, uint64_t at, uint64_t *w, size_t n)
+{
+	return read_bytes(pid, at, w, n * sizeof(*w));
+}
+
+/* The buffers of the iovcnt struct iovec at iov, each a range the call
+ * may fill; false when they cannot be read or are more than there is
+ * room for (the call is then unknown). */
+static bool add_iovecs(struct ranges *r, pid_t pid, uint64_t iov,
+		       uint64_t iovcnt)
+{
+	uint64_t w[2 * HWT_SYS_MAX_IOV];
+
+	if (iovcnt > HWT_SYS_MAX_IOV || iovcnt > r->max - r->n)
+		return false;
+	if (iovcnt && !read_words(pid, iov, w, 2 * (size_t)iovcnt))
+		return false;
+	for (uint64_t i = 0; i < iovcnt; i++)
+		add(r, w[2 * i], w[2 * i + 1]);
+	return true;
+}
+
+bool hwt_sys_clone3_args(pid_t pid, uint64_t at, uint64_t w[4])
+{
+	return read_words(pid, at, w, 4);
 }
 
 int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
@@ -63,6 +92,27 @@ int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
 	case SYS_read: case SYS_pread64:
 		add(&r, a1, a2);
 		break;
+	case SYS_readv: case SYS_preadv: case SYS_preadv2:
+		if (!add_iovecs(&r, pid, a1, a2))
+			return -1;
+		break;
+	case SYS_recvmsg: {
+		/* struct msghdr: name, namelen, iov, iovlen, control,
+		 * controllen, flags; the kernel writes the name, the
+		 * buffers, the control data and the header's lengths and
+		 * flags. */
+		uint64_t m[MSGHDR_WORDS];
+
+		if (!read_words(pid, a1, m, MSGHDR_WORDS))
+			return -1;
+		add(&r, a1, 8 * MSGHDR_WORDS);
+		add(&r, m[0], (uint32_t)m[1] < SOCKADDR_MAX ?
+			(uint32_t)m[1] : SOCKADDR_MAX);
+		add(&r, m[4], m[5]);
+		if (!add_iovecs(&r, pid, m[2], m[3]))
+			return -1;
+		break;
+	}
 	case SYS_stat: case SYS_fstat: case SYS_lstat:
 		add(&r, a1, STAT_SIZE);
 		break;
@@ -120,6 +170,16 @@ int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
 		add(&r, a4, SOCKADDR_MAX);
 		add(&r, a5, 4);
 		break;
+	case SYS_getsockopt: {
+		/* The value, at most the length the caller offers. */
+		uint32_t optlen = 0;
+
+		if (a4 && !read_bytes(pid, a4, &optlen, sizeof(optlen)))
+			return -1;
+		add(&r, a3, optlen);
+		add(&r, a4, 4);
+		break;
+	}
 	case SYS_wait4:
 		add(&r, a1, 4);
 		add(&r, a3, RUSAGE_SIZE);
@@ -235,6 +295,7 @@ int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
 	case SYS_getgid: case SYS_geteuid: case SYS_getegid: case SYS_getpgrp:
 	case SYS_socket: case SYS_connect: case SYS_sendto: case SYS_sendmsg:
 	case SYS_shutdown: case SYS_bind: case SYS_listen: case SYS_fork:
+	case SYS_setsockopt:
 	case SYS_exit: case SYS_exit_group: case SYS_kill: case SYS_tkill:
 	case SYS_tgkill: case SYS_fcntl: case SYS_rt_sigreturn:
 	case SYS_set_tid_address: case SYS_set_robust_list:

@@ -407,7 +407,11 @@ int hwt_step_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
 		     int nt_type, void *out, struct hwt_err *err);
 
 /* sysmem.c: what the system call at a syscall instruction with registers
- * regs writes into the caller's memory; -1 when not known. */
+ * regs writes into the caller's memory, at most max ranges (room for
+ * HWT_SYS_STORES_MAX takes every call it knows of, a readv of up to
+ * HWT_SYS_MAX_IOV buffers too); -1 when not known. */
+#define HWT_SYS_MAX_IOV 16u
+#define HWT_SYS_STORES_MAX (HWT_SYS_MAX_IOV + 8u)
 int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
 		   struct hwt_store *out, size_t max);
 /* clone3's struct clone_args at at in process pid: flags, pidfd,

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """GDB 13.1's own testsuite, the sets with no unexpected failure left:
-gdb.btrace and gdb.python's record-btrace tests against hwt-server, and
-gdb.reverse and py-record-full.exp with GDB's record full driving it;
+gdb.btrace and gdb.python's record-btrace tests against hwt-server,
+gdb.reverse on the server's own reverse execution (values of the past
+included; the tests of GDB's record save/restore are skips that say so),
+and gdb.reverse and py-record-full.exp with GDB's record full driving it;
 gdb.btrace also against Debian's gdbserver as the reference (its tests
 are unsupported where the machine has no BTS or PT). The record-full
 reference over Debian's gdbserver runs in `make check-gdb` only: it
@@ -21,7 +23,7 @@ from hwt_testlib import parse_args  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SETS = os.environ.get('HWT_GDB_CHECK_SETS',
-                      'btrace gdbserver-btrace full').split()
+                      'btrace gdbserver-btrace reverse full').split()
 
 
 def main():

@@ -4,7 +4,9 @@
  * whose old bytes it keeps for memory of the past. */
 #include <cpuid.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -132,6 +134,45 @@ static int sys(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2,
 	return hwt_sys_stores(getpid(), &r, st, 8);
 }
 
+/* Calls that fill the buffers a vector in the caller's memory names:
+ * the vector is read from the process (here, this one). */
+static void test_vectored(void)
+{
+	static char a[10], b[20], name[16], control[40];
+	struct iovec iov[2] = { { a, sizeof(a) }, { b, sizeof(b) } };
+	struct iovec many[HWT_SYS_MAX_IOV + 1];
+	struct msghdr msg = {
+		.msg_name = name, .msg_namelen = sizeof(name),
+		.msg_iov = iov, .msg_iovlen = 2,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct hwt_store st[HWT_SYS_STORES_MAX];
+	struct user_regs_struct r = regs();
+	int n;
+
+	n = sys(SYS_readv, 3, (uint64_t)(uintptr_t)iov, 2, 0, st);
+	CHECK("sys: readv writes each buffer of its vector", n == 2 &&
+	      st[0].addr == (uintptr_t)a && st[0].len == sizeof(a) &&
+	      st[1].addr == (uintptr_t)b && st[1].len == sizeof(b), "%d", n);
+	n = sys(SYS_preadv, 3, 0x10, 2, 0, st);
+	CHECK("sys: a vector that cannot be read cannot be told", n == -1,
+	      "%d", n);
+	memset(many, 0, sizeof(many));
+	r.rax = SYS_readv;
+	r.rsi = (uintptr_t)many;
+	r.rdx = HWT_SYS_MAX_IOV + 1;
+	n = hwt_sys_stores(getpid(), &r, st, HWT_SYS_STORES_MAX);
+	CHECK("sys: more buffers than are followed cannot be told", n == -1,
+	      "%d", n);
+	n = sys(SYS_recvmsg, 3, (uint64_t)(uintptr_t)&msg, 0, 0, st);
+	CHECK("sys: recvmsg writes its header, name, control data and "
+	      "buffers", n == 5 && st[0].addr == (uintptr_t)&msg &&
+	      st[0].len == sizeof(msg) && st[1].addr == (uintptr_t)name &&
+	      st[2].addr == (uintptr_t)control &&
+	      st[2].len == sizeof(control) && st[3].addr == (uintptr_t)a &&
+	      st[4].addr == (uintptr_t)b, "%d", n);
+}
+
 static void test_syscalls(void)
 {
 	struct hwt_store st[8];
@@ -159,6 +200,7 @@ static void test_syscalls(void)
 	      st[0].addr == 0x5000, "%d", n);
 	n = sys(SYS_ioctl, 1, 0x1234, 0x5000, 0, st);
 	CHECK("sys: another ioctl cannot be told", n == -1, "%d", n);
+	test_vectored();
 	n = hwt_sys_after(SYS_mmap, args, 0x7f0000001000ull, &brk, st, 8);
 	CHECK("sys after: mmap's new pages are unknown before it", n == 1 &&
 	      st[0].addr == 0x7f0000001000ull && st[0].len == 8192, "%d", n);
