@@ -158,8 +158,8 @@ void hwt_step_log_regs(struct step_thread *t)
 
 		hwt_reglog_append(&t->reglog, t->ring.insn_total - 1,
 				  &t->now);
-		/* The x87/SSE state too (about 4% more per step): p $xmm0
-		 * in the past. A thread whose state cannot be read starts
+		/* The x87/SSE state too (within a few per cent of a step):
+		 * p $xmm0 in the past. A thread whose state cannot be read starts
 		 * that log again later, never misplaced. */
 		if (ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) == 0)
 			hwt_reglog_append(&t->fplog, t->ring.insn_total - 1,
