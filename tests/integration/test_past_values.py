@@ -685,25 +685,26 @@ def data_history_info(build, tmp, sw, vg):
     report('hwtrace info: a damaged data history is not used, with why',
            re.search(r'^data: +data\.past not used: .*data history: ', out,
                      re.M), out)
-    srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
-                         '127.0.0.1:0', '--bundle', bad], tmp, 'damaged')
-    try:
-        log = srv.log() if srv.address else ''
-    finally:
-        srv.stop()
+    log = server_start_log(build, tmp, 'damaged', ['--bundle', bad])
     report('hwt-server: a bundle with a damaged data history opens, '
            'saying its values of the past are unavailable',
-           srv.address and 'values of the past are unavailable' in log, log)
-    srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
-                         '127.0.0.1:0', '--bundle', sw, '--core',
-                         os.path.join(sw, 'core')], tmp, 'other-core')
-    try:
-        log = srv.log() if srv.address else ''
-    finally:
-        srv.stop()
+           'values of the past are unavailable' in log, log)
+    log = server_start_log(build, tmp, 'other-core',
+                           ['--bundle', sw, '--core', os.path.join(sw, 'core')])
     report('hwt-server: with a core given by --core, the data history is '
            'not told back from it, and it says so',
-           srv.address and 'not from one given with --core' in log, log)
+           'not from one given with --core' in log, log)
+
+
+def server_start_log(build, tmp, name, args):
+    """What hwt-server says as it opens with args and listens ('' when it
+    does not listen)."""
+    srv = ServerProcess([os.path.join(build, 'hwt-server'), '--listen',
+                         '127.0.0.1:0', *args], tmp, name)
+    try:
+        return srv.log() if srv.address else ''
+    finally:
+        srv.stop()
 
 
 def main():
