@@ -306,6 +306,9 @@ def postmortem_lldb(build, tmp, bundle, line_x2):
                     'script print("<<back>>")', 'process continue --reverse',
                     'script print("<<past>>")', 'frame variable x',
                     'script print("<<past-g>>")', 'print g',
+                    'script print("<<past-regs>>")',
+                    'register read rip rsp rbp mxcsr',
+                    'memory read -s4 -fd -c1 &g',
                     'script print("<<end>>")', 'process kill'])
     finally:
         srv.stop()
@@ -313,6 +316,12 @@ def postmortem_lldb(build, tmp, bundle, line_x2):
            'x = 3' in section(out, 'start'), out[-1500:])
     # The ptrace bundle's data history: the values then.
     check_lldb('lldb post-mortem', out, line_x2, known=True)
+    regs = section(out, 'past-regs')
+    report('lldb post-mortem: register read and memory read at `x = 2` '
+           'give that moment\'s (g still 10 there)',
+           all(re.search(rf'^\s*{r} = 0x[0-9a-f]+', regs, re.M)
+               for r in ('rip', 'rsp', 'rbp', 'mxcsr')) and
+           re.search(r'^0x[0-9a-f]+: 10$', regs, re.M), regs)
 
 
 WALK_VALUES = ['local', 'g_count', 'g_ratio', 'g_text', 'heap', 'got',
