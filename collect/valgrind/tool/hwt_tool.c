@@ -429,23 +429,16 @@ static void emit_drain_past_limit(IRSB *sb, IRTemp u)
 	addStmtToIRSB(sb, IRStmt_Dirty(d));
 }
 
-/* The same at a superblock's start, where no guest value is live in a
- * register yet: the call, guarded, costs a load and a compare. One per
- * record, with values live around it, tripled the time spent in
- * translated code. */
-static void emit_room_check(IRSB *sb)
-{
-	emit_drain_past_limit(sb, assign(sb, Ity_I32, IRExpr_Load(
-		Iend_LE, Ity_I32, mkIRExpr_HWord((HWord)&used))));
-}
-
 /* Code that appends the LEB128 number v to buf, when guard holds (NULL:
  * always): the bytes are known when translating, so they are stored as
  * one little-endian word at buf + used and used moves by their count.
- * Room is checked after it (check) or, for the whole superblock, before
- * its first record (emit_room_check). A helper call per superblock and
- * per exit taken cost about as much as Valgrind's own translation; this
- * costs a few instructions. */
+ * Room is checked after it (check): after the run's record, at the
+ * superblock's start where no guest value is live in a register yet (a
+ * check after every record, with values live around it, tripled the time
+ * spent in translated code), and after every record only in a superblock
+ * with more of them than INLINE_SLACK holds. A helper call per
+ * superblock and per exit taken cost about as much as Valgrind's own
+ * translation; this costs a few instructions. */
 static void emit_record(IRSB *sb, ULong v, IRExpr *guard, Bool check)
 {
 	ULong word = 0;
@@ -656,13 +649,14 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 		exits += in->stmts[i]->tag == Ist_Exit;
 	records = 1 + (flags & HWT_VG_SB_IMPLIED ?
 		       (flags & HWT_VG_SB_FINAL ? 1 : 0) : exits);
-	/* Room for the whole superblock's records, checked once at its
-	 * start; one with more than that checks after each. */
+	/* The run is written first, so every exit has one to belong to,
+	 * and room is checked right after it, still at the superblock's
+	 * start: past limit, drain() leaves INLINE_SLACK bytes for the
+	 * records after it (the superblock before left at most its own
+	 * slack's worth past limit, so the run's word fits). One with more
+	 * records than that checks after each. */
 	each = 8u * records > INLINE_SLACK;
-	if (!each)
-		emit_room_check(out);
-	/* The run is written first, so every exit has one to belong to. */
-	emit_record(out, id << 2 | HWT_VG_EXEC, NULL, each);
+	emit_record(out, id << 2 | HWT_VG_EXEC, NULL, True);
 	for (Int i = 0; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
 
