@@ -100,6 +100,16 @@ $(UNIT_O)/common/%: $(UNIT_O)/common/%.o $(LIB_COMMON)
 $(UNIT_O)/collect/%: $(UNIT_O)/collect/%.o $(LIB_COLLECT) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_COLLECT)
 
+# The Valgrind flags thunk (collect/valgrind/vexflags.c) is checked
+# against Valgrind's own amd64g_calculate_rflags_all, from the libvex
+# archive of Debian's valgrind package: GPL, so linked into this test
+# only. Without the archive the test says it skipped the comparison.
+VEX_ARCHIVE := $(wildcard $(shell pkg-config --variable=libdir valgrind 2>/dev/null)/valgrind/libvex-amd64-linux.a)
+$(UNIT_O)/collect/test_vexflags.o: ALL_CFLAGS += $(if $(VEX_ARCHIVE),-DHWT_VEX_ORACLE=1)
+$(UNIT_O)/collect/test_vexflags.o: $(VEX_ARCHIVE)
+$(UNIT_O)/collect/test_vexflags: $(UNIT_O)/collect/test_vexflags.o $(LIB_COLLECT) $(LIB_COMMON) $(VEX_ARCHIVE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_COLLECT)
+
 # Expansion is tested on traces the collector records.
 $(UNIT_O)/replay/test_expand_sw: $(UNIT_O)/replay/test_expand_sw.o $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
