@@ -10,7 +10,7 @@
 VG_LIBEXEC  := /usr/libexec/valgrind
 VG_TOOL_DIR := $(O)/valgrind
 VG_TOOL     := $(VG_TOOL_DIR)/hwtrace-amd64-linux
-VG_TOOL_SRC := collect/valgrind/tool/hwt_tool.c
+VG_TOOL_SRC := collect/valgrind/tool/hwt_tool.c collect/valgrind/tool/hwt_data.c
 VG_CFLAGS   := -std=gnu11 -m64 -O2 -g $(WARN) -fno-stack-protector \
 	       -fno-builtin -fno-strict-aliasing -fno-pic -fno-pie \
 	       -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 \
@@ -26,12 +26,17 @@ else ifeq ($(MAKELEVEL),0)
 $(info Valgrind tool not built: no /usr/include/valgrind/pub_tool_basics.h (Debian package valgrind))
 endif
 
-$(VG_TOOL): $(VG_TOOL_SRC) collect/valgrind/vgstream.h
+$(VG_TOOL): $(VG_TOOL_SRC) collect/valgrind/tool/hwt_data.h \
+	    collect/valgrind/vgstream.h collect/valgrind/vgdata.h
 	@mkdir -p $(VG_TOOL_DIR)
 	@# Valgrind's own files (preloads, suppressions, gdbserver xml).
 	for f in $(VG_LIBEXEC)/*; do ln -sfn $$f $(VG_TOOL_DIR)/; done
-	$(CC) $(VG_CFLAGS) $$(pkg-config --cflags valgrind) -c $< -o $@.o
+	for f in $(VG_TOOL_SRC); do \
+		$(CC) $(VG_CFLAGS) $$(pkg-config --cflags valgrind) -c $$f \
+			-o $@.$$(basename $$f .c).o || exit 1; \
+	done
 	$(CC) $(VG_LDFLAGS) \
 		-Wl,-Ttext-segment=$$(pkg-config --variable=valt_load_address valgrind) \
-		-o $@ $@.o $$(pkg-config --libs valgrind)
-	rm -f $@.o
+		-o $@ $(patsubst %,$@.%.o,$(basename $(notdir $(VG_TOOL_SRC)))) \
+		$$(pkg-config --libs valgrind)
+	rm -f $@.*.o

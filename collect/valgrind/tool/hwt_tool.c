@@ -35,6 +35,7 @@
 #include "libvex_ir.h"
 
 #include "../vgstream.h"
+#include "hwt_data.h"
 
 /* Valgrind's own (pub_core_libcfile.h and pub_core_clientstate.h, in
  * libcoregrind): moving a descriptor into the range the client cannot see
@@ -216,7 +217,7 @@ static void stop_full(void)
 
 /* ---- threads ------------------------------------------------------------ */
 
-static Int lwp(ThreadId tid)
+Int hwt_lwp(ThreadId tid)
 {
 	if (tid < VG_N_THREADS && lwp_of[tid])
 		return lwp_of[tid];
@@ -229,6 +230,7 @@ static void switch_to(Int os_tid)
 		return;
 	put_rec(HWT_VG_REC_THREAD);
 	put_u((ULong)os_tid);
+	hwt_data_switch(cur_lwp, os_tid);
 	cur_lwp = os_tid;
 }
 
@@ -256,7 +258,7 @@ static void on_start_client_code(ThreadId tid, ULong blocks)
 		write_auxv();
 	if (tid < VG_N_THREADS && !lwp_of[tid])
 		lwp_of[tid] = VG_(gettid)();
-	switch_to(lwp(tid));
+	switch_to(hwt_lwp(tid));
 }
 
 static void on_first_insn(ThreadId tid)
@@ -278,9 +280,10 @@ static void on_thread_exit(ThreadId tid)
 {
 	/* Where it stopped: mid-superblock when a fatal signal ends it. */
 	thread_at(tid);
+	hwt_data_regs(tid, hwt_lwp(tid), True);
 	if (room(16)) {
 		put_rec(HWT_VG_REC_GONE);
-		put_u((ULong)lwp(tid));
+		put_u((ULong)hwt_lwp(tid));
 	}
 	if (tid < VG_N_THREADS)
 		lwp_of[tid] = 0;
@@ -293,7 +296,7 @@ static void thread_at(ThreadId tid)
 	if (!room(32))
 		return;
 	put_rec(HWT_VG_REC_AT);
-	put_u((ULong)lwp(tid));
+	put_u((ULong)hwt_lwp(tid));
 	put_u((ULong)VG_(get_IP)(tid));
 }
 
@@ -304,7 +307,7 @@ static void thread_next(ThreadId tid)
 	if (!clo_implied || !room(32))
 		return;
 	put_rec(HWT_VG_REC_NEXT);
-	put_u((ULong)lwp(tid));
+	put_u((ULong)hwt_lwp(tid));
 	put_u((ULong)VG_(get_IP)(tid));
 }
 
@@ -329,10 +332,12 @@ static void on_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 		thread_at(tid);
 	else
 		thread_next(tid);
+	/* The registers the handler's entry replaces. */
+	hwt_data_regs(tid, hwt_lwp(tid), False);
 	if (!room(24))
 		return;
 	put_rec(HWT_VG_REC_SIGNAL);
-	put_u((ULong)lwp(tid));
+	put_u((ULong)hwt_lwp(tid));
 	put_u((ULong)sig);
 }
 
@@ -378,6 +383,7 @@ static void on_map_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
 
 static void on_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
 {
+	hwt_data_mmap(a, len);
 	map(a, len, rr, ww, xx);
 }
 
@@ -388,6 +394,7 @@ static void on_mprotect(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
 
 static void on_munmap(Addr a, SizeT len)
 {
+	hwt_data_munmap(a, len);
 	if (!room(32))
 		return;
 	put_rec(HWT_VG_REC_UNMAP);
@@ -480,7 +487,7 @@ static void emit_record(IRSB *sb, ULong v, IRExpr *guard, Bool check)
 /* Whether the guest instruction at a is a rep-prefixed string operation:
  * Valgrind runs each iteration as a superblock of its own, plus one that
  * only finds the count exhausted, which a cpu does not execute. */
-static Bool is_rep_string(Addr a, UInt len)
+Bool hwt_is_rep_string(Addr a, UInt len)
 {
 	const UChar *p = (const UChar *)a;
 	Bool rep = False;
@@ -613,7 +620,7 @@ static void describe(ULong id, const IRSB *in, Addr entry, UInt flags)
 			first = a;
 		} else
 			put_s((Long)(a - prev_end));
-		put_u((ULong)len << 1 | (is_rep_string(a, len) ? 1 : 0));
+		put_u((ULong)len << 1 | (hwt_is_rep_string(a, len) ? 1 : 0));
 		prev_end = a + len;
 	}
 	put_u(nexit);
@@ -645,6 +652,8 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 	Bool each;
 
 	describe(id, in, entry, flags);
+	if (hwt_data_on())
+		hwt_data_begin(out, in, id);
 	for (Int i = 0; i < in->stmts_used; i++)
 		exits += in->stmts[i]->tag == Ist_Exit;
 	records = 1 + (flags & HWT_VG_SB_IMPLIED ?
@@ -664,7 +673,11 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 			emit_record(out, (ULong)nexit << 2 | HWT_VG_EXIT,
 				    st->Ist.Exit.guard, each);
 		nexit += st->tag == Ist_Exit;
+		if (hwt_data_on())
+			hwt_data_before(out, st);
 		addStmtToIRSB(out, st);
+		if (hwt_data_on())
+			hwt_data_after(out, st);
 	}
 	/* Reached only when no side exit was taken. */
 	if (flags & HWT_VG_SB_FINAL)
@@ -757,7 +770,7 @@ static Bool process_cmd_line_option(const HChar *arg)
 		return True;
 	if (VG_BOOL_CLO(arg, "--hwt-implied-exits", clo_implied))
 		return True;
-	return False;
+	return hwt_data_option(arg);
 }
 
 static void print_usage(void)
@@ -775,6 +788,7 @@ static void print_usage(void)
 		    "starts to exit [no]\n"
 		    "    --hwt-implied-exits=no|yes  leave out side exits "
 		    "where the next run tells them [no]\n");
+	hwt_data_usage();
 }
 
 static void print_debug_usage(void)
@@ -803,6 +817,8 @@ static void child_stream_path(HChar *path, SizeT size, Int pid)
  * goes out first. */
 static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 {
+	/* The registers the call's result (and a sigreturn) replaces. */
+	hwt_data_regs(tid, hwt_lwp(tid), False);
 	if (sysno == __NR_execve || sysno == __NR_execveat) {
 		threads_next();
 		flush();
@@ -840,6 +856,7 @@ static void on_fork_child(ThreadId tid)
 	written = 0;
 	held = 0;
 	recording = False;
+	hwt_data_off();
 	if (out_fd >= 0)
 		VG_(close)(out_fd);
 	out_fd = -1;
@@ -896,6 +913,7 @@ static void post_clo_init(void)
 		VG_(fmsg_bad_option)("--hwt-out", "cannot open %s\n",
 				     clo_out);
 	out_fd = VG_(safe_fd)((Int)sr_Res(sr));
+	hwt_data_init();
 	VG_(atfork)(on_fork, NULL, on_fork_child);
 	if (VG_(lseek)(out_fd, 0, VKI_SEEK_END) > 0) {
 		put_rec(HWT_VG_REC_EXEC);
@@ -916,6 +934,16 @@ static void fini(Int exitcode)
 	if (room(24)) {
 		put_rec(HWT_VG_REC_EXIT);
 		put_u((ULong)(UInt)exitcode);
+	}
+	if (hwt_data_on()) {
+		ThreadId t;
+		Addr lo, hi;
+
+		VG_(thread_stack_reset_iter)(&t);
+		while (VG_(thread_stack_next)(&t, &lo, &hi))
+			if (t < VG_N_THREADS && lwp_of[t])
+				hwt_data_regs(t, lwp_of[t], True);
+		hwt_data_finish(recording, cur_lwp);
 	}
 	if (recording) {
 		put_rec(HWT_VG_REC_END);
