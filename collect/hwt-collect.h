@@ -86,6 +86,12 @@ struct hwt_collect_opts {
 	 * thread, the newest kept past it (HWT_COLLECT_CAP_WHOLE; 0: the
 	 * window alone). */
 	uint64_t whole_bound;
+	/* valgrind, recording: keep the values of the past, what the
+	 * newest writes overwrote, in data_bytes of memory, so that the
+	 * bundle's data history (hwt-past.h) shows registers and memory as
+	 * they were before any instruction it reaches back to. 0: none.
+	 * Other backends ignore it (ptrace always keeps them). */
+	uint64_t data_bytes;
 };
 
 /* An Intel PT address filter: size bytes from start, start being an

@@ -231,6 +231,7 @@ static void vg_close(struct hwt_collector *base)
 	free(c->used);
 	free(c->stream_path);
 	free(c->log_path);
+	free(c->data_path);
 	free(c->dir);
 	free(c->prog);
 	free(c->tool_path);
@@ -295,7 +296,8 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 {
 	char valgrind[PATH_MAX], dir[PATH_MAX], prog[PATH_MAX];
 	char *out_opt = NULL, *log_opt = NULL, *parent_opt = NULL, **env = NULL;
-	char *prefix_opt = NULL, pace_opt[48];
+	char *prefix_opt = NULL, pace_opt[48], data_opt[48];
+	char *data_out_opt = NULL;
 	const char *tmp = getenv("TMPDIR");
 	struct vg_collector *c;
 	struct rlimit core;
@@ -357,7 +359,14 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	}
 	if (rc == 0 && !(env = tool_environ(dir)))
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
+	if (rc == 0 && opts->data_bytes && !opts->live_control &&
+	    (asprintf(&c->data_path, "%s/data", c->dir) < 0 ||
+	     asprintf(&data_out_opt, "--hwt-data-out=%s", c->data_path) < 0)) {
+		data_out_opt = NULL;
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+	}
 	if (rc < 0) {
+		free(data_out_opt);
 		free(out_opt);
 		free(log_opt);
 		free(parent_opt);
@@ -365,7 +374,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		vg_close(&c->base);
 		return rc;
 	}
-	vargv = calloc(argc + 18, sizeof(*vargv));
+	vargv = calloc(argc + 20, sizeof(*vargv));
 	if (!vargv) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	} else {
@@ -413,6 +422,15 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 				  opts->buffer_size));
 			if (can_free_read_part(c->dir))
 				vargv[k++] = pace_opt;
+			/* The values of the past: a ring in the tool's
+			 * memory, written out at the end (data.c). */
+			if (data_out_opt) {
+				snprintf(data_opt, sizeof(data_opt),
+					 "--hwt-data-bytes=%llu",
+					 (unsigned long long)opts->data_bytes);
+				vargv[k++] = data_opt;
+				vargv[k++] = data_out_opt;
+			}
 		}
 		vargv[k++] = parent_opt;
 		vargv[k++] = out_opt;
@@ -424,6 +442,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		rc = hwt_held_fork_env(vargv, env, &c->held, err);
 	}
 	free(vargv);
+	free(data_out_opt);
 	free(out_opt);
 	free(log_opt);
 	free(parent_opt);
@@ -871,6 +890,7 @@ const struct hwt_backend hwt_backend_valgrind = {
 	.launch = vg_launch,
 	.run = vg_run,
 	.write_core = vg_write_core,
+	.write_past = vg_write_past,
 	.finish = vg_finish,
 	.threads = vg_threads,
 	.modules = vg_modules,

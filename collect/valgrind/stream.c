@@ -796,8 +796,20 @@ static void sb_free(struct hwt_vg_sb *sb)
 	free(sb->enc_off);
 }
 
+static uint64_t log_last_pc(const struct hwt_vg_reader *r,
+			    const struct hwt_vg_thread *t);
+
 static void drop_translations(struct hwt_vg_reader *r)
 {
+	/* The last instruction a thread ran is read from them. */
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct hwt_vg_thread *t = &r->threads[i];
+
+		if (t->last_lazy) {
+			t->last_pc = log_last_pc(r, t);
+			t->last_lazy = false;
+		}
+	}
 	for (size_t i = 0; i < r->nsbs; i++) {
 		sb_free(r->sbs[i]);
 		free(r->sbs[i]);
@@ -1439,6 +1451,15 @@ static int append_kept(struct hwt_vg_thread *t, struct hwt_err *err)
 	t->ring.sealed_size += t->kept.n;
 	hwt_bytes_free(&t->kept);
 	return 0;
+}
+
+bool hwt_vg_reader_last_pc(const struct hwt_vg_reader *r,
+			   const struct hwt_vg_thread *t, uint64_t *pc)
+{
+	if (!t->last_known || t->ahead)
+		return false;
+	*pc = log_last_pc(r, t);
+	return true;
 }
 
 int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)

@@ -167,6 +167,9 @@ int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
  * rings, each followed by what its thread's log kept (defer). An item cut short is an error (the tool died while writing);
  * the rings are sealed all the same. */
 int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err);
+/* The last instruction thread t ran; false: none. */
+bool hwt_vg_reader_last_pc(const struct hwt_vg_reader *r,
+			   const struct hwt_vg_thread *t, uint64_t *pc);
 void hwt_vg_reader_free(struct hwt_vg_reader *r);
 
 #endif

@@ -35,6 +35,7 @@ struct vg_collector {
 	struct hwt_held held;
 	char *dir;                /* private: stream, log, vgdb's FIFOs */
 	char *stream_path, *log_path;
+	char *data_path;          /* the tool's data history, or NULL */
 	char *prog;
 	char *tool_path;          /* the tool's file (rd.tool_path) */
 	char *private_tool;       /* live: the copy Valgrind runs, removed
@@ -95,6 +96,11 @@ int vg_collect_threads(struct vg_collector *c, struct hwt_err *err);
 /* backend.c: the process was reaped with status: read the rest of the
  * stream, set how it ended, lay the histories out for threads(). */
 int vg_wind_up(struct vg_collector *c, int status, struct hwt_err *err);
+
+/* past.c: the backend's write_past: the tool's data history into a
+ * bundle's (1), none kept (0), or a negative errno. */
+int vg_write_past(struct hwt_collector *base, const char *path,
+		  struct hwt_err *err);
 
 /* backend.c: PROG found through PATH as execvp would, into out. */
 bool vg_which(const char *prog, char *out, size_t size);

@@ -203,14 +203,17 @@ def check_lldb(what, out, line_x2, known=False):
            past_g.strip())
 
 
-def record(build, tmp, backend, program='values'):
+def record(build, tmp, backend, program='values', values=False):
     """A crash bundle of BUILD/programs/PROGRAM (given an argument, each
-    crashes) recorded by BACKEND."""
+    crashes) recorded by BACKEND, keeping the values of the past where
+    asked (valgrind's --values; ptrace keeps them always)."""
     hwtrace = os.path.join(build, 'hwtrace')
     prog = os.path.join(build, 'programs', program)
-    bundle = os.path.join(tmp, f'{program}-{backend}.bundle')
-    rc, _, err = run_tool(hwtrace, 'record', '--backend', backend, '-o',
-                          bundle, '--', prog, 'crash', timeout=600)
+    name = f'{program}-{backend}{"-values" if values else ""}'
+    bundle = os.path.join(tmp, f'{name}.bundle')
+    opts = ['--values'] if values else []
+    rc, _, err = run_tool(hwtrace, 'record', '--backend', backend, *opts,
+                          '-o', bundle, '--', prog, 'crash', timeout=600)
     if not os.path.exists(os.path.join(bundle, 'core')):
         raise RuntimeError(f'hwtrace record --backend {backend}: exit {rc}: '
                            f'{err.strip()}')
@@ -344,13 +347,13 @@ def walk_states(out, prefix, n):
     return states
 
 
-def served_gdb(server, prog, backend, tmp, name, cmds):
+def served_gdb(server, prog, backend, tmp, name, cmds, args=()):
     """GDB's output for cmds against `hwt-server --record --backend
-    BACKEND PROG`, kept in TMP/NAME.gdb.out; None (reported) when the
-    server does not listen."""
+    BACKEND PROG ARGS`, kept in TMP/NAME.gdb.out; None (reported) when
+    the server does not listen."""
     srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--once',
-                         '--record', '--backend', backend, '--', prog],
-                        tmp, f'{name}-{backend}')
+                         '--record', '--backend', backend, '--', prog,
+                         *args], tmp, f'{name}-{backend}')
     try:
         if not srv.address:
             report(f'{name} {backend}: hwt-server listens', False, srv.log())
@@ -363,11 +366,10 @@ def served_gdb(server, prog, backend, tmp, name, cmds):
     return out
 
 
-def walk(build, tmp, backend, bundle=False):
-    """Forward with `next` from LINE_FIRST to LINE_LAST, printing every
-    value at each line; then back with `reverse-next` to LINE_FIRST:
-    the same lines in reverse, the same values at each, and main never
-    left."""
+def walk_forward(build, tmp, backend, args=()):
+    """Forward with `next` from LINE_FIRST to LINE_LAST under BACKEND's
+    live recording of walk ARGS, printing every value at each line:
+    (LINE_FIRST, the states up to LINE_LAST), or None (reported)."""
     server = os.path.join(build, 'hwt-server')
     prog = os.path.join(build, 'programs', 'walk')
     src = os.path.join(HERE, '..', 'programs', 'walk.c')
@@ -376,17 +378,14 @@ def walk(build, tmp, backend, bundle=False):
     first = next(i for i, s in enumerate(lines, 1) if 'LINE_FIRST' in s)
     last = next(i for i, s in enumerate(lines, 1) if 'LINE_LAST' in s)
     prints = [f'print {v}' for v in WALK_VALUES]
-    start = ['handle SIGUSR1 nostop noprint pass', f'break walk.c:{first}',
-             'continue']
-    # The first run walks forward, printing; more steps than the lines
-    # between, and the walk is cut at LINE_LAST.
+    # More steps than the lines between; the walk is cut at LINE_LAST.
     steps = last - first
-    cmds = [*start, mark('f0s'), mark('f0'), *prints]
+    cmds = [*walk_start(first), mark('f0s'), mark('f0'), *prints]
     for i in range(1, steps + 1):
         cmds += [mark(f'f{i}s'), 'next', mark(f'f{i}'), *prints]
-    out = served_gdb(server, prog, backend, tmp, 'walk-fwd', cmds)
+    out = served_gdb(server, prog, backend, tmp, 'walk-fwd', cmds, args)
     if out is None:
-        return
+        return None
     fwd = walk_states(out, 'f', steps + 1)
     fwd[0] = (first, fwd[0][1])
     # Steps past LINE_LAST leave main: the walk ends at LINE_LAST.
@@ -394,10 +393,30 @@ def walk(build, tmp, backend, bundle=False):
     if end is None:
         report(f'walk {backend}: next reaches LINE_LAST', False,
                out[-2000:])
+        return None
+    return first, fwd[:end + 1]
+
+
+def walk_start(first):
+    return ['handle SIGUSR1 nostop noprint pass', f'break walk.c:{first}',
+            'continue']
+
+
+def walk(build, tmp, backend, bundle=()):
+    """The forward walk, then, the same program again, back with
+    `reverse-next` from LINE_LAST to LINE_FIRST: the same lines in
+    reverse, the same values at each, and main never left."""
+    server = os.path.join(build, 'hwt-server')
+    prog = os.path.join(build, 'programs', 'walk')
+    prints = [f'print {v}' for v in WALK_VALUES]
+    fw = walk_forward(build, tmp, backend)
+    if fw is None:
         return
+    first, fwd = fw
+    end = len(fwd) - 1
     # The second run (the same program, the same values) steps to
     # LINE_LAST and walks back from there.
-    cmds = [*start, *['next'] * end]
+    cmds = [*walk_start(first), *['next'] * end]
     nback = 2 * end        # room for the second stops on a line
     for i in range(1, nback + 1):
         cmds += [mark(f'b{i}s'), 'reverse-next', mark(f'b{i}'), *prints]
@@ -416,7 +435,7 @@ def walk(build, tmp, backend, bundle=False):
     report(f'walk {backend}: reverse-next goes back through the lines '
            'next came through, never leaving main',
            got_lines == [ln for ln, _ in want],
-           f'forward {[ln for ln, _ in fwd[:end + 1]]}, backward '
+           f'forward {[ln for ln, _ in fwd]}, backward '
            f'{[ln for ln, _ in stops]}')
     # The two runs place the heap apart (no ASLR switch for hwt-server).
     want, back = addresses_out(want), addresses_out(starts)
@@ -428,7 +447,7 @@ def walk(build, tmp, backend, bundle=False):
            '; '.join(f'line {ln}: forward {w} backward {g}'
                      for ln, w, g in bad[:3]) or f'{len(back)} steps')
     if bundle:
-        walk_bundle(build, tmp, first, fwd[:end + 1])
+        walk_bundle(build, tmp, first, fwd, 'ptrace')
 
 
 def back_starts(states, first):
@@ -449,15 +468,16 @@ def addresses_out(states):
                   for v in vals]) for ln, vals in states]
 
 
-def walk_bundle(build, tmp, first, live):
-    """The same walk through a crash bundle of the ptrace recorder (walk,
+def walk_bundle(build, tmp, first, live, backend='ptrace'):
+    """The same walk through a crash bundle of BACKEND's recorder (walk,
     given an argument, crashes after LINE_LAST): from the crash back to
     LINE_FIRST, forward with `next` in the recorded past to LINE_LAST,
     then back with `reverse-next`. Every line shows the values the live
     walk printed there, from the bundle's data history over its core."""
     server = os.path.join(build, 'hwt-server')
     prog = os.path.join(build, 'programs', 'walk')
-    bundle = record(build, tmp, 'ptrace', 'walk')
+    bundle = record(build, tmp, backend, 'walk', values=True)
+    what = 'walk bundle' + ('' if backend == 'ptrace' else f' ({backend})')
     prints = [f'print {v}' for v in WALK_VALUES]
     steps = len(live) - 1
     cmds = ['record stop', f'break walk.c:{first}', 'reverse-continue',
@@ -467,20 +487,20 @@ def walk_bundle(build, tmp, first, live):
     for i in range(1, 2 * steps + 1):
         cmds += [mark(f'b{i}s'), 'reverse-next', mark(f'b{i}'), *prints]
     srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
-                         bundle], tmp, 'walk-bundle')
+                         bundle], tmp, f'walk-bundle-{backend}')
     try:
         if not srv.address:
-            report('walk bundle: hwt-server listens', False, srv.log())
+            report(f'{what}: hwt-server listens', False, srv.log())
             return
         out = gdb(prog, srv.address, cmds + [mark('end'), 'kill'])
     finally:
         srv.stop()
     fwd = walk_states(out, 'f', steps + 1)
     fwd[0] = (first, fwd[0][1])
-    same_walk('walk bundle: forward in the recorded past, every line and '
+    same_walk(f'{what}: forward in the recorded past, every line and '
               'value is the live walk\'s', live, fwd)
     back = back_starts(walk_states(out, 'b', 2 * steps + 1)[1:], first)
-    same_walk('walk bundle: back with reverse-next, the same lines and '
+    same_walk(f'{what}: back with reverse-next, the same lines and '
               'values, never leaving main', list(reversed(live[:-1])), back)
 
 
@@ -545,9 +565,9 @@ def who_wrote(build, tmp):
            w3 + w4)
 
 
-def who_wrote_postmortem(build, tmp):
+def who_wrote_postmortem(build, tmp, backend='ptrace'):
     """The same question of a crash recording: overwrite, given an
-    argument, crashes on the pointer the strcpy overran. From the ptrace
+    argument, crashes on the pointer the strcpy overran. From BACKEND's
     bundle (its data history, the core as the present), `watch -l` and
     `reverse-continue` stop in that strcpy, GDB printing the pointer's
     old and new value, then at fill(2), which set it; a read watchpoint
@@ -556,13 +576,14 @@ def who_wrote_postmortem(build, tmp):
     hwtrace = os.path.join(build, 'hwtrace')
     server = os.path.join(build, 'hwt-server')
     prog = os.path.join(build, 'programs', 'overwrite')
-    bundle = record(build, tmp, 'ptrace', 'overwrite')
+    bundle = record(build, tmp, backend, 'overwrite', values=True)
+    pm = 'who wrote post-mortem' + ('' if backend == 'ptrace' else
+                                    f' ({backend})')
     srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
-                         bundle], tmp, 'who-wrote-pm')
+                         bundle], tmp, f'who-wrote-pm-{backend}')
     try:
         if not srv.address:
-            report('who wrote post-mortem: hwt-server listens', False,
-                   srv.log())
+            report(f'{pm}: hwt-server listens', False, srv.log())
             return
         out = gdb(prog, srv.address, [
             'record stop', 'watch -l table[2].label', mark('w1'),
@@ -572,19 +593,19 @@ def who_wrote_postmortem(build, tmp):
     finally:
         srv.stop()
     w1, w2, r = section(out, 'w1'), section(out, 'w2'), section(out, 'r')
-    report('who wrote post-mortem: from the crash bundle, reverse-continue '
+    report(f'{pm}: from the crash bundle, reverse-continue '
            'to the pointer stops in the strcpy that overran it, called '
            'from overflow()',
            re.search(r'Old value = .*\nNew value = .*"two"', w1) and
            re.search(r'#0 .*strcpy', w1) and ' in overflow ' in w1, w1)
-    report('who wrote post-mortem: again, at fill(2), which set it',
+    report(f'{pm}: again, at fill(2), which set it',
            re.search(r'New value = 0x0\b', w2) and
            re.search(r'in fill \(i=2\)', w2), w2)
-    report('who wrote post-mortem: a read watchpoint is refused, not '
+    report(f'{pm}: a read watchpoint is refused, not '
            'silently never hit', 'Could not insert hardware watchpoint' in r,
            r)
     srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
-                         bundle], tmp, 'who-wrote-pm-lldb')
+                         bundle], tmp, f'who-wrote-pm-lldb-{backend}')
     try:
         lout = lldb([f'target create {prog}', f'gdb-remote {srv.address}',
                      'process handle SIGSEGV -p false',
@@ -598,26 +619,26 @@ def who_wrote_postmortem(build, tmp):
     finally:
         srv.stop()
     back, again = section(lout, 'back'), section(lout, 'again')
-    report('who wrote post-mortem: LLDB\'s watchpoint set + process '
+    report(f'{pm}: LLDB\'s watchpoint set + process '
            'continue --reverse from the crash bundle stops in the strcpy '
            'called from overflow(), then at fill(2)',
            'stop reason = watchpoint 1' in back and 'strcpy' in back and
            'overwrite`overflow' in back and 'overwrite`fill(i=2)' in again,
            lout[-1500:])
-    writes_cli(hwtrace, prog, bundle)
+    writes_cli(hwtrace, prog, bundle, backend)
 
 
-def two_threads(build, tmp):
+def two_threads(build, tmp, backend='ptrace'):
     """Two threads store to one variable in turns (twostores: worker 1
     stores 11, worker 2 21, worker 1 12), then main crashes. From the
-    ptrace crash bundle, each reverse-continue to a watch on it stops at
+    crash bundle of BACKEND, each reverse-continue to a watch on it stops at
     the store before, in the order the threads took their steps, in the
     thread that made it: worker 1's 12, worker 2's 21, worker 1's 11."""
     server = os.path.join(build, 'hwt-server')
     prog = os.path.join(build, 'programs', 'twostores')
-    bundle = record(build, tmp, 'ptrace', 'twostores')
+    bundle = record(build, tmp, backend, 'twostores', values=True)
     srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
-                         bundle], tmp, 'two-threads')
+                         bundle], tmp, f'two-threads-{backend}')
     cmds = ['record stop', 'watch -l shared']
     for i in range(3):
         cmds += [mark(f's{i}'), 'reverse-continue', 'print id',
@@ -630,14 +651,15 @@ def two_threads(build, tmp):
     for i, (ident, value) in enumerate(((1, 12), (2, 21), (1, 11))):
         stop = section(out, f's{i}')
         vals = re.findall(r'^\$\d+ = (\d+)$', stop, re.M)
-        report(f'two threads: reverse watch {i + 1} stops at worker '
+        report(f'two threads ({backend}): reverse watch {i + 1} stops at '
+               f'worker '
                f'{ident}\'s store of {value}, in that thread',
                'hit Hardware watchpoint 1' in stop and
                vals == [str(ident), str(value)] and
                f'in store_as (id={ident}, value={value})' in stop, stop)
 
 
-def writes_cli(hwtrace, prog, bundle):
+def writes_cli(hwtrace, prog, bundle, backend):
     """`hwtrace writes` asks the bundle the same at once: the strcpy's
     store, then fill(2)'s, each with its bytes before and after, at the
     items dump --insn gives them."""
@@ -655,8 +677,9 @@ def writes_cli(hwtrace, prog, bundle):
     addr = base[0] + int(m.group(1), 16)
     rc, out, err = run_tool(hwtrace, 'writes', '--tsv', hex(addr), bundle)
     rows = [ln.split('\t') for ln in out.splitlines()]
-    report('hwtrace writes: the strcpy\'s store, newest, then fill(2)\'s '
-           'that set the pointer, with their bytes before and after',
+    report(f'hwtrace writes ({backend}): the strcpy\'s store, newest, then '
+           'fill(2)\'s that set the pointer, with their bytes before and '
+           'after',
            rc == 0 and len(rows) == 2 and 'strcpy' in rows[0][3] and
            rows[0][6] == '797a303132333435' and rows[1][3] == 'fill' and
            rows[1][5] == '0' * 16 and rows[1][6] == rows[0][5],
@@ -731,12 +754,25 @@ def main():
             'walk-bundle')
         if live_walk or bundle_walk:
             walk(build, tmp, 'ptrace', bundle_walk)
+        # Valgrind's cpu runs libc's baseline code (its memset leaves
+        # other bytes in xmm0): its bundle is checked against its own
+        # live walk forward, whose values are the present's, of the
+        # same command line (what libc's string code leaves in xmm0
+        # depends on it).
+        if selected('walk-bundle-valgrind'):
+            fw = walk_forward(build, tmp, 'valgrind', ['crash'])
+            if fw:
+                walk_bundle(build, tmp, fw[0], fw[1], 'valgrind')
         if selected('who-wrote'):
             who_wrote(build, tmp)
         if selected('who-wrote-postmortem'):
             who_wrote_postmortem(build, tmp)
+        if selected('who-wrote-postmortem-valgrind'):
+            who_wrote_postmortem(build, tmp, 'valgrind')
         if selected('two-threads'):
             two_threads(build, tmp)
+        if selected('two-threads-valgrind'):
+            two_threads(build, tmp, 'valgrind')
         if selected('live-lldb'):
             live_lldb(build, tmp, line_x2, line_print)
         if selected('bundles'):
@@ -752,6 +788,9 @@ def main():
                    'no data history' in err, err)
             postmortem_gdb(build, tmp, 'bundle hwt-sw (valgrind)', vg, None,
                            line_x2)
+            vgv = record(build, tmp, 'valgrind', values=True)
+            postmortem_gdb(build, tmp, 'bundle hwt-sw (valgrind --values)',
+                           vgv, None, line_x2, known=True)
             pt = os.path.join(tmp, 'pt.bundle')
             rc, _, err = run_tool(os.path.join(build, 'hwtrace'), 'export',
                                   '--lldb', '-o', pt, sw)

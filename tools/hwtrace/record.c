@@ -46,6 +46,11 @@ static const char record_usage[] =
 	"                       compressed to a file beside the recording, at\n"
 	"                       most BYTES per thread (default 4G), the newest\n"
 	"                       kept past that; memory stays the window's\n"
+	"      --values[=BYTES] valgrind backend: keep the values of the past,\n"
+	"                       registers and memory before each of the newest\n"
+	"                       instructions, in BYTES of memory (default 64M,\n"
+	"                       about 3 M instructions); the ptrace backend\n"
+	"                       always keeps them\n"
 	"      --follow-fork    record the children the program forks too\n"
 	"                       (valgrind backend), their threads beside its own\n"
 	"      --block-step     module backend: one record per taken branch\n"
@@ -61,6 +66,8 @@ static const char record_usage[] =
 
 /* Disk a whole recording keeps per thread by default. */
 #define HWT_RECORD_WHOLE_DEFAULT (4ull << 30)
+/* Memory the valgrind backend's values of the past take by default. */
+#define HWT_RECORD_VALUES_DEFAULT (64ull << 20)
 
 /* The usage text, then the registered backends: the list comes from the
  * collector library so it never goes stale. */
@@ -98,6 +105,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "block-step", no_argument, NULL, 'B' },
 		{ "follow-fork", no_argument, NULL, 'F' },
 		{ "whole", optional_argument, NULL, 'W' },
+		{ "values", optional_argument, NULL, 'V' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -155,6 +163,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 					"--whole='%s' must be a size of at "
 					"least 64K", optarg);
 			a->opts.whole_bound = v;
+			break;
+		case 'V':
+			v = HWT_RECORD_VALUES_DEFAULT;
+			if (optarg && (hwt_parse_size(optarg, &v) ||
+				       v < (1u << 20) || v > (16ull << 30)))
+				return cli_usage_error("record",
+					"--values='%s' must be a size between "
+					"1M and 16G", optarg);
+			a->opts.data_bytes = v;
 			break;
 		case 'q':
 			a->quiet = true;
