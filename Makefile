@@ -191,6 +191,9 @@ $(FUZZ_O)/fuzz_rsp: $(FUZZ_O)/obj/plugin/gdb/rsp.o
 # The valgrind backend's stream reader and what it writes into.
 $(FUZZ_O)/fuzz_vgstream: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/valgrind/stream.c collect/valgrind/runlog.c collect/valgrind/keep.c collect/ring.c collect/spill.c collect/os/modset.c collect/os/procmaps.c collect/os/procfs.c)
 
+# The tool's data history into values of the past.
+$(FUZZ_O)/fuzz_vgdata: $(patsubst %.c,$(FUZZ_O)/obj/%.o,collect/valgrind/data.c collect/valgrind/vexflags.c)
+
 # The link to Valgrind's gdbserver, reading what vgdb passes on.
 $(FUZZ_O)/fuzz_vgdb: $(FUZZ_O)/obj/collect/valgrind/vgdb.o
 

@@ -54,6 +54,7 @@ struct hwt_reglog {
 	size_t bytes, cap;         /* kept, and the bound */
 	uint64_t last[HWT_REGLOG_MAX_WORDS], prev[HWT_REGLOG_MAX_WORDS];
 	size_t last_off;           /* the newest entry's delta; SIZE_MAX: a key */
+	bool prev_same;            /* prev holds what last does */
 };
 
 /* An empty log of nwords-word entries kept to about cap bytes. */

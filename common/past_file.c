@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "hwt-past.h"
+#include "sw_index_layout.h"
 
 #define MAGIC_LEN 8u
 #define RUN_SIZE 16u
@@ -21,15 +24,72 @@
 
 /* ---- writing ------------------------------------------------------------- */
 
+/* Where the layout goes: counted only (its size, pledged to zstd), into
+ * a buffer (hwt_past_format), or through a zstd stream into a file a
+ * piece at a time, so that a long history is never held twice. */
+#define PIECE (1u << 20)
+
 struct out {
+	uint64_t size;             /* bytes put */
+	bool count_only;
+	uint8_t *buf;
+	size_t len, cap;
+	ZSTD_CCtx *z;
 	FILE *f;
+	uint8_t *zbuf;
+	size_t zcap;
 	bool failed;
 };
 
+static void drain(struct out *o, ZSTD_EndDirective end)
+{
+	ZSTD_inBuffer in = { o->buf, o->len, 0 };
+	size_t left;
+
+	do {
+		ZSTD_outBuffer zo = { o->zbuf, o->zcap, 0 };
+
+		left = ZSTD_compressStream2(o->z, &zo, &in, end);
+		if (ZSTD_isError(left) ||
+		    fwrite(o->zbuf, 1, zo.pos, o->f) != zo.pos) {
+			o->failed = true;
+			return;
+		}
+	} while (end == ZSTD_e_end ? left != 0 : in.pos < in.size);
+	o->len = 0;
+}
+
 static void put(struct out *o, const void *p, size_t n)
 {
-	if (!o->failed && n && fwrite(p, 1, n, o->f) != n)
-		o->failed = true;
+	o->size += n;
+	if (o->count_only || o->failed || !n)
+		return;
+	while (n) {
+		size_t k;
+
+		if (o->len == o->cap) {
+			size_t cap = o->cap ? 2 * o->cap : PIECE;
+			uint8_t *v;
+
+			if (o->z) {
+				drain(o, ZSTD_e_continue);
+				if (o->failed)
+					return;
+				continue;
+			}
+			if (!(v = realloc(o->buf, cap))) {
+				o->failed = true;
+				return;
+			}
+			o->buf = v;
+			o->cap = cap;
+		}
+		k = o->cap - o->len < n ? o->cap - o->len : n;
+		memcpy(o->buf + o->len, p, k);
+		o->len += k;
+		p = (const uint8_t *)p + k;
+		n -= k;
+	}
 }
 
 static void put64(struct out *o, uint64_t v)
@@ -57,84 +117,99 @@ static void put_regs(struct out *o, const struct hwt_reglog *l)
 	}
 }
 
-int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
-		    struct hwt_err *err)
+static void format(struct out *o, const struct hwt_past *p)
 {
-	char *buf = NULL;
-	size_t n = 0;
-	struct out o = { open_memstream(&buf, &n), false };
-
-	*data = NULL;
-	*len = 0;
-	if (!o.f)
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	put(&o, HWT_PAST_MAGIC, MAGIC_LEN);
-	put64(&o, p->horizon);
-	put64(&o, p->nthreads);
+	put(o, HWT_PAST_MAGIC, MAGIC_LEN);
+	put64(o, p->horizon);
+	put64(o, p->nthreads);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct hwt_past_thread *t = &p->threads[i];
 
-		put64(&o, (uint64_t)(uint32_t)t->tid);
-		put64(&o, t->end_index);
-		put64(&o, t->last_seq);
-		put64(&o, t->nruns);
+		put64(o, (uint64_t)(uint32_t)t->tid);
+		put64(o, t->end_index);
+		put64(o, t->last_seq);
+		put64(o, t->nruns);
 		for (size_t k = 0; k < t->nruns; k++) {
-			put64(&o, t->runs[k].index);
-			put64(&o, t->runs[k].seq);
+			put64(o, t->runs[k].index);
+			put64(o, t->runs[k].seq);
 		}
-		put_regs(&o, &t->regs);
-		put_regs(&o, &t->fpregs);
+		put_regs(o, &t->regs);
+		put_regs(o, &t->fpregs);
 	}
-	put64(&o, p->n);
+	put64(o, p->n);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct hwt_mem_entry *e = &p->e[i];
 
-		put64(&o, e->seq);
-		put64(&o, e->addr);
-		put64(&o, e->len);
-		put64(&o, e->off);
-		put64(&o, (uint64_t)(uint32_t)e->tid);
+		put64(o, e->seq);
+		put64(o, e->addr);
+		put64(o, e->len);
+		put64(o, e->off);
+		put64(o, (uint64_t)(uint32_t)e->tid);
 	}
-	put64(&o, p->nbytes);
-	put(&o, p->bytes, p->nbytes);
-	if (fclose(o.f) != 0 || o.failed) {
-		free(buf);
+	put64(o, p->nbytes);
+	put(o, p->bytes, p->nbytes);
+}
+
+int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
+		    struct hwt_err *err)
+{
+	struct out o = { 0 };
+
+	*data = NULL;
+	*len = 0;
+	format(&o, p);
+	if (o.failed) {
+		free(o.buf);
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
-	*data = (uint8_t *)buf;
-	*len = n;
-	return 0;
+	*data = o.buf ? o.buf : malloc(1);
+	*len = o.len;
+	return *data ? 0 : hwt_err_set(err, ENOMEM, "out of memory");
 }
 
 int hwt_past_write(const char *path, const struct hwt_past *p,
 		   struct hwt_err *err)
 {
-	uint8_t *data, *zst = NULL;
-	size_t len, zlen = 0;
-	FILE *f;
-	int rc = hwt_past_format(p, &data, &len, err);
+	struct out count = { .count_only = true };
+	struct out o = { 0 };
+	int rc = 0, code;
+	bool ok;
 
-	if (!rc)
-		rc = hwt_zstd_pack(data, len, &zst, &zlen, err);
-	free(data);
-	if (rc)
-		return rc;
-	if (!(f = fopen(path, "wbx"))) {
+	/* The size first: the frame says it (the reader needs it). */
+	format(&count, p);
+	o.z = ZSTD_createCCtx();
+	o.zcap = ZSTD_CStreamOutSize();
+	o.buf = malloc(PIECE);
+	o.cap = PIECE;
+	o.zbuf = malloc(o.zcap);
+	if (!o.z || !o.buf || !o.zbuf ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(o.z, ZSTD_c_compressionLevel,
+						HWT_SW_ZSTD_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(o.z, ZSTD_c_checksumFlag, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(o.z, count.size))) {
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!(o.f = fopen(path, "wbx"))) {
 		rc = hwt_err_set(err, errno, "creating %s: %s", path,
 				 strerror(errno));
-	} else {
-		bool ok = fwrite(zst, 1, zlen, f) == zlen;
-		int code;
-
-		ok = fclose(f) == 0 && ok;
-		code = errno ? errno : EIO;
-		if (!ok) {
-			remove(path);
-			rc = hwt_err_set(err, code, "writing %s: %s", path,
-					 strerror(code));
-		}
+		goto out;
 	}
-	free(zst);
+	format(&o, p);
+	if (!o.failed)
+		drain(&o, ZSTD_e_end);
+	ok = !o.failed && o.size == count.size;
+	ok = fclose(o.f) == 0 && ok;
+	code = errno ? errno : EIO;
+	if (!ok) {
+		remove(path);
+		rc = hwt_err_set(err, code, "writing %s: %s", path,
+				 strerror(code));
+	}
+out:
+	ZSTD_freeCCtx(o.z);
+	free(o.buf);
+	free(o.zbuf);
 	return rc;
 }
 

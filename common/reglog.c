@@ -101,7 +101,10 @@ static size_t decode(const struct hwt_reglog *l, const uint8_t *in,
 static bool put_delta(struct hwt_reglog *l, struct hwt_reglog_block *b)
 {
 	if (b->len + max_delta(l) > b->alloc) {
-		size_t alloc = b->alloc ? 2 * b->alloc : 4096;
+		/* Room for a block of entries that change two words each
+		 * (the pc and one more, the common case) at once. */
+		size_t alloc = b->alloc ? 2 * b->alloc :
+			       HWT_REGLOG_BLOCK * (mask_bytes(l) + 16);
 		uint8_t *p = realloc(b->data, alloc);
 
 		if (!p)
@@ -147,15 +150,27 @@ void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
 		l->last_off = SIZE_MAX;
 	} else {
 		b = &l->blocks[l->nblocks - 1];
-		memcpy(l->prev, l->last, size);
-		memcpy(l->last, regs, size);
+		/* Most entries repeat the last (an x87/SSE state most
+		 * instructions leave alone): its copies are not made again. */
+		if (!l->prev_same || memcmp(l->last, regs, size) != 0) {
+			memcpy(l->prev, l->last, size);
+			memcpy(l->last, regs, size);
+			l->prev_same = false;
+		}
 		if (!put_delta(l, b)) {
 			drop_all(l);
 			return;
 		}
+		if (!l->prev_same && memcmp(l->prev, l->last, size) == 0)
+			l->prev_same = true;
 		b->count++;
+		l->n++;
+		while (l->bytes > l->cap && l->nblocks > 1)
+			drop_oldest(l);
+		return;
 	}
 	memcpy(l->last, regs, size);
+	l->prev_same = false;
 	l->n++;
 	while (l->bytes > l->cap && l->nblocks > 1)
 		drop_oldest(l);
@@ -169,6 +184,7 @@ void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs)
 		return;
 	b = &l->blocks[l->nblocks - 1];
 	memcpy(l->last, regs, 8 * (size_t)l->nwords);
+	l->prev_same = false;
 	if (l->last_off == SIZE_MAX) {
 		memcpy(b->key, regs, 8 * (size_t)l->nwords);
 		return;

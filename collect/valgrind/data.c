@@ -276,7 +276,9 @@ static int read_layouts(struct build *b, const uint8_t *p, size_t len,
 		if (rc < 0)
 			return rc;
 	}
-	qsort(b->layouts, b->nlayouts, sizeof(*b->layouts), cmp_layout);
+	if (b->nlayouts)
+		qsort(b->layouts, b->nlayouts, sizeof(*b->layouts),
+		      cmp_layout);
 	for (size_t i = 1; i < b->nlayouts; i++)
 		if (b->layouts[i].id == b->layouts[i - 1].id)
 			return bad(err, base, "a translation described twice");
@@ -355,12 +357,11 @@ static uint32_t newest_run(const struct layout *l, uint32_t n,
 
 static void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint8_t x = a[i];
+	uint8_t tmp[HWT_VGD_STATE_SIZE];
 
-		a[i] = b[i];
-		b[i] = x;
-	}
+	memcpy(tmp, a, n);
+	memcpy(a, b, n);
+	memcpy(b, tmp, n);
 }
 
 /* The instructions a run left by exit ran (its count check aside). */
@@ -769,9 +770,23 @@ static int add_run(struct hwt_past_thread *pt, uint64_t index, uint64_t seq,
 /* The second walk, oldest first: each thread's registers before each of
  * its instructions, and where each thread's runs fall in the order of
  * all steps. */
+/* A thread's state in the second walk, with what was last made of it:
+ * most instructions change neither the flags nor the x87/SSE state. */
+struct fstate {
+	uint8_t s[HWT_VGD_STATE_SIZE];
+	uint64_t flags;
+	struct user_fpregs_struct f;
+	bool flags_stale, fp_stale;
+};
+
+static bool overlaps(uint32_t a, uint32_t n, uint32_t lo, uint32_t hi)
+{
+	return a < hi && a + n > lo;
+}
+
 static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 {
-	uint8_t (*state)[HWT_VGD_STATE_SIZE] = NULL;
+	struct fstate *state = NULL;
 	uint32_t last = UINT32_MAX;
 	size_t cap = REGLOG_CAP / (b->nt ? b->nt : 1);
 	int rc = 0;
@@ -779,7 +794,8 @@ static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 	if (!(state = alloc_n(b->nt, sizeof(*state))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < b->nt; i++) {
-		memcpy(state[i], b->t[i].state, HWT_VGD_STATE_SIZE);
+		memcpy(state[i].s, b->t[i].state, HWT_VGD_STATE_SIZE);
+		state[i].flags_stale = state[i].fp_stale = true;
 		if (b->t[i].out == SIZE_MAX)
 			continue;
 		hwt_reglog_init(&p->threads[b->t[i].out].regs,
@@ -791,7 +807,8 @@ static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 		const struct item *it = &b->items[k];
 		struct wthread *t = &b->t[it->thread];
 		struct hwt_past_thread *pt = &p->threads[t->out];
-		uint8_t *s = state[it->thread];
+		struct fstate *fs = &state[it->thread];
+		uint8_t *s = fs->s;
 		const uint8_t *blk = b->ring + it->pos;
 		uint32_t slot = 0;
 
@@ -799,6 +816,7 @@ static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 			/* The state after the event: kept by the first
 			 * walk in the event. */
 			memcpy(s, blk + 16, HWT_VGD_STATE_SIZE);
+			fs->flags_stale = fs->fp_stale = true;
 			continue;
 		}
 		if (it->thread != last) {
@@ -808,13 +826,16 @@ static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 		}
 		for (uint32_t i = 0; i < it->n && rc == 0; i++) {
 			struct user_regs_struct r;
-			struct user_fpregs_struct f;
 			uint64_t index = t->index - 1 - (it->index - i);
 
-			to_user(s, it->l->pc[i], flags_of(s), &r);
-			to_fxsave(s, &f);
+			if (fs->flags_stale)
+				fs->flags = flags_of(s);
+			if (fs->fp_stale)
+				to_fxsave(s, &fs->f);
+			fs->flags_stale = fs->fp_stale = false;
+			to_user(s, it->l->pc[i], fs->flags, &r);
 			hwt_reglog_append(&pt->regs, index, &r);
-			hwt_reglog_append(&pt->fpregs, index, &f);
+			hwt_reglog_append(&pt->fpregs, index, &fs->f);
 			pt->last_seq = b->steps - 1 - (it->step - i);
 			if (i == it->fault)
 				break;   /* it did not complete */
@@ -823,9 +844,16 @@ static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 			       it->l->slots[slot].insn <= i; slot++) {
 				const struct slot *sl = &it->l->slots[slot];
 
-				if ((sl->kind & HWT_VGD_SLOT_KIND_MASK) ==
+				if ((sl->kind & HWT_VGD_SLOT_KIND_MASK) !=
 				    HWT_VGD_SLOT_REG)
-					memcpy(s + sl->a, blk + sl->off, sl->b);
+					continue;
+				memcpy(s + sl->a, blk + sl->off, sl->b);
+				if (overlaps(sl->a, sl->b, HWT_VGD_CC_OP,
+					     HWT_VGD_CC_OP + 32))
+					fs->flags_stale = true;
+				if (overlaps(sl->a, sl->b, HWT_VGD_SSEROUND,
+					     HWT_VGD_FC3210 + 8))
+					fs->fp_stale = true;
 			}
 		}
 	}
@@ -841,17 +869,26 @@ static bool seq_of(const struct build *b, const struct hwt_past *p,
 	const struct hwt_past_thread *pt = &p->threads[t->out];
 	uint64_t index;
 
+	size_t lo = 0, hi;
+
+	(void)b;
 	if (back >= t->index || !pt->nruns)
 		return false;
 	index = t->index - 1 - back;
-	for (size_t r = pt->nruns; r-- > 0;) {
-		if (pt->runs[r].index <= index) {
-			*seq = pt->runs[r].seq + (index - pt->runs[r].index);
-			return true;
-		}
+	/* The last run at or before index. */
+	hi = pt->nruns;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pt->runs[mid].index <= index)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	(void)b;
-	return false;
+	if (!lo)
+		return false;
+	*seq = pt->runs[lo - 1].seq + (index - pt->runs[lo - 1].index);
+	return true;
 }
 
 struct ordered {
