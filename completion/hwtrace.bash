@@ -30,7 +30,7 @@ _hwtrace()
 				return
 			fi
 		done
-		opts="--output --backend --size --cpu --no-pin --no-copy --snapshot --whole --follow-fork --block-step --quiet --help --" ;;
+		opts="--output --backend --size --cpu --no-pin --no-copy --snapshot --whole --values --follow-fork --block-step --quiet --help --" ;;
 	dump) opts="--insn --calls --ranges --thread --range --last --since --tsv --help" ;;
 	info) opts="--help" ;;
 	index) opts="--help" ;;

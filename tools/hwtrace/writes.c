@@ -222,7 +222,8 @@ int cmd_writes(int argc, char **argv)
 		rc = hwt_err_set(&err, ENOENT, "%s has no %s: who wrote memory "
 				 "is known from a recording with a data "
 				 "history and a core (hwtrace record --backend "
-				 "ptrace of a program that crashes)", a.path,
+				 "ptrace, or --backend valgrind --values, of a "
+				 "program that crashes)", a.path,
 				 b->data_history ? "core" : "data history");
 		goto out;
 	}
