@@ -151,8 +151,9 @@ struct hwt_write_found {
 };
 
 /* Thread tid's instruction index at the moment before step (in the order
- * of all threads' steps): its first instruction taken at or after it;
- * one past its newest when it took none since. false: no such thread. */
+ * of all threads' steps; a step before the horizon is taken as the
+ * horizon): its first instruction taken at or after it; one past its
+ * newest when it took none since. false: no such thread. */
 bool hwt_mem_history_index_at(const struct hwt_mem_history *h, int32_t tid,
 			      uint64_t step, uint64_t *index);
 

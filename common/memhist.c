@@ -158,6 +158,10 @@ bool hwt_mem_history_index_at(const struct hwt_mem_history *h, int32_t tid,
 
 	if (!t || !t->nruns)
 		return false;
+	/* Before the horizon nothing is known: its first moment is the
+	 * nearest that is. */
+	if (step < h->horizon)
+		step = h->horizon;
 	lo = run_holding(t, step, true);
 	if (lo == 0)                    /* before its first recorded step */
 		*index = t->runs[0].index;

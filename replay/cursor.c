@@ -259,9 +259,9 @@ static int addr_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int hwt_cursor_continue(struct hwt_cursor *c, enum hwt_dir dir,
-			const uint64_t *addrs, size_t naddrs,
-			struct hwt_err *err)
+int hwt_cursor_continue_within(struct hwt_cursor *c, enum hwt_dir dir,
+			       const uint64_t *addrs, size_t naddrs,
+			       uint64_t bound, struct hwt_err *err)
 {
 	struct hwt_item cur = c->it, nx;
 	uint64_t *set = NULL;
@@ -280,7 +280,8 @@ int hwt_cursor_continue(struct hwt_cursor *c, enum hwt_dir dir,
 		rc = adjacent(c, &cur, dir, &nx, &gap, err);
 		if (rc < 0)
 			break;
-		if (rc) {
+		if (rc || (dir == HWT_BACKWARD ? nx.index < bound :
+			   nx.index > bound)) {
 			rc = stop(c, &cur, HWT_BOUNDARY);
 			break;
 		}
@@ -293,6 +294,15 @@ int hwt_cursor_continue(struct hwt_cursor *c, enum hwt_dir dir,
 	}
 	free(set);
 	return rc;
+}
+
+int hwt_cursor_continue(struct hwt_cursor *c, enum hwt_dir dir,
+			const uint64_t *addrs, size_t naddrs,
+			struct hwt_err *err)
+{
+	return hwt_cursor_continue_within(c, dir, addrs, naddrs,
+					  dir == HWT_BACKWARD ? 0 : UINT64_MAX,
+					  err);
 }
 
 /* ---- stepping by line ---- */

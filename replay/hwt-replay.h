@@ -324,6 +324,11 @@ int hwt_cursor_finish(struct hwt_cursor *c, enum hwt_dir dir,
 int hwt_cursor_continue(struct hwt_cursor *c, enum hwt_dir dir,
 			const uint64_t *addrs, size_t naddrs,
 			struct hwt_err *err);
+/* The same, going no further than item index bound (HWT_BOUNDARY
+ * there): backward not before it, forward not past it. */
+int hwt_cursor_continue_within(struct hwt_cursor *c, enum hwt_dir dir,
+			       const uint64_t *addrs, size_t naddrs,
+			       uint64_t bound, struct hwt_err *err);
 
 /* ---- text (format.c) ---------------------------------------------------
  * One history line as `hwtrace dump --insn` / `--calls` print it

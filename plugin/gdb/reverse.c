@@ -122,6 +122,22 @@ static bool past_watch(struct server *s, size_t *ti, enum hwt_dir dir,
 	return true;
 }
 
+/* How far a continue with write watches may go back: to the thread's
+ * oldest instruction whose values are known, where the data history
+ * begins (a store before it could not be told, so going on would pass
+ * it silently); without watches, or values, the history's start. */
+static uint64_t watch_bound(struct server *s, size_t ti, enum hwt_dir dir)
+{
+	uint64_t pos;
+
+	if (dir != HWT_BACKWARD)
+		return UINT64_MAX;
+	if (!s->nwatches || !s->ops->past_place ||
+	    !s->ops->past_place(s, ti, 0, &pos))
+		return 0;
+	return pos;
+}
+
 int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 		   char *reply, size_t cap)
 {
@@ -145,7 +161,8 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 	from_step = s->moment_known ? s->moment : HWT_MEM_NO_BOUND;
 	s->moment_known = false;
 	rc = step ? hwt_cursor_stepi(c, dir, &err)
-		  : hwt_cursor_continue(c, dir, s->bps, s->nbps, &err);
+		  : hwt_cursor_continue_within(c, dir, s->bps, s->nbps,
+					       watch_bound(s, ti, dir), &err);
 	if (rc < 0) {
 		snprintf(reply, cap, "E.%s", err.msg);
 		return rc;

@@ -659,6 +659,45 @@ def two_threads(build, tmp, backend='ptrace'):
                f'in store_as (id={ident}, value={value})' in stop, stop)
 
 
+def values_horizon(build, tmp):
+    """A valgrind recording whose values reach back over part of its
+    history (--values=1M: about half of values' instructions): a reverse
+    watch on bytes nothing writes stops where the values begin, the
+    registers known there; one instruction further back they are
+    unavailable, never today's."""
+    hwtrace = os.path.join(build, 'hwtrace')
+    server = os.path.join(build, 'hwt-server')
+    prog = os.path.join(build, 'programs', 'values')
+    bundle = os.path.join(tmp, 'values-1m.bundle')
+    run_tool(hwtrace, 'record', '--backend', 'valgrind', '--values=1M',
+             '-o', bundle, '--', prog, 'crash', timeout=600)
+    _, info, _ = run_tool(hwtrace, 'info', bundle)
+    held = re.search(r'^data: +data\.past: registers before (\d+) '
+                     r'instructions', info, re.M)
+    total = re.search(r'(\d+) instructions recorded', info)
+    report('values horizon: --values=1M keeps values for part of the '
+           'history', held and total and
+           0 < int(held.group(1)) < int(total.group(1)), info)
+    srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--bundle',
+                         bundle], tmp, 'values-horizon')
+    try:
+        out = gdb(prog, srv.address, [
+            'record stop', 'watch -l *(long *)($sp - 65536)',
+            mark('w'), 'reverse-continue', 'print $sp', mark('b'),
+            'reverse-stepi', 'print $sp', mark('end'), 'kill']) \
+            if srv.address else srv.log()
+    finally:
+        srv.stop()
+    w, b = section(out, 'w'), section(out, 'b')
+    report('values horizon: a reverse watch that finds no store stops '
+           'where the values begin, its registers known',
+           'No more reverse-execution history' in w and
+           re.search(r'^\$\d+ = \(void \*\) 0x[0-9a-f]+$', w, re.M), w)
+    report('values horizon: one instruction further back the registers '
+           'are unavailable', re.search(r'^\$\d+ = <unavailable>$', b,
+                                         re.M), b)
+
+
 def writes_cli(hwtrace, prog, bundle, backend):
     """`hwtrace writes` asks the bundle the same at once: the strcpy's
     store, then fill(2)'s, each with its bytes before and after, at the
@@ -773,6 +812,8 @@ def main():
             two_threads(build, tmp)
         if selected('two-threads-valgrind'):
             two_threads(build, tmp, 'valgrind')
+        if selected('values-horizon'):
+            values_horizon(build, tmp)
         if selected('live-lldb'):
             live_lldb(build, tmp, line_x2, line_print)
         if selected('bundles'):
