@@ -52,9 +52,12 @@ struct hwt_reglog {
 	struct hwt_reglog_block *blocks;
 	size_t nblocks, alloc;
 	size_t bytes, cap;         /* kept, and the bound */
-	uint64_t last[HWT_REGLOG_MAX_WORDS], prev[HWT_REGLOG_MAX_WORDS];
+	/* The newest entry (words[cur]) and the one before it, whose delta
+	 * a replaced newest entry is encoded from again. */
+	uint64_t words[2][HWT_REGLOG_MAX_WORDS];
+	unsigned cur;
 	size_t last_off;           /* the newest entry's delta; SIZE_MAX: a key */
-	bool prev_same;            /* prev holds what last does */
+	bool prev_same;            /* the one before holds the same words */
 };
 
 /* An empty log of nwords-word entries kept to about cap bytes. */

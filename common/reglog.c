@@ -97,8 +97,18 @@ static size_t decode(const struct hwt_reglog *l, const uint8_t *in,
 	return len;
 }
 
-/* Add the last entry's delta from l->prev to the open block. */
-static bool put_delta(struct hwt_reglog *l, struct hwt_reglog_block *b)
+static uint64_t *last_of(struct hwt_reglog *l)
+{
+	return l->words[l->cur];
+}
+
+static uint64_t *prev_of(struct hwt_reglog *l)
+{
+	return l->words[l->cur ^ 1];
+}
+
+/* Room in b for the largest delta; false when memory ran out. */
+static bool delta_room(struct hwt_reglog *l, struct hwt_reglog_block *b)
 {
 	if (b->len + max_delta(l) > b->alloc) {
 		/* Room for a block of entries that change two words each
@@ -113,8 +123,27 @@ static bool put_delta(struct hwt_reglog *l, struct hwt_reglog_block *b)
 		b->data = p;
 		b->alloc = alloc;
 	}
+	return true;
+}
+
+/* Add the newest entry's delta from the one before to the open block. */
+static bool put_delta(struct hwt_reglog *l, struct hwt_reglog_block *b)
+{
+	if (!delta_room(l, b))
+		return false;
 	l->last_off = b->len;
-	b->len += encode(l, l->prev, l->last, b->data + b->len);
+	b->len += encode(l, prev_of(l), last_of(l), b->data + b->len);
+	return true;
+}
+
+/* The same when the newest entry repeats the one before. */
+static bool put_empty(struct hwt_reglog *l, struct hwt_reglog_block *b)
+{
+	if (!delta_room(l, b))
+		return false;
+	l->last_off = b->len;
+	memset(b->data + b->len, 0, mask_bytes(l));
+	b->len += mask_bytes(l);
 	return true;
 }
 
@@ -150,26 +179,29 @@ void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
 		l->last_off = SIZE_MAX;
 	} else {
 		b = &l->blocks[l->nblocks - 1];
-		/* Most entries repeat the last (an x87/SSE state most
-		 * instructions leave alone): its copies are not made again. */
-		if (!l->prev_same || memcmp(l->last, regs, size) != 0) {
-			memcpy(l->prev, l->last, size);
-			memcpy(l->last, regs, size);
+		/* The newest becomes the one before by turning the two
+		 * round; an entry that repeats it (an x87/SSE state most
+		 * instructions leave alone) is not copied again. */
+		if (memcmp(last_of(l), regs, size) != 0) {
+			l->cur ^= 1;
+			memcpy(last_of(l), regs, size);
 			l->prev_same = false;
+		} else if (!l->prev_same) {
+			memcpy(prev_of(l), last_of(l), size);
+			l->prev_same = true;
 		}
-		if (!put_delta(l, b)) {
+		/* Nothing changed: an empty mask, no words to compare. */
+		if (!(l->prev_same ? put_empty(l, b) : put_delta(l, b))) {
 			drop_all(l);
 			return;
 		}
-		if (!l->prev_same && memcmp(l->prev, l->last, size) == 0)
-			l->prev_same = true;
 		b->count++;
 		l->n++;
 		while (l->bytes > l->cap && l->nblocks > 1)
 			drop_oldest(l);
 		return;
 	}
-	memcpy(l->last, regs, size);
+	memcpy(last_of(l), regs, size);
 	l->prev_same = false;
 	l->n++;
 	while (l->bytes > l->cap && l->nblocks > 1)
@@ -183,7 +215,7 @@ void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs)
 	if (!l->n)
 		return;
 	b = &l->blocks[l->nblocks - 1];
-	memcpy(l->last, regs, 8 * (size_t)l->nwords);
+	memcpy(last_of(l), regs, 8 * (size_t)l->nwords);
 	l->prev_same = false;
 	if (l->last_off == SIZE_MAX) {
 		memcpy(b->key, regs, 8 * (size_t)l->nwords);
