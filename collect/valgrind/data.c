@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/user.h>
 
+#include "array.h"
 #include "valgrind/data.h"
 #include "valgrind/vexflags.h"
 #include "valgrind/vgdata.h"
@@ -239,17 +240,9 @@ static int read_layout(struct build *b, struct reader *r, struct hwt_err *err)
 	if (r->failed || l.size != size)
 		rc = bad(err, at, r->failed ? "a damaged translation layout" :
 			 "a block size its slots do not add up to");
-	if (rc == 0 && b->nlayouts == b->layouts_cap) {
-		size_t cap = b->layouts_cap ? 2 * b->layouts_cap : 1024;
-		struct layout *v = realloc(b->layouts, cap * sizeof(*v));
-
-		if (!v)
-			rc = hwt_err_set(err, ENOMEM, "out of memory");
-		else {
-			b->layouts = v;
-			b->layouts_cap = cap;
-		}
-	}
+	if (rc == 0 && HWT_ARRAY_RESERVE(b->layouts, b->layouts_cap,
+					 b->nlayouts + 1, 1024))
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	if (rc < 0) {
 		layout_free(&l);
 		return rc;
@@ -315,15 +308,8 @@ static struct wthread *thread_of(struct build *b, uint64_t tid)
 static int push_item(struct build *b, const struct item *it,
 		     struct hwt_err *err)
 {
-	if (b->nitems == b->items_cap) {
-		size_t cap = b->items_cap ? 2 * b->items_cap : 4096;
-		struct item *v = realloc(b->items, cap * sizeof(*v));
-
-		if (!v)
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		b->items = v;
-		b->items_cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(b->items, b->items_cap, b->nitems + 1, 4096))
+		return hwt_err_set(err, ENOMEM, "out of memory");
 	b->items[b->nitems++] = *it;
 	return 0;
 }
@@ -331,15 +317,8 @@ static int push_item(struct build *b, const struct item *it,
 static int push_mem(struct build *b, const struct pending *m,
 		    struct hwt_err *err)
 {
-	if (b->nmem == b->mem_cap) {
-		size_t cap = b->mem_cap ? 2 * b->mem_cap : 4096;
-		struct pending *v = realloc(b->mem, cap * sizeof(*v));
-
-		if (!v)
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		b->mem = v;
-		b->mem_cap = cap;
-	}
+	if (HWT_ARRAY_RESERVE(b->mem, b->mem_cap, b->nmem + 1, 4096))
+		return hwt_err_set(err, ENOMEM, "out of memory");
 	b->mem[b->nmem++] = *m;
 	return 0;
 }
