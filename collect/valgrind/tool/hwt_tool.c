@@ -884,6 +884,7 @@ static void on_fork_child(ThreadId tid)
 
 static void post_clo_init(void)
 {
+	Bool child = clo_parent && VG_(getppid)() != clo_parent;
 	SysRes sr;
 
 	lwp_of = VG_(calloc)("hwt.lwp", VG_N_THREADS, sizeof(*lwp_of));
@@ -894,7 +895,7 @@ static void post_clo_init(void)
 	 * programs under this tool too: only the launched process (its
 	 * parent the recorder), through its execs, is recorded, and the
 	 * children followed, whose streams exist already. */
-	if (clo_parent && VG_(getppid)() != clo_parent) {
+	if (child) {
 		HChar path[4200];
 
 		child_stream_path(path, sizeof(path), VG_(getpid)());
@@ -913,7 +914,10 @@ static void post_clo_init(void)
 		VG_(fmsg_bad_option)("--hwt-out", "cannot open %s\n",
 				     clo_out);
 	out_fd = VG_(safe_fd)((Int)sr_Res(sr));
-	hwt_data_init();
+	/* The values of the past are the launched process's (a followed
+	 * child's program would write over them). */
+	if (!child)
+		hwt_data_init();
 	VG_(atfork)(on_fork, NULL, on_fork_child);
 	if (VG_(lseek)(out_fd, 0, VKI_SEEK_END) > 0) {
 		put_rec(HWT_VG_REC_EXEC);
