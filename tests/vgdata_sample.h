@@ -113,18 +113,26 @@ static inline void thread_switch(struct file *f, uint64_t from, uint64_t to)
 	event(f, HWT_VGD_EV_THREAD, p, sizeof(p));
 }
 
-/* A state event: tid, Valgrind's flags, the state (RAX, RIP, flags
- * thunk COPY of 0). */
-static inline void state(struct file *f, unsigned kind, uint64_t rax, uint64_t rip)
+/* A state event: tid, Valgrind's flags with the cause in the top byte,
+ * the state (RAX, RBX, RIP, flags thunk COPY of 0). */
+static inline void state_of(struct file *f, unsigned kind, uint64_t rax,
+			    uint64_t rip, unsigned cause, uint64_t rbx)
 {
 	uint8_t p[16 + HWT_VGD_STATE_SIZE] = { 0 };
-	uint64_t tid = TID, flags = 0;
+	uint64_t tid = TID, flags = (uint64_t)cause << HWT_VGD_CAUSE_SHIFT;
 
 	memcpy(p, &tid, 8);
 	memcpy(p + 8, &flags, 8);
 	memcpy(p + 16 + HWT_VGD_RAX, &rax, 8);
+	memcpy(p + 16 + HWT_VGD_RAX + 3 * 8, &rbx, 8);
 	memcpy(p + 16 + HWT_VGD_RIP, &rip, 8);
 	event(f, kind, p, sizeof(p));
+}
+
+static inline void state(struct file *f, unsigned kind, uint64_t rax,
+			 uint64_t rip)
+{
+	state_of(f, kind, rax, rip, HWT_VGD_CAUSE_SYSCALL, 0);
 }
 
 static inline void finish(struct file *f)

@@ -68,7 +68,8 @@ enum {
 	HWT_VGD_EV_THREAD = 1,
 	/* The thread's guest state before something outside translated
 	 * code changed it (a system call, a signal's delivery): the rflags
-	 * Valgrind computes for it, then the state (VexGuestAMD64State). */
+	 * Valgrind computes for it, with the cause (HWT_VGD_CAUSE_*) in
+	 * its top byte, then the state (VexGuestAMD64State). */
 	HWT_VGD_EV_REGS = 2,
 	/* The same, as the thread ends or the recording does: where its
 	 * history ends. */
@@ -80,6 +81,11 @@ enum {
 	 * or too large to copy): address, length. */
 	HWT_VGD_EV_UNKNOWN = 5,
 };
+
+/* What a REGS event's state comes before. */
+#define HWT_VGD_CAUSE_SHIFT 56
+#define HWT_VGD_CAUSE_SYSCALL 1u
+#define HWT_VGD_CAUSE_SIGNAL 2u
 
 /* Where Valgrind 3.19's amd64 guest state (libvex_guest_amd64.h) keeps
  * what a debugger shows, for a reader built without Valgrind's headers;

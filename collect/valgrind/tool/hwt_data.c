@@ -604,7 +604,7 @@ void hwt_data_switch(Int from, Int to)
 	p[1] = (ULong)(UInt)to;
 }
 
-void hwt_data_regs(ThreadId tid, Int os_tid, Bool end)
+void hwt_data_regs(ThreadId tid, Int os_tid, Bool end, UInt cause)
 {
 	static VexGuestAMD64State st;
 	UChar *p;
@@ -614,7 +614,8 @@ void hwt_data_regs(ThreadId tid, Int os_tid, Bool end)
 		return;
 	VG_(get_shadow_regs_area)(tid, (UChar *)&st, 0, 0, sizeof(st));
 	((ULong *)p)[0] = (ULong)(UInt)os_tid;
-	((ULong *)p)[1] = LibVEX_GuestAMD64_get_rflags(&st);
+	((ULong *)p)[1] = LibVEX_GuestAMD64_get_rflags(&st) |
+			  (ULong)cause << HWT_VGD_CAUSE_SHIFT;
 	VG_(memcpy)(p + 16, &st, sizeof(st));
 }
 

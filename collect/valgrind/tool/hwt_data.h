@@ -31,7 +31,7 @@ void hwt_data_after(IRSB *out, IRStmt *st);
 void hwt_data_switch(Int from, Int to);
 /* Thread tid's state before something outside translated code changes
  * it (end: where its history ends). */
-void hwt_data_regs(ThreadId tid, Int os_tid, Bool end);
+void hwt_data_regs(ThreadId tid, Int os_tid, Bool end, UInt cause);
 /* Memory mapped or unmapped: what it held before cannot be known. */
 void hwt_data_mmap(Addr a, SizeT len);
 void hwt_data_munmap(Addr a, SizeT len);

@@ -34,6 +34,7 @@
 #include "libvex_guest_amd64.h"
 #include "libvex_ir.h"
 
+#include "../vgdata.h"
 #include "../vgstream.h"
 #include "hwt_data.h"
 
@@ -280,7 +281,7 @@ static void on_thread_exit(ThreadId tid)
 {
 	/* Where it stopped: mid-superblock when a fatal signal ends it. */
 	thread_at(tid);
-	hwt_data_regs(tid, hwt_lwp(tid), True);
+	hwt_data_regs(tid, hwt_lwp(tid), True, 0);
 	if (room(16)) {
 		put_rec(HWT_VG_REC_GONE);
 		put_u((ULong)hwt_lwp(tid));
@@ -333,7 +334,7 @@ static void on_deliver_signal(ThreadId tid, Int sig, Bool alt_stack)
 	else
 		thread_next(tid);
 	/* The registers the handler's entry replaces. */
-	hwt_data_regs(tid, hwt_lwp(tid), False);
+	hwt_data_regs(tid, hwt_lwp(tid), False, HWT_VGD_CAUSE_SIGNAL);
 	if (!room(24))
 		return;
 	put_rec(HWT_VG_REC_SIGNAL);
@@ -818,7 +819,7 @@ static void child_stream_path(HChar *path, SizeT size, Int pid)
 static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 {
 	/* The registers the call's result (and a sigreturn) replaces. */
-	hwt_data_regs(tid, hwt_lwp(tid), False);
+	hwt_data_regs(tid, hwt_lwp(tid), False, HWT_VGD_CAUSE_SYSCALL);
 	if (sysno == __NR_execve || sysno == __NR_execveat) {
 		threads_next();
 		flush();
@@ -946,7 +947,7 @@ static void fini(Int exitcode)
 		VG_(thread_stack_reset_iter)(&t);
 		while (VG_(thread_stack_next)(&t, &lo, &hi))
 			if (t < VG_N_THREADS && lwp_of[t])
-				hwt_data_regs(t, lwp_of[t], True);
+				hwt_data_regs(t, lwp_of[t], True, 0);
 		hwt_data_finish(recording, cur_lwp);
 	}
 	if (recording) {
