@@ -204,12 +204,14 @@ static bool own_trap(struct hwt_seize *s, struct hwt_seize_thread *t,
 {
 	const struct hwt_watch *w;
 	struct user_regs_struct r;
+	bool guard_step = false;
 
 	*rc = 0;
 	switch (hwt_seize_guard_stop(s, t, si)) {
 	case HWT_GUARD_NONE:
 		break;
 	case HWT_GUARD_STEPPED:      /* as if the step trapped */
+		guard_step = true;
 		break;
 	case HWT_GUARD_OTHERS:       /* ran into another's: nothing ran */
 		*rc = hold_or_go(s, t, err);
@@ -240,9 +242,12 @@ static bool own_trap(struct hwt_seize *s, struct hwt_seize_thread *t,
 		queue_event(s, t, HWT_EVENT_BREAKPOINT, 0);
 		return true;
 	}
-	/* A step of soft watching that touched none: on it goes. */
+	/* A step of soft watching that touched none: on it goes (its
+	 * trap that of the guard after a cpuid, where the machine loses
+	 * the step's). */
 	if (t->soft_step && !t->stepping &&
-	    (si->si_code == TRAP_TRACE || si->si_code == TRAP_BRKPT)) {
+	    (si->si_code == TRAP_TRACE || si->si_code == TRAP_BRKPT ||
+	     guard_step)) {
 		t->soft_step = false;
 		*rc = hold_or_go(s, t, err);
 		return true;
