@@ -134,6 +134,11 @@ int main(int argc, char **argv)
 	}
 	if (listener_open(&l, listen_spec, allow_remote, &err)) {
 		fprintf(stderr, "hwt-server: %s\n", err.msg);
+		/* gdbserver's words, on which scripts that start it try the
+		 * next port (GDB's testsuite among them). */
+		if (err.code == EADDRINUSE)
+			fprintf(stderr, "Can't bind address: Address already "
+				"in use.\n");
 		server_close(&srv);
 		return err.code == EPERM ? 2 : 1;
 	}
