@@ -150,9 +150,24 @@ static void test_overwritten(void)
 		hwt_vg_data_free(&p);
 }
 
-/* A system call whose registers, taken back from the end, are not
- * Valgrind's own before it (RBX 5 there, never written since): a write
- * the tool missed. The whole history of values is refused. */
+/* Two runs with a register state between them, for cause, whose RBX
+ * (5) is not the one the walk takes back from the end (never written
+ * since: 0). */
+static void with_rbx_before(struct file *f, unsigned cause)
+{
+	memset(f, 0, sizeof(*f));
+	layout(f, 0, false);
+	thread_switch(f, 0, TID);
+	run(f, 0, 1, 0x11);
+	state_of(f, HWT_VGD_EV_REGS, 2, PC1 + 4, cause, 5);
+	run(f, 0, 7, 0x22);
+	state(f, HWT_VGD_EV_END, 3, PC1 + 4);
+	thread_switch(f, TID, 0);
+	finish(f);
+}
+
+/* At a system call that is a write the tool missed: the whole history
+ * of values is refused. */
 static void test_disagreeing(void)
 {
 	static struct file f;
@@ -161,15 +176,7 @@ static void test_disagreeing(void)
 	struct hwt_err err = { 0 };
 	int rc;
 
-	memset(&f, 0, sizeof(f));
-	layout(&f, 0, false);
-	thread_switch(&f, 0, TID);
-	run(&f, 0, 1, 0x11);
-	state_of(&f, HWT_VGD_EV_REGS, 2, PC1 + 4, HWT_VGD_CAUSE_SYSCALL, 5);
-	run(&f, 0, 7, 0x22);
-	state(&f, HWT_VGD_EV_END, 3, PC1 + 4);
-	thread_switch(&f, TID, 0);
-	finish(&f);
+	with_rbx_before(&f, HWT_VGD_CAUSE_SYSCALL);
 	rc = hwt_vg_data_build(f.out, f.nout, &t, 1, &p, &err);
 	CHECK("registers taken back to a system call that are not "
 	      "Valgrind's there refuse the values, with where",
@@ -178,15 +185,7 @@ static void test_disagreeing(void)
 	if (rc == 0)
 		hwt_vg_data_free(&p);
 	/* The same at a signal's delivery, which changes them. */
-	memset(&f, 0, sizeof(f));
-	layout(&f, 0, false);
-	thread_switch(&f, 0, TID);
-	run(&f, 0, 1, 0x11);
-	state_of(&f, HWT_VGD_EV_REGS, 2, PC1 + 4, HWT_VGD_CAUSE_SIGNAL, 5);
-	run(&f, 0, 7, 0x22);
-	state(&f, HWT_VGD_EV_END, 3, PC1 + 4);
-	thread_switch(&f, TID, 0);
-	finish(&f);
+	with_rbx_before(&f, HWT_VGD_CAUSE_SIGNAL);
 	rc = hwt_vg_data_build(f.out, f.nout, &t, 1, &p, &err);
 	CHECK("a signal's delivery may change them", rc == 0 && p.nthreads == 1,
 	      "rc %d: %s", rc, err.msg);
