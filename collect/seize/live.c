@@ -185,9 +185,14 @@ static int on_event_stop(struct hwt_seize *s, pid_t tid,
 	if (t->born)
 		return t->attached ? first_stop(s, t, err) : 0;
 	t->interrupt_pending = false;
-	/* A step that completed before the interrupt: collect its trap,
-	 * which comes before the thread executes anything more. */
-	if (s->rules.stopping && t->stepping) {
+	/* A trap that came before the interrupt is still pending, because
+	 * the kernel reports an interrupt before the signals queued: a step
+	 * that completed, or an int3 executed as another thread's event
+	 * stopped the program. Collect it now, while the breakpoints that
+	 * explain it are still this resume's; it comes before the thread
+	 * executes anything more. Left pending, it would be delivered at a
+	 * later resume with the pc one past a breakpoint that is gone. */
+	if (s->rules.stopping) {
 		if (hwt_proc_sig_pending(tid, SIGTRAP, &trap, NULL) == 0 &&
 		    trap)
 			return go_on(s, t, 0, err);

@@ -1028,6 +1028,91 @@ static void test_deferred_threads(void)
 	subject_remove(prog);
 }
 
+/* Two threads released together into a breakpoint, round after round,
+ * the breakpoint moving between two functions. When one thread's stop
+ * ends a resume, the other may have executed the int3 already, its trap
+ * still pending behind the interrupt that stops it; that trap must be
+ * taken as the breakpoint it is, there and then. Collected a resume
+ * later, it would come one past a breakpoint no longer set: a SIGTRAP
+ * of the program's own, or (recording) a thread run on from there. The
+ * two functions are apart, so that one past the one is not the other,
+ * and the program counts their calls. */
+static const char alternate_src[] =
+	"#include <pthread.h>\n"
+	"static pthread_barrier_t b;\n"
+	"static int n1, n2;\n"
+	"__attribute__((noinline)) void one(void)\n"
+	"{ __atomic_fetch_add(&n1, 1, __ATOMIC_RELAXED); }\n"
+	"__attribute__((noinline)) void two(void)\n"
+	"{ __atomic_fetch_add(&n2, 1, __ATOMIC_RELAXED); }\n"
+	"static void *run(void *a) {\n"
+	"  for (int i = 0; i < 20; i++) {\n"
+	"    pthread_barrier_wait(&b); one(); pthread_barrier_wait(&b); two();\n"
+	"  }\n"
+	"  return a; }\n"
+	"int main(void) { pthread_t t; pthread_barrier_init(&b, 0, 2);\n"
+	"  pthread_create(&t, 0, run, 0); run(0); pthread_join(t, 0);\n"
+	"  return n1 == 40 && n2 == 40 ? 0 : 3; }\n";
+
+static void test_racing_breakpoint_traps(void)
+{
+	char prog[512], *argv[] = { prog, NULL };
+	struct hwt_collect_event ev = {0};
+	struct hwt_err err = {0};
+	struct hwt_collector *c = NULL;
+	struct itimerspec hang = { .it_value = { 120, 0 } };
+	int timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	struct hwt_resume_action a = { .kind = HWT_RESUME_CONT };
+	uint64_t bps[2] = {0}, bp = 0;
+	struct hwt_resume_opts o = { .sz = sizeof(o), .actions = &a,
+				     .nactions = 1, .breakpoints = &bp,
+				     .nbreakpoints = 1, .interrupt_fd = timer };
+	HWT_OPTS(hwt_collect_opts, opts, .backend = "ptrace",
+		 .live_control = true, .defer_recording = true);
+	unsigned stops = 0, wrong = 0;
+	uint64_t wrong_pc = 0;
+	int rc = -1, wrong_kind = -1;
+
+	if (!subject_build(alternate_src, "alternate", "-pthread", prog,
+			   sizeof(prog))) {
+		printf("SKIP racing breakpoint traps: no C compiler with "
+		       "static libc to build the subject\n");
+		return;
+	}
+	bps[0] = symbol(prog, "one");
+	bps[1] = symbol(prog, "two");
+	if (timer >= 0)
+		timerfd_settime(timer, 0, &hang, NULL);
+	if (bps[0] && bps[1] && timer >= 0 &&
+	    hwt_collect_launch(&opts, argv, &c, &err) == 0)
+		rc = 0;
+	while (rc == 0 && ev.kind != HWT_EVENT_EXITED &&
+	       ev.kind != HWT_EVENT_KILLED) {
+		bp = bps[stops % 2];
+		rc = hwt_collect_resume(c, &o, &ev, &err);
+		if (rc == 0 && ev.kind == HWT_EVENT_BREAKPOINT && ev.pc == bp) {
+			stops++;
+		} else if (rc == 0 && ev.kind != HWT_EVENT_EXITED &&
+			   ev.kind != HWT_EVENT_THREAD_EXITED && !wrong++) {
+			wrong_kind = (int)ev.kind;
+			wrong_pc = ev.pc;
+		}
+		if (ev.kind == HWT_EVENT_INTERRUPTED)
+			break;
+	}
+	CHECK("racing breakpoint traps: every stop is at the breakpoint of "
+	      "its resume, 40 of them, and the program ends normally",
+	      rc == 0 && wrong == 0 && stops == 40 &&
+	      ev.kind == HWT_EVENT_EXITED && ev.status == 0,
+	      "rc %d, %u stops, %u others (the first kind %d at %#llx), "
+	      "last kind %d status %d: %s", rc, stops, wrong, wrong_kind,
+	      (unsigned long long)wrong_pc, ev.kind, ev.status, err.msg);
+	hwt_collect_close(c);
+	if (timer >= 0)
+		close(timer);
+	subject_remove(prog);
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX];
@@ -1060,6 +1145,7 @@ int main(int argc, char **argv)
 		RUN(test_interrupt);
 		RUN(test_attach_detach);
 		RUN(test_deferred_threads);
+		RUN(test_racing_breakpoint_traps);
 		subject_remove(subject);
 	} else {
 		printf("SKIP collect live subjects: no C compiler with static "
