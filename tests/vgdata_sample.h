@@ -129,6 +129,14 @@ static inline void state_of(struct file *f, unsigned kind, uint64_t rax,
 	event(f, kind, p, sizeof(p));
 }
 
+/* A debugger's stop with the thread at pc. */
+static inline void stop_at(struct file *f, uint64_t pc)
+{
+	uint64_t p[2] = { TID, pc };
+
+	event(f, HWT_VGD_EV_STOP, p, sizeof(p));
+}
+
 static inline void state(struct file *f, unsigned kind, uint64_t rax,
 			 uint64_t rip)
 {

@@ -57,6 +57,15 @@ struct wthread {
 				    * walk stands */
 	bool seen_run;             /* its newest run was met */
 	bool dead;                 /* nothing older of it can be told */
+	/* A debugger moved it away from cut_rip (HWT_VGD_CAUSE_JUMP): its
+	 * next older run ends there. */
+	bool cut;
+	uint64_t cut_rip;
+	/* A signal's handler was entered at signal_pc, and none of its
+	 * runs is older yet: if a debugger's stop had it stand there, the
+	 * stream counts that instruction as run. */
+	bool signal_pending;
+	uint64_t signal_pc;
 	uint8_t state[HWT_VGD_STATE_SIZE];
 	uint64_t index;            /* back: its instructions walked */
 	size_t out;                /* its place in p->threads */
@@ -67,6 +76,12 @@ struct item {
 	uint64_t pos;              /* its first byte in the ring */
 	uint32_t thread;
 	bool run;                  /* a run, else a REGS event */
+	/* The instruction a debugger stopped the thread at counts as run,
+	 * as in the stream, with the registers before it (phantom): when a
+	 * debugger moved it (a REGS event, HWT_VGD_CAUSE_JUMP, whose state
+	 * after follows: moved), or a signal's handler was entered there
+	 * (the STOP event, the state unchanged). */
+	bool phantom, moved;
 	const struct layout *l;
 	uint32_t n;                /* instructions run */
 	uint32_t nslots;           /* slots undone */
@@ -325,6 +340,21 @@ static int push_mem(struct build *b, const struct pending *m,
 	return 0;
 }
 
+/* The one instruction of l's first n at pc; UINT32_MAX: none, or more
+ * than one (which cannot be told). */
+static uint32_t only_at(const struct layout *l, uint32_t n, uint64_t pc)
+{
+	uint32_t at = UINT32_MAX;
+
+	for (uint32_t k = 0; k < n; k++)
+		if (l->pc[k] == pc) {
+			if (at != UINT32_MAX)
+				return UINT32_MAX;
+			at = k;
+		}
+	return at;
+}
+
 /* How many instructions of l's run left by exit a thread ran, its
  * newest run ending at last_pc; 0: none fits. */
 static uint32_t newest_run(const struct layout *l, uint32_t n,
@@ -417,12 +447,15 @@ static int walk_run(struct build *b, struct wthread *t, uint32_t ti,
 	uint32_t exit = (uint32_t)(w >> 4) & 0xffff, n, nslots;
 	uint32_t fault = UINT32_MAX;
 	const struct layout *l;
+	bool open = false;
 	uint8_t *blk;
 
 	if (!(l = layout_of(b, id)))
 		return bad(err, b->ring_off + pos - 8,
 			   "a run of a translation never described");
-	if (exit > l->nexits)
+	if (exit == HWT_VGD_EXIT_OPEN)
+		open = true;
+	else if (exit > l->nexits)
 		return bad(err, b->ring_off + pos - 8, "a run's exit that its "
 			   "translation does not have");
 	if (l->size > pos)
@@ -434,26 +467,49 @@ static int walk_run(struct build *b, struct wthread *t, uint32_t ti,
 		t->dead = true;
 		return 0;
 	}
+	/* It ran since any stop: a handler entered later was not from
+	 * where a debugger stopped it. */
+	t->signal_pending = false;
+	if (open)
+		exit = l->nexits;
 	n = run_insns(b, l, exit, pos - l->size, ti);
 	nslots = exit < l->nexits ? l->exit_slots[exit] : l->nslots;
 	if (!t->seen_run) {
 		/* The history ends with the instruction the thread stands
 		 * at where it faulted (it did not complete), else with the
-		 * last it ran. */
-		uint32_t j = newest_run(l, n, t->last_pc);
+		 * last it ran. A debugger's move since leaves it where it
+		 * stands: the same. */
+		uint64_t rip = word(t->state + HWT_VGD_RIP);
 
-		t->seen_run = true;
-		if (!j) {
-			t->dead = true;
-			return 0;
-		}
-		if (word(t->state + HWT_VGD_RIP) == t->last_pc) {
+		t->cut = false;
+		if (rip == t->last_pc) {
+			uint32_t j = newest_run(l, n, t->last_pc);
+
+			if (!j) {
+				t->dead = true;
+				return 0;
+			}
 			fault = j - 1;
-		} else if (j != n) {
+			n = j;
+		} else if (open) {
+			/* A debugger stopped it in the middle, before the
+			 * instruction at rip (a snapshot, vgdata.h): before
+			 * the first one, nothing of it ran and the run
+			 * before is the newest. */
+			uint32_t at = only_at(l, n, rip);
+
+			if (at == 0)
+				return 0;
+			if (at == UINT32_MAX || l->pc[at - 1] != t->last_pc) {
+				t->dead = true;
+				return 0;
+			}
+			n = at;
+		} else if (!n || l->pc[n - 1] != t->last_pc) {
 			t->dead = true;
 			return 0;
 		}
-		n = j;
+		t->seen_run = true;
 		/* What the faulting instruction wrote before its first
 		 * memory access is undone; its stores did not happen; what
 		 * it writes after its only access was not written; a
@@ -471,6 +527,20 @@ static int walk_run(struct build *b, struct wthread *t, uint32_t ti,
 				return 0;
 			}
 		}
+	} else if (open) {
+		/* Left in the middle: where a debugger moved it from, or
+		 * entered a handler from where it stood (walk_phantom);
+		 * otherwise what ran of it cannot be told. */
+		uint32_t at = t->cut ? only_at(l, n, t->cut_rip) : UINT32_MAX;
+
+		t->cut = false;
+		if (at == UINT32_MAX) {
+			t->dead = true;
+			return 0;
+		}
+		n = at;
+	} else {
+		t->cut = false;      /* it ran to an exit */
 	}
 	if (!n)
 		return 0;
@@ -537,6 +607,40 @@ static bool same_across_call(const uint8_t *after, const uint8_t *before,
 		      HWT_VGD_FC3210 + 8 - HWT_VGD_SSEROUND) == 0;
 }
 
+/* The instruction at from, where a debugger stopped thread t, counted
+ * as run (item at, moved: a REGS event the thread's state changes by):
+ * the newest of its history when none is yet. It never ran: the run it
+ * stood in (Valgrind left the superblock) ended there. */
+static int walk_phantom(struct build *b, struct wthread *t, uint64_t from,
+			uint64_t at, bool moved, struct hwt_err *err)
+{
+	if (!t->seen_run) {
+		if (from != t->last_pc) {
+			t->dead = true;
+			return 0;
+		}
+		t->seen_run = true;
+	}
+	t->signal_pending = false;
+	t->cut = true;
+	t->cut_rip = from;
+	t->index++;
+	b->steps++;
+	return push_item(b, &(struct item){
+		.pos = at, .thread = (uint32_t)(t - b->t), .phantom = true,
+		.moved = moved, .index = t->index - 1, .step = b->steps - 1 },
+		err);
+}
+
+/* A debugger moved thread t away from the pc of its state (taken back
+ * before the move). */
+static int walk_jump(struct build *b, struct wthread *t, uint64_t at,
+		     struct hwt_err *err)
+{
+	return walk_phantom(b, t, word(t->state + HWT_VGD_RIP), at, true,
+			    err);
+}
+
 static int walk_event(struct build *b, uint64_t pos, uint64_t w,
 		      uint32_t *cur, struct hwt_err *err)
 {
@@ -593,10 +697,28 @@ static int walk_event(struct build *b, uint64_t pos, uint64_t w,
 			return 0;
 		}
 		swap_bytes(t->state, (uint8_t *)p + 16, HWT_VGD_STATE_SIZE);
+		if ((word(p + 8) >> HWT_VGD_CAUSE_SHIFT) == HWT_VGD_CAUSE_JUMP)
+			return walk_jump(b, t, pos - 8 - len, err);
+		if ((word(p + 8) >> HWT_VGD_CAUSE_SHIFT) ==
+		    HWT_VGD_CAUSE_SIGNAL) {
+			t->signal_pending = true;
+			t->signal_pc = word(t->state + HWT_VGD_RIP);
+		}
 		return push_item(b, &(struct item){
 			.pos = pos - 8 - len, .thread = (uint32_t)(t - b->t) },
 			err);
 	}
+	case HWT_VGD_EV_STOP:
+		if (len != 16)
+			return bad(err, at, "a stop of a wrong size");
+		/* Stopped at the pc its handler was then entered from. */
+		if (t && !t->dead && t->known && t->signal_pending &&
+		    word(p + 8) == t->signal_pc)
+			return walk_phantom(b, t, t->signal_pc, pos - 8 - len,
+					    false, err);
+		if (t)
+			t->signal_pending = false;
+		return 0;
 	case HWT_VGD_EV_MEM:
 	case HWT_VGD_EV_UNKNOWN: {
 		uint64_t addr, n;
@@ -795,6 +917,24 @@ static bool overlaps(uint32_t a, uint32_t n, uint32_t lo, uint32_t hi)
 	return a < hi && a + n > lo;
 }
 
+/* The registers before the instruction at pc, index of thread pt,
+ * step seq: the forward state fs. */
+static void log_regs(struct hwt_past_thread *pt, struct fstate *fs,
+		     uint64_t index, uint64_t pc, uint64_t seq)
+{
+	struct user_regs_struct r;
+
+	if (fs->flags_stale)
+		fs->flags = flags_of(fs->s);
+	if (fs->fp_stale)
+		to_fxsave(fs->s, &fs->f);
+	fs->flags_stale = fs->fp_stale = false;
+	to_user(fs->s, pc, fs->flags, &r);
+	hwt_reglog_append(&pt->regs, index, &r);
+	hwt_reglog_append(&pt->fpregs, index, &fs->f);
+	pt->last_seq = seq;
+}
+
 static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 {
 	struct fstate *state = NULL;
@@ -823,31 +963,29 @@ static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 		const uint8_t *blk = b->ring + it->pos;
 		uint32_t slot = 0;
 
+		if ((it->run || it->phantom) && it->thread != last) {
+			rc = add_run(pt, t->index - 1 - it->index,
+				     b->steps - 1 - it->step, err);
+			last = it->thread;
+		}
 		if (!it->run) {
+			/* The instruction a debugger stopped the thread at,
+			 * with the registers before it. */
+			if (it->phantom && rc == 0)
+				log_regs(pt, fs, t->index - 1 - it->index,
+					 word(s + HWT_VGD_RIP),
+					 b->steps - 1 - it->step);
+			if (it->phantom && !it->moved)
+				continue;
 			/* The state after the event: kept by the first
 			 * walk in the event. */
 			memcpy(s, blk + 16, HWT_VGD_STATE_SIZE);
 			fs->flags_stale = fs->fp_stale = true;
 			continue;
 		}
-		if (it->thread != last) {
-			rc = add_run(pt, t->index - 1 - it->index,
-				     b->steps - 1 - it->step, err);
-			last = it->thread;
-		}
 		for (uint32_t i = 0; i < it->n && rc == 0; i++) {
-			struct user_regs_struct r;
-			uint64_t index = t->index - 1 - (it->index - i);
-
-			if (fs->flags_stale)
-				fs->flags = flags_of(s);
-			if (fs->fp_stale)
-				to_fxsave(s, &fs->f);
-			fs->flags_stale = fs->fp_stale = false;
-			to_user(s, it->l->pc[i], fs->flags, &r);
-			hwt_reglog_append(&pt->regs, index, &r);
-			hwt_reglog_append(&pt->fpregs, index, &fs->f);
-			pt->last_seq = b->steps - 1 - (it->step - i);
+			log_regs(pt, fs, t->index - 1 - (it->index - i),
+				 it->l->pc[i], b->steps - 1 - (it->step - i));
 			if (i == it->fault)
 				break;   /* it did not complete */
 			/* Its writes: the slots hold what they wrote. */

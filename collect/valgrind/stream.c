@@ -1432,10 +1432,34 @@ int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
 	else
 		write_run(r, t);
 	if (!(t->ahead && t->last_pc == pc)) {
+		if (!t->ahead) {
+			t->ran_pc = t->last_pc;
+			t->ran_known = t->last_known;
+		}
 		write_insn(r, t, pc);
 		t->ahead = true;
 	}
 	return 0;
+}
+
+void hwt_vg_reader_moved(struct hwt_vg_reader *r, pid_t tid, uint64_t pc)
+{
+	struct hwt_vg_thread *t = find(r, (uint64_t)tid);
+
+	if (!t || !t->ahead)
+		return;
+	/* The run it stood in ran what the stop wrote of it, no more
+	 * (Valgrind leaves the superblock). */
+	if (t->run) {
+		t->run_insns = t->run_done;
+		t->run_open = false;
+	}
+	t->ran_pc = t->last_pc;
+	t->ran_known = true;
+	t->ahead = false;
+	t->async_next = true;
+	write_insn(r, t, pc);
+	t->ahead = true;
 }
 
 /* t's kept log after its ring's chunks. */
@@ -1460,6 +1484,15 @@ bool hwt_vg_reader_last_pc(const struct hwt_vg_reader *r,
 		return false;
 	*pc = log_last_pc(r, t);
 	return true;
+}
+
+bool hwt_vg_reader_ran_pc(const struct hwt_vg_reader *r,
+			  const struct hwt_vg_thread *t, uint64_t *pc)
+{
+	if (!t->ahead)
+		return hwt_vg_reader_last_pc(r, t, pc);
+	*pc = t->ran_pc;
+	return t->ran_known;
 }
 
 int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err)

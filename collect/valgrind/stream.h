@@ -55,8 +55,11 @@ struct hwt_vg_thread {
 	bool run_open;
 	uint64_t last_pc;         /* last instruction written (or, in */
 	bool last_known;          /* a log, run); false: none yet */
-	/* last_pc is where the thread stood at a stop, not yet run. */
+	/* last_pc is where the thread stood at a stop, not yet run; the
+	 * last instruction that ran before it then (ran_known: one did). */
 	bool ahead;
+	bool ran_known;
+	uint64_t ran_pc;
 	/* The reader's defer: runs kept as read, expanded at the end. */
 	struct hwt_vg_runlog log;
 	struct hwt_vg_log_chunk *log_cur;   /* its open chunk */
@@ -161,15 +164,22 @@ int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
  * step or a fault), which goes on when it resumes. The thread's history
  * gets what it ran so far and pc as its last instruction, like a
  * stepped thread's; nothing is written twice when it goes on. */
+/* At such a stop a debugger moved thread tid to pc: as the ptrace
+ * recorder has it, the instruction it stood at counts as run, followed
+ * by an asynchronous transfer to pc, its new last instruction. */
+void hwt_vg_reader_moved(struct hwt_vg_reader *r, pid_t tid, uint64_t pc);
 int hwt_vg_reader_stop_at(struct hwt_vg_reader *r, pid_t tid, uint64_t pc,
 			  bool mid, struct hwt_err *err);
 /* The stream is over: write every thread's last superblock and seal the
  * rings, each followed by what its thread's log kept (defer). An item cut short is an error (the tool died while writing);
  * the rings are sealed all the same. */
 int hwt_vg_reader_finish(struct hwt_vg_reader *r, struct hwt_err *err);
-/* The last instruction thread t ran; false: none. */
+/* The last instruction thread t ran; false: none, or (last_pc) the
+ * thread stands at a stop, where ran_pc still tells. */
 bool hwt_vg_reader_last_pc(const struct hwt_vg_reader *r,
 			   const struct hwt_vg_thread *t, uint64_t *pc);
+bool hwt_vg_reader_ran_pc(const struct hwt_vg_reader *r,
+			  const struct hwt_vg_thread *t, uint64_t *pc);
 void hwt_vg_reader_free(struct hwt_vg_reader *r);
 
 #endif

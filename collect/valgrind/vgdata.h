@@ -34,8 +34,10 @@
  * The ring holds 8-byte aligned items, each ending with a tag word whose
  * low 4 bits say what it is, so that the ring is walked from its end:
  *   HWT_VGD_TAG_RUN    a superblock's run: the word is number << 20 |
- *                      exit << 4 | tag, exit being the side exit taken or
- *                      E (its end); the block is the layout's size, its
+ *                      exit << 4 | tag, exit being the side exit taken,
+ *                      E (its end), or HWT_VGD_EXIT_OPEN while it runs
+ *                      (so a run left in the middle, by a fault or a
+ *                      debugger, says so); the block is the layout's size, its
  *                      slots in order, each 8-byte aligned: REG its old
  *                      bytes (the guest state before the write), MEM the
  *                      address (0: nothing written) then the old bytes,
@@ -43,6 +45,14 @@
  *                      after the exit taken hold nothing.
  *   HWT_VGD_TAG_EVENT  the word is length << 8 | kind << 4 | tag, its
  *                      payload the length's bytes before it (kinds below).
+ *
+ * Under a debugger (hwt-server) the same file is written at a stop, as
+ * things stand (a snapshot: the monitor command hwt.data): the ring
+ * followed by each thread's END and the last THREAD event, the ring
+ * itself left as it was. The thread a debugger stopped in the middle of
+ * a superblock stands at one of its instructions: its run is open, and
+ * only the slots of the instructions before the one it stands at are
+ * written.
  */
 #ifndef HWT_VGDATA_H
 #define HWT_VGDATA_H
@@ -53,6 +63,7 @@
 #define HWT_VGD_TAG_MASK 0xfu
 #define HWT_VGD_TAG_RUN 0x1u
 #define HWT_VGD_TAG_EVENT 0x2u
+#define HWT_VGD_EXIT_OPEN 0xffffu
 
 /* Slot kinds: a guest register write, a store, a store whose old bytes
  * were not read (they cannot be known before it). */
@@ -69,23 +80,35 @@ enum {
 	/* The thread's guest state before something outside translated
 	 * code changed it (a system call, a signal's delivery): the rflags
 	 * Valgrind computes for it, with the cause (HWT_VGD_CAUSE_*) in
-	 * its top byte, then the state (VexGuestAMD64State). */
+	 * its top byte, then the state (VexGuestAMD64State). A debugger
+	 * about to write registers is such a cause too. */
 	HWT_VGD_EV_REGS = 2,
 	/* The same, as the thread ends or the recording does: where its
 	 * history ends. */
 	HWT_VGD_EV_END = 3,
 	/* Memory about to be written outside translated code (a system
-	 * call, a signal frame): address, length, the old bytes. */
+	 * call, a signal frame, a debugger): address, length, the old
+	 * bytes. */
 	HWT_VGD_EV_MEM = 4,
 	/* Memory whose bytes before now cannot be known (mapped, unmapped,
 	 * or too large to copy): address, length. */
 	HWT_VGD_EV_UNKNOWN = 5,
+	/* A debugger stopped the program with the thread at pc (its next
+	 * instruction, which the stream's history then holds): pc. Should
+	 * a signal's handler be entered from there, that instruction
+	 * counts as run, as the stream has it. */
+	HWT_VGD_EV_STOP = 6,
 };
 
 /* What a REGS event's state comes before. */
 #define HWT_VGD_CAUSE_SHIFT 56
 #define HWT_VGD_CAUSE_SYSCALL 1u
 #define HWT_VGD_CAUSE_SIGNAL 2u
+#define HWT_VGD_CAUSE_DEBUGGER 3u
+/* A debugger moves the thread elsewhere: the run it stood in the middle
+ * of ends at the state's rip (Valgrind leaves the superblock), the
+ * slots of the instructions from there on are not written. */
+#define HWT_VGD_CAUSE_JUMP 4u
 
 /* Where Valgrind 3.19's amd64 guest state (libvex_guest_amd64.h) keeps
  * what a debugger shows, for a reader built without Valgrind's headers;

@@ -7,8 +7,9 @@
  * valgrind backend walks it back from where the history ends.
  *
  * A superblock's slots are laid out when it is translated, so a run
- * costs one reservation of its block (a load, a compare, two stores)
- * and a load and a store or two per write: no helper call, no count.
+ * costs one reservation of its block (a load, a compare, two stores), a
+ * load and a store or two per write, and the store of its exit: no
+ * helper call, no count.
  * Nothing goes through the stream while the program runs; the ring is
  * written out once, at the end.
  */
@@ -72,6 +73,9 @@ static Bool on;
  * (wrap_end then says where the lap ended). */
 static UChar *ring, *ring_end, *dptr, *wrap_end;
 
+/* While a snapshot is taken (hwt_data_snapshot_begin), events go here
+ * instead: the ring stays as the program left it. */
+static UChar *snap, *snap_ptr, *snap_end;
 static UChar *lay;
 static SizeT lay_len, lay_cap;
 static Bool lay_failed;
@@ -422,7 +426,7 @@ static ULong run_word(ULong id, UInt exit)
 
 void hwt_data_begin(IRSB *out, const IRSB *in, ULong id)
 {
-	UInt seen = 0, after = 0, nexit = 0;
+	UInt seen = 0, after = 0;
 	IRTemp b0, need, lim, over, b1, next;
 	IRDirty *d;
 
@@ -436,7 +440,6 @@ void hwt_data_begin(IRSB *out, const IRSB *in, ULong id)
 			after = 0;
 			continue;
 		}
-		nexit += st->tag == Ist_Exit;
 		plan(in, i, seen ? seen - 1 : 0, after);
 		if (is_access(st))
 			after = HWT_VGD_AFTER_ACCESS;
@@ -472,7 +475,13 @@ void hwt_data_begin(IRSB *out, const IRSB *in, ULong id)
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&dptr),
 					IRExpr_RdTmp(next)));
 	store(out, block_size - 8,
-	      IRExpr_Const(IRConst_U64(run_word(id, nexit))));
+	      IRExpr_Const(IRConst_U64(run_word(id, HWT_VGD_EXIT_OPEN))));
+}
+
+void hwt_data_end(IRSB *out)
+{
+	store(out, block_size - 8,
+	      IRExpr_Const(IRConst_U64(run_word(cur_id, exit_no))));
 }
 
 void hwt_data_before(IRSB *out, IRStmt *st)
@@ -583,6 +592,16 @@ static UChar *event(UInt kind, SizeT len)
 	SizeT padded = ROUND8(len);
 	UChar *p;
 
+	if (snap) {
+		/* A snapshot's own events, after the ring's. */
+		if (padded + 8 > (SizeT)(snap_end - snap_ptr))
+			return NULL;
+		p = snap_ptr;
+		snap_ptr += padded + 8;
+		*(ULong *)(p + padded) = (ULong)padded << 8 |
+					 (ULong)kind << 4 | HWT_VGD_TAG_EVENT;
+		return p;
+	}
 	if (padded + 8 > (SizeT)(ring_end - ring) / 4)
 		return NULL;
 	if (dptr + padded + 8 > ring_end)
@@ -602,6 +621,16 @@ void hwt_data_switch(Int from, Int to)
 		return;
 	p[0] = (ULong)(UInt)from;
 	p[1] = (ULong)(UInt)to;
+}
+
+void hwt_data_stop(Int os_tid, Addr pc)
+{
+	ULong *p;
+
+	if (!on || !(p = (ULong *)event(HWT_VGD_EV_STOP, 16)))
+		return;
+	p[0] = (ULong)(UInt)os_tid;
+	p[1] = pc;
 }
 
 void hwt_data_regs(ThreadId tid, Int os_tid, Bool end, UInt cause)
@@ -740,28 +769,22 @@ static Bool write_all(Int fd, const void *p, SizeT len)
 	return True;
 }
 
-void hwt_data_finish(Bool keep, Int cur)
+/* The file: the layouts, the ring oldest first, then extra's events. */
+static void write_file(const UChar *extra, SizeT extra_len)
 {
 	ULong lens[2];
 	SysRes sr;
 	Int fd;
 	Bool ok;
 
-	if (!on)
-		return;
-	/* Whose the newest runs are. */
-	hwt_data_switch(cur, 0);
-	on = False;
-	if (!keep || lay_failed)
-		return;
 	sr = VG_(open)(clo_out, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC,
 		       0600);
 	if (sr_isError(sr))
 		return;
 	fd = (Int)sr_Res(sr);
 	lens[0] = lay_len;
-	lens[1] = wrap_end ? (ULong)(wrap_end - dptr) + (ULong)(dptr - ring)
-			   : (ULong)(dptr - ring);
+	lens[1] = (wrap_end ? (ULong)(wrap_end - dptr) + (ULong)(dptr - ring)
+			    : (ULong)(dptr - ring)) + extra_len;
 	ok = write_all(fd, HWT_VGD_MAGIC, HWT_VGD_MAGIC_LEN) &&
 	     write_all(fd, lens, sizeof(lens)) &&
 	     write_all(fd, lay, lay_len);
@@ -769,8 +792,49 @@ void hwt_data_finish(Bool keep, Int cur)
 		ok = write_all(fd, dptr, (SizeT)(wrap_end - dptr));
 	if (ok)
 		ok = write_all(fd, ring, (SizeT)(dptr - ring));
+	if (ok && extra_len)
+		ok = write_all(fd, extra, extra_len);
 	VG_(close)(fd);
 	/* Half a file would be read as damaged: none is clearer. */
 	if (!ok)
 		VG_(unlink)(clo_out);
+}
+
+void hwt_data_finish(Bool keep, Int cur)
+{
+	if (!on)
+		return;
+	/* Whose the newest runs are. */
+	hwt_data_switch(cur, 0);
+	on = False;
+	if (keep && !lay_failed)
+		write_file(NULL, 0);
+}
+
+Bool hwt_data_snapshot_begin(UInt nthreads)
+{
+	SizeT cap = (SizeT)nthreads * (16 + sizeof(VexGuestAMD64State) + 8) +
+		    16 + 8;
+
+	if (!on || lay_failed || snap)
+		return False;
+	snap = VG_(malloc)("hwt.data.snapshot", cap);
+	snap_ptr = snap;
+	snap_end = snap + cap;
+	return True;
+}
+
+void hwt_data_snapshot_write(Int cur)
+{
+	if (!snap)
+		return;
+	hwt_data_switch(cur, 0);
+	write_file(snap, (SizeT)(snap_ptr - snap));
+	VG_(free)(snap);
+	snap = snap_ptr = snap_end = NULL;
+}
+
+void hwt_data_debugger_writes(Addr a, SizeT len)
+{
+	old_bytes(VG_INVALID_THREADID, a, len);
 }

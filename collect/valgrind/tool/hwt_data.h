@@ -27,11 +27,15 @@ Bool hwt_data_on(void);
 void hwt_data_begin(IRSB *out, const IRSB *in, ULong id);
 void hwt_data_before(IRSB *out, IRStmt *st);
 void hwt_data_after(IRSB *out, IRStmt *st);
+/* After the last statement: the run reached its end. */
+void hwt_data_end(IRSB *out);
 /* The threads after this run as thread to (os tids). */
 void hwt_data_switch(Int from, Int to);
 /* Thread tid's state before something outside translated code changes
  * it (end: where its history ends). */
 void hwt_data_regs(ThreadId tid, Int os_tid, Bool end, UInt cause);
+/* A debugger stopped the program, thread os_tid at pc. */
+void hwt_data_stop(Int os_tid, Addr pc);
 /* Memory mapped or unmapped: what it held before cannot be known. */
 void hwt_data_mmap(Addr a, SizeT len);
 void hwt_data_munmap(Addr a, SizeT len);
@@ -39,6 +43,15 @@ void hwt_data_munmap(Addr a, SizeT len);
  * end), cur running last: the file. Not written when keep is False
  * (the stream stopped earlier). */
 void hwt_data_finish(Bool keep, Int cur);
+/* The file as things stand, the program stopped (under a debugger):
+ * after begin, each live thread's state (hwt_data_regs, end), then
+ * write with cur running last. The ring itself is left as it was, so
+ * that the program goes on recording into it. False: no data kept. */
+Bool hwt_data_snapshot_begin(UInt nthreads);
+void hwt_data_snapshot_write(Int cur);
+/* A debugger is about to write memory: its old bytes. (Registers: a
+ * REGS event, HWT_VGD_CAUSE_DEBUGGER.) */
+void hwt_data_debugger_writes(Addr a, SizeT len);
 /* A forked child that is not recorded keeps no data either. */
 void hwt_data_off(void);
 

@@ -681,6 +681,8 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 			hwt_data_after(out, st);
 	}
 	/* Reached only when no side exit was taken. */
+	if (hwt_data_on())
+		hwt_data_end(out);
 	if (flags & HWT_VG_SB_FINAL)
 		emit_record(out, (ULong)nexit << 2 | HWT_VG_EXIT, NULL, each);
 	return out;
@@ -693,6 +695,12 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
  *   hwt.sync  everything recorded so far is flushed, then one line per
  *             thread that has run: "hwt LWP PC FS_BASE GS_BASE" (hex;
  *             the base registers are not in Valgrind's register packet)
+ *   hwt.data  the data history file as things stand (when the values
+ *             of the past are asked for)
+ *   hwt.regs LWP [jump], hwt.write ADDR LEN
+ *             the debugger is about to write registers (jump: the pc
+ *             among them, elsewhere) or memory: what they hold goes into
+ *             the data history first
  *   hwt.off   recording stops (the debugger detached)
  */
 static ULong guest_word(ThreadId tid, PtrdiffT offset)
@@ -723,12 +731,56 @@ static void sync_threads(void)
 			os_tid = VG_(getpid)();
 		if (!os_tid)
 			continue;
+		hwt_data_stop(os_tid, VG_(get_IP)(tid));
 		VG_(gdb_printf)("hwt %x %lx %llx %llx\n", (UInt)os_tid,
 				VG_(get_IP)(tid),
 				guest_word(tid, __builtin_offsetof(
 					VexGuestAMD64State, guest_FS_CONST)),
 				guest_word(tid, __builtin_offsetof(
 					VexGuestAMD64State, guest_GS_CONST)));
+	}
+}
+
+/* The data history as it stands, every live thread's state where its
+ * history ends now. */
+static void data_snapshot(void)
+{
+	ThreadId t;
+	Addr lo, hi;
+	UInt n = 0;
+
+	VG_(thread_stack_reset_iter)(&t);
+	while (VG_(thread_stack_next)(&t, &lo, &hi))
+		n++;
+	if (!hwt_data_snapshot_begin(n))
+		return;
+	VG_(thread_stack_reset_iter)(&t);
+	while (VG_(thread_stack_next)(&t, &lo, &hi))
+		if (t < VG_N_THREADS && lwp_of[t])
+			hwt_data_regs(t, lwp_of[t], True, 0);
+	hwt_data_snapshot_write(cur_lwp);
+}
+
+/* "hwt.regs LWP [jump]": the debugger is about to write registers of
+ * thread LWP (hex), its pc elsewhere with jump; "hwt.write ADDR LEN":
+ * memory (hex). */
+static void debugger_writes(const HChar *cmd)
+{
+	HChar *end;
+	ULong a = VG_(strtoull16)(cmd + 9, &end);
+
+	if (VG_(strncmp)(cmd, "hwt.regs ", 9) == 0) {
+		UInt cause = VG_(strstr)(end, "jump") ? HWT_VGD_CAUSE_JUMP
+						      : HWT_VGD_CAUSE_DEBUGGER;
+
+		for (ThreadId t = 1; t < VG_N_THREADS; t++)
+			if (lwp_of[t] == (Int)a)
+				hwt_data_regs(t, lwp_of[t], False, cause);
+	} else {
+		ULong len = VG_(strtoull16)(end, &end);
+
+		if (len && len <= (1u << 20))
+			hwt_data_debugger_writes((Addr)a, (SizeT)len);
 	}
 }
 
@@ -741,6 +793,11 @@ static Bool on_client_request(ThreadId tid, UWord *arg, UWord *ret)
 	*ret = 1;
 	if (VG_(strcmp)(cmd, "hwt.sync") == 0) {
 		sync_threads();
+	} else if (VG_(strcmp)(cmd, "hwt.data") == 0) {
+		data_snapshot();
+	} else if (VG_(strncmp)(cmd, "hwt.regs ", 9) == 0 ||
+		   VG_(strncmp)(cmd, "hwt.write ", 10) == 0) {
+		debugger_writes(cmd);
 	} else if (VG_(strcmp)(cmd, "hwt.off") == 0) {
 		flush();
 		recording = False;

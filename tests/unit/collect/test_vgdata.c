@@ -5,7 +5,9 @@
  * two runs, a system call's registers, a fault (what the faulting
  * instruction did not write is not undone), a thread whose runs do not
  * end where its history does (no values rather than wrong ones), a ring
- * whose oldest part was overwritten, and damaged files refused with
+ * whose oldest part was overwritten, snapshots at a debugger's stops
+ * (in the middle of a run, moved, a handler entered where it stood),
+ * and damaged files refused with
  * where, every truncation of a good one refused or read within bounds. */
 #include <inttypes.h>
 #include <stdint.h>
@@ -85,11 +87,12 @@ static void test_fault(void)
 	memset(&f, 0, sizeof(f));
 	layout(&f, 0, true);
 	thread_switch(&f, 0, TID);
-	/* Stale slots: the fault came before they were written. */
+	/* Stale slots: the fault came before they were written; the run
+	 * stays open. */
 	rword(&f, 0xdead);
 	rword(&f, 0xbad);
 	rword(&f, 0xbad);
-	rword(&f, run_word(0, 1));
+	rword(&f, run_word(0, HWT_VGD_EXIT_OPEN));
 	state(&f, HWT_VGD_EV_END, 5, PC1);
 	thread_switch(&f, TID, 0);
 	finish(&f);
@@ -193,6 +196,124 @@ static void test_disagreeing(void)
 		hwt_vg_data_free(&p);
 }
 
+/* The registers the history of t holds, RAX and RIP, against want; the
+ * stores it keeps. */
+static void check_regs(const char *what, const struct file *f,
+		       uint64_t last_pc, const uint64_t (*want)[2], size_t n,
+		       size_t stores)
+{
+	struct hwt_vg_data_thread t = { TID, last_pc };
+	struct hwt_past p;
+	struct hwt_err err = { 0 };
+	bool ok;
+	int rc = hwt_vg_data_build(f->out, f->nout, &t, 1, &p, &err);
+
+	ok = rc == 0 && p.nthreads == 1 && p.threads[0].end_index == n - 1 &&
+	     p.n == stores;
+	for (size_t i = 0; ok && i < n; i++) {
+		uint64_t rip, rax = rax_at(&p, i, &rc, &rip);
+
+		if (rc || rax != want[i][0] || rip != want[i][1]) {
+			ok = false;
+			printf("  | instruction %zu: rc %d, rip %#" PRIx64
+			       ", rax %" PRIu64 "\n", i, rc, rip, rax);
+		}
+	}
+	CHECK(what, ok, "rc %d (%s), %zu threads, end %" PRIu64 ", %zu stores",
+	      rc, err.msg, p.nthreads, p.nthreads ? p.threads[0].end_index : 0,
+	      rc == 0 ? p.n : 0);
+	if (rc == 0)
+		hwt_vg_data_free(&p);
+}
+
+/* Snapshots taken at a debugger's stop (vgdata.h): a thread stopped in
+ * the middle of a run, before its first instruction, moved elsewhere by
+ * the debugger, or entering a signal's handler where it was stopped. */
+static void test_snapshot(void)
+{
+	static struct file f;
+	static const uint64_t cut[][2] = { { 1, PC0 }, { 2, PC1 }, { 2, PC0 } };
+	static const uint64_t whole[][2] = { { 1, PC0 }, { 2, PC1 } };
+	static const uint64_t loop[][2] = {
+		{ 1, PC0 }, { 2, PC1 }, { 2, PC0 }, { 3, PC1 },
+	};
+	static const uint64_t moved[][2] = {
+		{ 1, PC0 }, { 2, PC1 }, { 2, PC1 + 4 }, { 5, PC0 }, { 6, PC1 },
+	};
+	static const uint64_t handler[][2] = {
+		{ 1, PC0 }, { 2, PC1 }, { 2, PC1 + 4 }, { 2, PC0 }, { 3, PC1 },
+	};
+
+	/* Stopped at PC1 of the second run: its store's slots are stale. */
+	memset(&f, 0, sizeof(f));
+	layout(&f, 0, false);
+	thread_switch(&f, 0, TID);
+	run(&f, 0, 1, 0x11);
+	rword(&f, 2);
+	rword(&f, 0xbad);
+	rword(&f, 0xbad);
+	rword(&f, run_word(0, HWT_VGD_EXIT_OPEN));
+	state(&f, HWT_VGD_EV_END, 9, PC1);
+	thread_switch(&f, TID, 0);
+	finish(&f);
+	check_regs("stopped in the middle of a run, the history ends before "
+		   "the instruction it stands at, the rest's slots unread", &f,
+		   PC0, cut, 3, 1);
+	/* Stopped at PC0 before the second run's first instruction. */
+	memset(&f, 0, sizeof(f));
+	layout(&f, 0, false);
+	thread_switch(&f, 0, TID);
+	run(&f, 0, 1, 0x11);
+	rword(&f, 0xbad);
+	rword(&f, 0xbad);
+	rword(&f, 0xbad);
+	rword(&f, run_word(0, HWT_VGD_EXIT_OPEN));
+	state(&f, HWT_VGD_EV_END, 2, PC0);
+	thread_switch(&f, TID, 0);
+	finish(&f);
+	check_regs("stopped before a run's first instruction, the run before "
+		   "is the newest", &f, PC1, whole, 2, 1);
+	/* The second run complete instead: a loop back to PC0. */
+	memset(&f, 0, sizeof(f));
+	layout(&f, 0, false);
+	thread_switch(&f, 0, TID);
+	run(&f, 0, 1, 0x11);
+	run(&f, 0, 2, 0x22);
+	state(&f, HWT_VGD_EV_END, 3, PC0);
+	thread_switch(&f, TID, 0);
+	finish(&f);
+	check_regs("a run that went round to its first instruction is whole",
+		   &f, PC1, loop, 4, 2);
+	/* After the first run the debugger moves the thread from PC1 + 4
+	 * to PC0 and writes RAX = 5; it runs again. */
+	memset(&f, 0, sizeof(f));
+	layout(&f, 0, false);
+	thread_switch(&f, 0, TID);
+	run(&f, 0, 1, 0x11);
+	stop_at(&f, PC1 + 4);
+	state_of(&f, HWT_VGD_EV_REGS, 2, PC1 + 4, HWT_VGD_CAUSE_JUMP, 0);
+	run(&f, 0, 5, 0x22);
+	state(&f, HWT_VGD_EV_END, 6, PC1 + 4);
+	thread_switch(&f, TID, 0);
+	finish(&f);
+	check_regs("moved by the debugger, the instruction it stood at "
+		   "counts as run, as in the stream, with the registers before "
+		   "the move", &f, PC1, moved, 5, 2);
+	/* Stopped at PC1 + 4, then a signal's handler (PC0) entered there. */
+	memset(&f, 0, sizeof(f));
+	layout(&f, 0, false);
+	thread_switch(&f, 0, TID);
+	run(&f, 0, 1, 0x11);
+	stop_at(&f, PC1 + 4);
+	state_of(&f, HWT_VGD_EV_REGS, 2, PC1 + 4, HWT_VGD_CAUSE_SIGNAL, 0);
+	run(&f, 0, 2, 0x22);
+	state(&f, HWT_VGD_EV_END, 3, PC1 + 4);
+	thread_switch(&f, TID, 0);
+	finish(&f);
+	check_regs("a handler entered where a debugger stopped the thread: "
+		   "that instruction counts as run", &f, PC1, handler, 5, 2);
+}
+
 static void refused(const char *what, const uint8_t *b, size_t n,
 		    const char *want)
 {
@@ -293,6 +414,7 @@ int main(void)
 	RUN(test_misaligned);
 	RUN(test_overwritten);
 	RUN(test_disagreeing);
+	RUN(test_snapshot);
 	RUN(test_damaged);
 	RUN(test_truncated);
 	return check_exit();
