@@ -113,6 +113,10 @@ struct hwt_backend {
 	int (*index_at_step)(struct hwt_collector *c, pid_t tid,
 			     uint64_t step, uint64_t *index,
 			     struct hwt_err *err);
+	/* Whether registers and memory of the past are kept under live
+	 * control (regs_at and friends answer); NULL: whenever regs_at is
+	 * there. */
+	bool (*keeps_past)(const struct hwt_collector *c);
 	/* Write the registers and memory of the past it keeps as a data
 	 * history file at path (hwt-past.h): 1 written, 0 none kept; NULL:
 	 * it keeps none. */

@@ -646,6 +646,12 @@ bool hwt_collect_recording(const struct hwt_collector *c)
 	return !c->backend->recording || c->backend->recording(c);
 }
 
+bool hwt_collect_keeps_past(const struct hwt_collector *c)
+{
+	return c->backend->keeps_past ? c->backend->keeps_past(c)
+				      : c->backend->regs_at != NULL;
+}
+
 int hwt_collect_auxv(struct hwt_collector *c, uint8_t **out, size_t *len,
 		     struct hwt_err *err)
 {

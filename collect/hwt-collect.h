@@ -25,6 +25,11 @@ extern "C" {
 #define HWT_COLLECT_DEFAULT_BUFFER (4u << 20)
 #define HWT_COLLECT_MIN_BUFFER (64u << 10)
 #define HWT_COLLECT_MAX_BUFFER (1ull << 34)
+/* The valgrind backend's values of the past (data_bytes): the tools'
+ * default and bounds. */
+#define HWT_COLLECT_VALUES_DEFAULT (64ull << 20)
+#define HWT_COLLECT_VALUES_MIN (1ull << 20)
+#define HWT_COLLECT_VALUES_MAX (16ull << 30)
 
 /* Where the stepper runs itself and the program: single-stepping is
  * about three times faster with both on one cpu. */
@@ -86,11 +91,13 @@ struct hwt_collect_opts {
 	 * thread, the newest kept past it (HWT_COLLECT_CAP_WHOLE; 0: the
 	 * window alone). */
 	uint64_t whole_bound;
-	/* valgrind, recording: keep the values of the past, what the
-	 * newest writes overwrote, in data_bytes of memory, so that the
-	 * bundle's data history (hwt-past.h) shows registers and memory as
-	 * they were before any instruction it reaches back to. 0: none.
-	 * Other backends ignore it (ptrace always keeps them). */
+	/* valgrind: keep the values of the past, what the newest writes
+	 * overwrote, in data_bytes of memory, so that the bundle's data
+	 * history (hwt-past.h), and under live control hwt_collect_regs_at
+	 * and friends, show registers and memory as they were before any
+	 * instruction it reaches back to. 0: none (HWT_COLLECT_VALUES_DEFAULT
+	 * is the tools' default). Other backends ignore it (ptrace always
+	 * keeps them). */
 	uint64_t data_bytes;
 };
 
@@ -437,6 +444,9 @@ int hwt_collect_index_at_step(struct hwt_collector *c, pid_t tid,
 int hwt_collect_record_start(struct hwt_collector *c, struct hwt_err *err);
 /* Whether the program is being recorded (false only while deferred). */
 bool hwt_collect_recording(const struct hwt_collector *c);
+/* Whether registers and memory of the past are kept under live control
+ * (hwt_collect_regs_at, _mem_at, _find_write answer). */
+bool hwt_collect_keeps_past(const struct hwt_collector *c);
 
 /* The program's auxiliary vector (type, value pairs up to AT_NULL) into
  * *out (the caller frees it): the one its backend made (Valgrind's

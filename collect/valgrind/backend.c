@@ -359,7 +359,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	}
 	if (rc == 0 && !(env = tool_environ(dir)))
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
-	if (rc == 0 && opts->data_bytes && !opts->live_control &&
+	if (rc == 0 && opts->data_bytes &&
 	    (asprintf(&c->data_path, "%s/data", c->dir) < 0 ||
 	     asprintf(&data_out_opt, "--hwt-data-out=%s", c->data_path) < 0)) {
 		data_out_opt = NULL;
@@ -422,15 +422,16 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 				  opts->buffer_size));
 			if (can_free_read_part(c->dir))
 				vargv[k++] = pace_opt;
-			/* The values of the past: a ring in the tool's
-			 * memory, written out at the end (data.c). */
-			if (data_out_opt) {
-				snprintf(data_opt, sizeof(data_opt),
-					 "--hwt-data-bytes=%llu",
-					 (unsigned long long)opts->data_bytes);
-				vargv[k++] = data_opt;
-				vargv[k++] = data_out_opt;
-			}
+		}
+		/* The values of the past: a ring in the tool's memory,
+		 * written out at the end (data.c), and under live control
+		 * at a stop that asks about the past (live_past.c). */
+		if (data_out_opt) {
+			snprintf(data_opt, sizeof(data_opt),
+				 "--hwt-data-bytes=%llu",
+				 (unsigned long long)opts->data_bytes);
+			vargv[k++] = data_opt;
+			vargv[k++] = data_out_opt;
 		}
 		vargv[k++] = parent_opt;
 		vargv[k++] = out_opt;
@@ -899,5 +900,11 @@ const struct hwt_backend hwt_backend_valgrind = {
 	.live_tids = vg_live_tids,
 	.auxv = vg_auxv,
 	.regset = vg_regset,
+	.regs_at = vg_regs_at,
+	.mem_at = vg_mem_at,
+	.find_write = vg_find_write,
+	.index_at_step = vg_index_at_step,
+	.memory_written = vg_memory_written,
+	.keeps_past = vg_keeps_past,
 	.detach = vg_detach,
 };

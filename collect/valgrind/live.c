@@ -547,6 +547,8 @@ int vg_live_start(struct vg_collector *c, struct hwt_err *err)
 int vg_resume(struct hwt_collector *base, const struct hwt_resume_opts *o,
 	      struct hwt_collect_event *ev, struct hwt_err *err)
 {
+	/* The values of the past of the last stop are those of no other. */
+	vg_live_past_drop(vg_of(base));
 	return hwt_live_resume(&vg_of(base)->rules, o, ev, err);
 }
 
@@ -673,6 +675,7 @@ int vg_regset(struct hwt_collector *base, pid_t tid, int nt_type, void *buf,
 	struct vg_thread *t = vt_find(c, tid);
 	uint8_t g[G_SIZE_AVX], *b = buf;
 	size_t glen, need;
+	bool moved;
 	int rc;
 
 	if (!t)
@@ -714,9 +717,16 @@ int vg_regset(struct hwt_collector *base, pid_t tid, int nt_type, void *buf,
 		if (nt_type == NT_X86_XSTATE)
 			memcpy(g + G_YMMH, b + XS_YMMH, 256);
 	}
-	if ((rc = write_g(c, g, glen, err)) < 0)
+	/* What the registers held goes into the values of the past. */
+	moved = get_le(g + G_RIP, 8) != t->pc;
+	if ((rc = vg_registers_written(c, tid, moved, err)) < 0 ||
+	    (rc = write_g(c, g, glen, err)) < 0)
 		return rc;
 	t->pc = get_le(g + G_RIP, 8);
+	/* Moved elsewhere: the history says so (from the next stop's
+	 * snapshot on), as the ptrace recorder's does. */
+	if (moved)
+		hwt_vg_reader_moved(&c->rd, tid, t->pc);
 	return 0;
 }
 
@@ -745,6 +755,7 @@ int vg_detach(struct hwt_collector *base, struct hwt_err *err)
 
 void vg_live_free(struct vg_collector *c)
 {
+	vg_live_past_drop(c);
 	if (c->link_up)
 		vg_link_close(&c->link);
 	c->link_up = false;

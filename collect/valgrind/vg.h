@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "hwt-past.h"
 #include "live.h"
 #include "os/held.h"
 #include "stream.h"
@@ -71,6 +72,10 @@ struct vg_collector {
 	bool ended;               /* the process is gone (c->base.end) */
 	pid_t event_tid;          /* the thread whose stop this is */
 	bool mid;                 /* it stopped inside a superblock */
+	/* The values of the past at this stop (live_past.c), built when
+	 * first asked for (built: tried, live_past NULL if none). */
+	struct hwt_past *live_past;
+	bool live_past_built;
 };
 
 static inline struct vg_collector *vg_of(struct hwt_collector *base)
@@ -101,6 +106,25 @@ int vg_wind_up(struct vg_collector *c, int status, struct hwt_err *err);
  * bundle's (1), none kept (0), or a negative errno. */
 int vg_write_past(struct hwt_collector *base, const char *path,
 		  struct hwt_err *err);
+
+/* live_past.c: the backend's regs_at, mem_at, find_write,
+ * index_at_step and memory_written under live control; what a stop
+ * built is dropped when the program moves (drop) or the debugger is
+ * about to write registers (registers_written; jump: its pc too, which
+ * takes the thread out of the superblock it stands in). */
+int vg_regs_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
+	       int nt_type, void *out, struct hwt_err *err);
+int vg_mem_at(struct hwt_collector *base, pid_t tid, uint64_t insn,
+	      uint64_t addr, void *buf, size_t len, struct hwt_err *err);
+int vg_find_write(struct hwt_collector *base, const struct hwt_write_query *q,
+		  struct hwt_write_found *out, struct hwt_err *err);
+int vg_index_at_step(struct hwt_collector *base, pid_t tid, uint64_t step,
+		     uint64_t *index, struct hwt_err *err);
+void vg_memory_written(struct hwt_collector *base, uint64_t addr, size_t len);
+bool vg_keeps_past(const struct hwt_collector *base);
+int vg_registers_written(struct vg_collector *c, pid_t tid, bool jump,
+			 struct hwt_err *err);
+void vg_live_past_drop(struct vg_collector *c);
 
 /* backend.c: PROG found through PATH as execvp would, into out. */
 bool vg_which(const char *prog, char *out, size_t size);

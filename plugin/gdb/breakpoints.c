@@ -38,7 +38,7 @@ static int watch(struct server *s, bool insert, int kind, uint64_t addr,
 	 * it falls back to software watchpoints (single-stepping) itself. */
 	if (!s->ops->can_watch || s->no_watch)
 		return rsp_send_str(&s->conn, "");
-	if (kind != 2 && s->ops->watch_writes_only)
+	if (kind != 2 && (s->ops->watch_writes_only || s->watch_past_only))
 		return rsp_send_str(&s->conn, "E.A recording keeps the stores "
 				    "of the past, not its reads: only write "
 				    "watchpoints can be answered.");

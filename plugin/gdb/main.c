@@ -14,7 +14,7 @@
 #include "server.h"
 
 static const char USAGE[] =
-	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] [--backend NAME] [--record] -- PROG [ARGS...]\n"
+	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] [--backend NAME] [--record] [--values=BYTES] -- PROG [ARGS...]\n"
 	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] [--backend NAME] --attach PID\n"
 	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] --bundle DIR\n"
 	"       hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] --core CORE --bundle DIR\n"
@@ -27,7 +27,10 @@ static const char USAGE[] =
 	"under gdbserver, until GDB's record btrace or LLDB's thread trace start\n"
 	"asks for its history; --record records it from its first instruction\n"
 	"(reverse execution without record btrace needs that); --attach records\n"
-	"from the attach on. --bundle: a crashed process recorded by\n"
+	"from the attach on. The values of the past (registers and memory as\n"
+	"they were, at any point of the newest history) are kept by the ptrace\n"
+	"backend, and by the valgrind backend in --values=BYTES of memory\n"
+	"(default 64M; 0: none, recording about twice as fast). --bundle: a crashed process recorded by\n"
 	"`hwtrace record`; record btrace, reverse-step/finish/continue and record\n"
 	"goto work from the crash point. HOST must be a loopback address unless\n"
 	"--allow-remote is given; port 0 picks a free port (printed on stderr).\n"
@@ -61,12 +64,13 @@ int main(int argc, char **argv)
 		{ "attach", required_argument, NULL, 'a' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "record", no_argument, NULL, 'R' },
+		{ "values", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	const char *listen_spec = NULL, *bundle = NULL, *core = NULL;
-	struct live_opts lo = { 0 };
+	struct live_opts lo = { .values = HWT_COLLECT_VALUES_DEFAULT };
 	uint64_t pid = 0;
 	bool allow_remote = false, once = false;
 	static struct server srv;
@@ -84,6 +88,14 @@ int main(int argc, char **argv)
 		case 'B': lo.backend = optarg; break;
 		case 'o': once = true; break;
 		case 'R': lo.record = true; break;
+		case 'v':
+			if (hwt_parse_size(optarg, &lo.values) ||
+			    (lo.values && (lo.values < HWT_COLLECT_VALUES_MIN ||
+					   lo.values > HWT_COLLECT_VALUES_MAX)))
+				return usage_error("--values=%s must be 0 or a "
+						   "size between 1M and 16G",
+						   optarg);
+			break;
 		case 'a':
 			if (hwt_parse_u64(optarg, &pid) || pid == 0 ||
 			    pid > INT32_MAX)

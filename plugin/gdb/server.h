@@ -254,6 +254,10 @@ struct server {
 	struct lldb_trace *lldb;          /* lldb_trace.c's state */
 	bool attached;                    /* qAttached: not started by us */
 	bool no_watch;                    /* the recorder has no watches */
+	/* Watches are answered from the values of the past alone (a live
+	 * recorder that keeps them but cannot watch a running program):
+	 * write ones, and only while replaying. */
+	bool watch_past_only;
 	bool exit_requested;              /* monitor exit: end after replying */
 	bool hung_up;                     /* the last client just went away */
 	/* GDB's multiprocess extension is on: thread ids are pPID.TID and
@@ -382,6 +386,7 @@ int save_collected(struct hwt_collector *c,
 struct live_opts {
 	const char *backend;              /* NULL: the collector's choice */
 	bool record;                      /* from launch, not when asked */
+	uint64_t values;                  /* valgrind: data_bytes */
 	char *const *argv;                /* launch this, or */
 	int attach_pid;                   /* attach to this (argv NULL) */
 };

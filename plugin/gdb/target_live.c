@@ -286,6 +286,12 @@ static int live_resume(struct server *s, const struct srv_action *acts,
 						    : HWT_RESUME_CONT,
 			.signal = acts[i].signal,
 		};
+	if (s->nwatches && s->watch_past_only) {
+		snprintf(reply, cap, "E.The %s recorder answers watchpoints "
+			 "in the recorded past only: delete them to run on.",
+			 hwt_collect_backend_name(l->c));
+		return -EOPNOTSUPP;
+	}
 	for (size_t i = 0; i < s->nwatches; i++)
 		w[i] = (struct hwt_watch){ s->watches[i].addr, s->watches[i].len,
 					   (enum hwt_watch_kind)s->watches[i].kind };
@@ -832,7 +838,8 @@ int live_open(struct server *s, const struct live_opts *lo,
 	 * history, unless --record asks for it from launch. */
 	struct hwt_collect_opts co = { .sz = sizeof(co), .backend = lo->backend,
 				       .live_control = true,
-				       .defer_recording = !lo->record };
+				       .defer_recording = !lo->record,
+				       .data_bytes = lo->values };
 	struct live *l = calloc(1, sizeof(*l));
 	int rc;
 
@@ -856,7 +863,11 @@ int live_open(struct server *s, const struct live_opts *lo,
 		fprintf(stderr, "hwt-server: note: %s; running with %s\n",
 			hwt_collect_passed_over(l->c),
 			hwt_collect_backend_name(l->c));
-	s->no_watch = !(hwt_collect_backend_caps(l->c) & HWT_COLLECT_CAP_WATCH);
+	s->watch_past_only = !(hwt_collect_backend_caps(l->c) &
+			       HWT_COLLECT_CAP_WATCH) &&
+			     hwt_collect_keeps_past(l->c);
+	s->no_watch = !(hwt_collect_backend_caps(l->c) &
+			HWT_COLLECT_CAP_WATCH) && !s->watch_past_only;
 	rc = refresh(s, l->pid, err);
 	if (rc)
 		return rc;

@@ -145,16 +145,16 @@ def live_gdb(build, tmp, backend, line_x2, line_print):
     start = section(out, 'start') + section(out, 'start-g')
     report(f'live {backend}: at the printf, x and g are 3 and 30',
            '= 3\n' in start and '= 30' in start, out[-1500:])
-    # The ptrace recorder keeps the old bytes of every store under live
-    # control; Valgrind's keeps no memory yet.
-    check_past(f'live {backend}', out, known=backend == 'ptrace')
+    # Both recorders keep the old bytes of every store under live
+    # control (Valgrind's in the tool's ring, hwt-server's --values).
+    check_past(f'live {backend}', out, known=True)
 
 
-def served_lldb(server, prog, tmp, name, cmds):
+def served_lldb(server, prog, tmp, name, cmds, backend='ptrace'):
     """LLDB's output for cmds against `hwt-server --record --backend
-    ptrace PROG`; None (reported) when the server does not listen."""
+    BACKEND PROG`; None (reported) when the server does not listen."""
     srv = ServerProcess([server, '--listen', '127.0.0.1:0', '--once',
-                         '--record', '--backend', 'ptrace', '--', prog],
+                         '--record', '--backend', backend, '--', prog],
                         tmp, name)
     try:
         if not srv.address:
@@ -166,18 +166,21 @@ def served_lldb(server, prog, tmp, name, cmds):
         srv.stop()
 
 
-def live_lldb(build, tmp, line_x2, line_print):
+def live_lldb(build, tmp, line_x2, line_print, backend='ptrace'):
     out = served_lldb(
         os.path.join(build, 'hwt-server'),
-        os.path.join(build, 'programs', 'values'), tmp, 'live-lldb',
+        os.path.join(build, 'programs', 'values'), tmp,
+        f'live-lldb-{backend}',
         [f'breakpoint set -f values.c -l {line_print}', 'process continue',
          'script print("<<start>>")', 'frame variable x', 'print g',
          f'breakpoint set -f values.c -l {line_x2}',
          'script print("<<back>>")', 'process continue --reverse',
          'script print("<<past>>")', 'frame variable x',
-         'script print("<<past-g>>")', 'print g', 'script print("<<end>>")'])
+         'script print("<<past-g>>")', 'print g', 'script print("<<end>>")'],
+        backend)
     if out is not None:
-        check_lldb('lldb live', out, line_x2, known=True)
+        check_lldb('lldb live' + ('' if backend == 'ptrace' else
+                                  f' ({backend})'), out, line_x2, known=True)
 
 
 def check_lldb(what, out, line_x2, known=False):
@@ -530,7 +533,7 @@ def same_walk(what, want, got):
            f'want {[ln for ln, _ in want]}, got {[ln for ln, _ in got]}')
 
 
-def who_wrote(build, tmp):
+def who_wrote(build, tmp, backend='ptrace'):
     """"Who wrote this pointer?": at a breakpoint after a stray strcpy,
     `watch -l table[2].label` and `reverse-continue` stop in the strcpy
     called from overflow(), GDB printing the pointer's old and new value;
@@ -543,7 +546,8 @@ def who_wrote(build, tmp):
     src = os.path.join(HERE, '..', 'programs', 'overwrite.c')
     with open(src) as f:
         line = next(i for i, s in enumerate(f, 1) if 'LINE_PRINT' in s)
-    out = served_gdb(server, prog, 'ptrace', tmp, 'who-wrote', [
+    what = 'who wrote' + ('' if backend == 'ptrace' else f' ({backend})')
+    out = served_gdb(server, prog, backend, tmp, 'who-wrote', [
         f'break overwrite.c:{line}', 'continue', 'delete',
         'watch -l table[2].label', mark('w1'), 'reverse-continue', 'bt 3',
         mark('w2'), 'reverse-continue', 'bt 2', mark('w3'), 'continue',
@@ -552,27 +556,27 @@ def who_wrote(build, tmp):
         return
     w1, w2, w3 = section(out, 'w1'), section(out, 'w2'), section(out, 'w3')
     w4 = section(out, 'w4')
-    report('who wrote: reverse-continue to a watched pointer stops in the '
+    report(f'{what}: reverse-continue to a watched pointer stops in the '
            'strcpy that overran into it, called from overflow()',
            re.search(r'Old value = .*\nNew value = .*"two"', w1) and
            re.search(r'#0 .*strcpy', w1) and ' in overflow ' in w1, w1)
-    report('who wrote: again, at the store that set it a thousand calls '
+    report(f'{what}: again, at the store that set it a thousand calls '
            'before (fill(2))', re.search(r'New value = 0x0\b', w2) and
            re.search(r'in fill \(i=2\)', w2), w2)
-    lout = served_lldb(server, prog, tmp, 'who-wrote-lldb', [
+    lout = served_lldb(server, prog, tmp, f'who-wrote-lldb-{backend}', [
         f'breakpoint set -f overwrite.c -l {line}', 'process continue',
         'breakpoint delete -f',
         'watchpoint set expression -w write -s 8 -- &table[2].label',
         'script print("<<back>>")', 'process continue --reverse', 'bt 3',
-        'script print("<<end>>")']) or ''
+        'script print("<<end>>")'], backend) or ''
     back = section(lout, 'back')
-    report('who wrote: LLDB\'s watchpoint set + process continue --reverse '
+    report(f'{what}: LLDB\'s watchpoint set + process continue --reverse '
            'stops in the strcpy called from overflow() (LLDB runs code in '
            'the program to evaluate the expression: those writes are kept '
            'in the history too)',
            'stop reason = watchpoint 1' in back and 'strcpy' in back and
            'overwrite`overflow' in back, back[-800:])
-    report('who wrote: continue forward in the past stops after that '
+    report(f'{what}: continue forward in the past stops after that '
            'store, then at the strcpy again',
            re.search(r'New value = .*"two"', w3) and ' fill (i=2)' in w3 and
            re.search(r'#0 .*strcpy', w4) and ' in overflow ' in w4,
@@ -807,6 +811,8 @@ def main():
             'walk-bundle')
         if live_walk or bundle_walk:
             walk(build, tmp, 'ptrace', bundle_walk)
+        if selected('walk-valgrind'):
+            walk(build, tmp, 'valgrind')
         # Valgrind's cpu runs libc's baseline code (its memset leaves
         # other bytes in xmm0): its bundle is checked against its own
         # live walk forward, whose values are the present's, of the
@@ -818,6 +824,8 @@ def main():
                 walk_bundle(build, tmp, fw[0], fw[1], 'valgrind')
         if selected('who-wrote'):
             who_wrote(build, tmp)
+        if selected('who-wrote-valgrind'):
+            who_wrote(build, tmp, 'valgrind')
         if selected('who-wrote-postmortem'):
             who_wrote_postmortem(build, tmp)
         if selected('who-wrote-postmortem-valgrind'):
@@ -830,6 +838,8 @@ def main():
             values_horizon(build, tmp)
         if selected('live-lldb'):
             live_lldb(build, tmp, line_x2, line_print)
+        if selected('live-lldb-valgrind'):
+            live_lldb(build, tmp, line_x2, line_print, 'valgrind')
         if selected('bundles'):
             sw = record(build, tmp, 'ptrace')
             postmortem_gdb(build, tmp, 'bundle hwt-sw (ptrace)', sw, None,

@@ -66,8 +66,6 @@ static const char record_usage[] =
 
 /* Disk a whole recording keeps per thread by default. */
 #define HWT_RECORD_WHOLE_DEFAULT (4ull << 30)
-/* Memory the valgrind backend's values of the past take by default. */
-#define HWT_RECORD_VALUES_DEFAULT (64ull << 20)
 
 /* The usage text, then the registered backends: the list comes from the
  * collector library so it never goes stale. */
@@ -165,9 +163,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->opts.whole_bound = v;
 			break;
 		case 'V':
-			v = HWT_RECORD_VALUES_DEFAULT;
+			v = HWT_COLLECT_VALUES_DEFAULT;
 			if (optarg && (hwt_parse_size(optarg, &v) ||
-				       v < (1u << 20) || v > (16ull << 30)))
+				       v < HWT_COLLECT_VALUES_MIN ||
+				       v > HWT_COLLECT_VALUES_MAX))
 				return cli_usage_error("record",
 					"--values='%s' must be a size between "
 					"1M and 16G", optarg);
