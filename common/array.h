@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Make room for want elements of size bytes in the array *arrp (any
  * T **), whose capacity is *cap: doubling from min, realloc'ed, *cap
@@ -46,6 +47,49 @@ static inline int hwt_array_reserve(void *arrp, size_t *cap, size_t want,
 
 #define HWT_ARRAY_RESERVE(arr, cap, want, min)                            \
 	hwt_array_reserve(&(arr), &(cap), (want), sizeof(*(arr)), (min))
+
+/* The same for arrays that grow to many megabytes in one go (a
+ * recording's whole history taken apart): mapped memory the kernel may
+ * back with huge pages (a fault and a TLB entry per 2 MiB, not per 4
+ * KiB), grown in place where it can (mremap, never copied by hand).
+ * Freed with hwt_bulk_free, never free(). */
+#define HWT_BULK_STEP ((size_t)2 << 20)
+
+static inline int hwt_bulk_reserve(void *arrp, size_t *cap, size_t want,
+				   size_t size)
+{
+	size_t bytes = *cap * size, need;
+	void *old, *p;
+
+	if (want <= *cap)
+		return 0;
+	if (want > SIZE_MAX / 2 / size)
+		return -ENOMEM;
+	need = want * size;
+	if (need < 2 * bytes)
+		need = 2 * bytes;
+	need = (need + HWT_BULK_STEP - 1) / HWT_BULK_STEP * HWT_BULK_STEP;
+	memcpy(&old, arrp, sizeof(old));
+	p = old ? mremap(old, bytes, need, MREMAP_MAYMOVE)
+		: mmap(NULL, need, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	/* Only a hint: without huge pages it is the same memory. */
+	madvise(p, need, MADV_HUGEPAGE);
+	memcpy(arrp, &p, sizeof(p));
+	*cap = need / size;
+	return 0;
+}
+
+#define HWT_BULK_RESERVE(arr, cap, want)                                   \
+	hwt_bulk_reserve(&(arr), &(cap), (want), sizeof(*(arr)))
+
+static inline void hwt_bulk_free(void *p, size_t cap, size_t size)
+{
+	if (p)
+		munmap(p, cap * size);
+}
 
 /* A byte buffer that grows. */
 struct hwt_bytes {

@@ -325,7 +325,7 @@ static struct wthread *thread_of(struct build *b, uint64_t tid)
 static int push_item(struct build *b, const struct item *it,
 		     struct hwt_err *err)
 {
-	if (HWT_ARRAY_RESERVE(b->items, b->items_cap, b->nitems + 1, 4096))
+	if (HWT_BULK_RESERVE(b->items, b->items_cap, b->nitems + 1))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	b->items[b->nitems++] = *it;
 	return 0;
@@ -334,7 +334,7 @@ static int push_item(struct build *b, const struct item *it,
 static int push_mem(struct build *b, const struct pending *m,
 		    struct hwt_err *err)
 {
-	if (HWT_ARRAY_RESERVE(b->mem, b->mem_cap, b->nmem + 1, 4096))
+	if (HWT_BULK_RESERVE(b->mem, b->mem_cap, b->nmem + 1))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	b->mem[b->nmem++] = *m;
 	return 0;
@@ -369,7 +369,16 @@ static uint32_t newest_run(const struct layout *l, uint32_t n,
 static void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 {
 	uint8_t tmp[HWT_VGD_STATE_SIZE];
+	uint64_t x, y;
 
+	/* Most slots are a register's 8 bytes: no call for those. */
+	if (n == 8) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		memcpy(a, &y, 8);
+		memcpy(b, &x, 8);
+		return;
+	}
 	memcpy(tmp, a, n);
 	memcpy(a, b, n);
 	memcpy(b, tmp, n);
@@ -1208,8 +1217,8 @@ int hwt_vg_data_build(const uint8_t *file, size_t len,
 	for (size_t i = 0; i < b.nlayouts; i++)
 		layout_free(&b.layouts[i]);
 	free(b.layouts);
-	free(b.items);
-	free(b.mem);
+	hwt_bulk_free(b.items, b.items_cap, sizeof(*b.items));
+	hwt_bulk_free(b.mem, b.mem_cap, sizeof(*b.mem));
 	free(b.t);
 	if (rc < 0)
 		hwt_vg_data_free(p);
