@@ -91,6 +91,16 @@ static inline void hwt_bulk_free(void *p, size_t cap, size_t size)
 		munmap(p, cap * size);
 }
 
+/* qsort's and bsearch's order of uint64_t values. */
+static inline int hwt_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, sizeof(x));
+	memcpy(&y, b, sizeof(y));
+	return x < y ? -1 : x > y;
+}
+
 /* A byte buffer that grows. */
 struct hwt_bytes {
 	uint8_t *p;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "hwt-common.h"
 #include "hwt-json.h"
 
@@ -78,23 +79,6 @@ static int mkdirs_for(const char *path)
 	return 0;
 }
 
-static int write_all(int fd, const void *data, size_t size)
-{
-	const uint8_t *p = data;
-
-	while (size) {
-		ssize_t n = write(fd, p, size);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		size -= (size_t)n;
-	}
-	return 0;
-}
-
 int hwt_bundle_stage_write(const char *staging_dir, const char *rel,
 			   const void *data, size_t size, struct hwt_err *err)
 {
@@ -109,7 +93,7 @@ int hwt_bundle_stage_write(const char *staging_dir, const char *rel,
 		rc = hwt_err_set(err, rc ? -rc : errno, "cannot create %s: %s",
 				 path, strerror(rc ? -rc : errno));
 	} else {
-		rc = write_all(fd, data, size);
+		rc = hwt_write_all(fd, data, size);
 		if (close(fd) < 0 && !rc)
 			rc = -errno;
 		if (rc)
@@ -151,7 +135,7 @@ int hwt_bundle_stage_copy(const char *staging_dir, const char *rel,
 					 strerror(errno));
 		else if (n == 0)
 			break;
-		else if ((rc = write_all(out, buf, (size_t)n)))
+		else if ((rc = hwt_write_all(out, buf, (size_t)n)))
 			hwt_err_set(err, -rc, "writing %s: %s", path,
 				    strerror(-rc));
 	}

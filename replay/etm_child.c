@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "etm_child.h"
+#include "fdio.h"
 
 uint64_t hwt_etm_test_crash_at;
 
@@ -57,24 +58,9 @@ static uint64_t child_recs;
 static uint8_t child_altstack[65536];
 
 /* Write all of d; false when the pipe is gone. */
-static bool write_all(int fd, const uint8_t *d, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, d, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		d += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 static void flush(struct hwt_etm_out *o)
 {
-	if (!write_all(o->fd, o->buf, o->n))
+	if (hwt_write_all(o->fd, o->buf, o->n) < 0)
 		_exit(2);        /* the parent stopped reading */
 	o->n = 0;
 }
@@ -94,7 +80,7 @@ static void write_queued(void)
 {
 	size_t n = child_out.n <= sizeof(child_out.buf) ? child_out.n : 0;
 
-	write_all(child_out.fd, child_out.buf, n - n % REC_SIZE);
+	hwt_write_all(child_out.fd, child_out.buf, n - n % REC_SIZE);
 	child_out.n = 0;
 }
 

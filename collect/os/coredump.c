@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "fdio.h"
 #include "proc.h"
 
 #define PAGE 4096u
@@ -231,21 +232,6 @@ static int build_notes(const struct hwt_core_desc *d,
 	return 0;
 }
 
-static int write_all(int fd, const void *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p = (const uint8_t *)p + n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Mapping contents are only written when the first page reads: guard
  * pages, [vvar] and the like get p_filesz 0, as in kernel cores. */
 static bool dumpable(int memfd, const struct hwt_map *m)
@@ -288,7 +274,7 @@ static int copy_memory(int memfd, int fd, uint64_t start, uint64_t end,
 					return -errno;
 				continue;
 			}
-			if ((rc = write_all(fd, buf + off, PAGE)) < 0)
+			if ((rc = hwt_write_all(fd, buf + off, PAGE)) < 0)
 				return rc;
 		}
 		at += n;
@@ -346,9 +332,9 @@ static int write_core_file(int fd, int memfd,
 		p->p_align = PAGE;
 		off += p->p_filesz;
 	}
-	if ((rc = write_all(fd, &eh, sizeof(eh))) < 0 ||
-	    (rc = write_all(fd, ph, nphdr * sizeof(*ph))) < 0 ||
-	    (rc = write_all(fd, notes->p, notes->len)) < 0 ||
+	if ((rc = hwt_write_all(fd, &eh, sizeof(eh))) < 0 ||
+	    (rc = hwt_write_all(fd, ph, nphdr * sizeof(*ph))) < 0 ||
+	    (rc = hwt_write_all(fd, notes->p, notes->len)) < 0 ||
 	    lseek(fd, (off_t)data_start, SEEK_SET) < 0)
 		goto io_error;
 	for (size_t i = 1; i < nphdr; i++)

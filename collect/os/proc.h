@@ -51,6 +51,9 @@ int hwt_proc_sig_action(pid_t tid, int sig, enum hwt_sig_action *action,
 /* Whether sig is pending for thread tid itself (SigPnd). */
 int hwt_proc_sig_pending(pid_t tid, int sig, bool *pending,
 			 struct hwt_err *err);
+/* Yama's kernel.yama.ptrace_scope: 0 (classic ptrace) to 3 (none at
+ * all); 0 where Yama is not built in. */
+int hwt_proc_yama_scope(void);
 /* Read or write len bytes of a traced, stopped process's memory through
  * /proc/PID/mem, which reaches read-only (code) pages for the tracer.
  * Short counts at unmapped addresses; a negative errno only when nothing

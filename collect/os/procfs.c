@@ -170,6 +170,19 @@ int hwt_proc_sig_pending(pid_t tid, int sig, bool *pending,
 	return 0;
 }
 
+int hwt_proc_yama_scope(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int scope = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	return scope;
+}
+
 ssize_t hwt_proc_mem_xfer(pid_t pid, uint64_t addr, void *buf, size_t len,
 			  bool write)
 {

@@ -28,19 +28,6 @@
  * at most HWT_BUNDLE_MAX_THREADS threads. */
 #define MAX_SCANS (HWT_BUNDLE_MAX_THREADS + 2)
 
-static int yama_scope(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	int scope = 0;
-
-	if (f) {
-		if (fscanf(f, "%d", &scope) != 1)
-			scope = 0;
-		fclose(f);
-	}
-	return scope;
-}
-
 static int seize_failed(pid_t pid, int e, struct hwt_err *err)
 {
 	if (e == EPERM)
@@ -50,7 +37,7 @@ static int seize_failed(pid_t pid, int e, struct hwt_err *err)
 				   "kernel.yama.ptrace_scope is %d (1 allows "
 				   "only descendants: run as root, give "
 				   "CAP_SYS_PTRACE, or set it to 0)", (int)pid,
-				   strerror(e), yama_scope());
+				   strerror(e), hwt_proc_yama_scope());
 	if (e == ESRCH)
 		return hwt_err_set(err, ESRCH, "cannot attach to %d: no such "
 				   "process", (int)pid);

@@ -13,14 +13,8 @@
  * allow tracing our own child, which is all this backend does. */
 static int ptrace_available(struct hwt_err *err)
 {
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	int scope = 0;
+	int scope = hwt_proc_yama_scope();
 
-	if (f) {
-		if (fscanf(f, "%d", &scope) != 1)
-			scope = 0;
-		fclose(f);
-	}
 	if (scope >= 3)
 		return hwt_err_set(err, EPERM,
 				   "ptrace is disabled on this system "

@@ -24,20 +24,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "tracer.h"
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static bool is_breakpoint(const struct step_live *l, uint64_t pc)
 {
 	return l->nbreakpoints &&
 	       bsearch(&pc, l->breakpoints, l->nbreakpoints,
-		       sizeof(*l->breakpoints), cmp_u64);
+		       sizeof(*l->breakpoints), hwt_cmp_u64);
 }
 
 static int read_watch(int memfd, const struct hwt_watch *w, uint64_t *value)
@@ -328,7 +322,7 @@ static int step_live_prepare(void *ctx, const struct hwt_resume_opts *o,
 	if (!bps)
 		return hwt_err_set(err, ENOMEM, "out of memory for breakpoints");
 	memcpy(bps, o->breakpoints, o->nbreakpoints * sizeof(*bps));
-	qsort(bps, o->nbreakpoints, sizeof(*bps), cmp_u64);
+	qsort(bps, o->nbreakpoints, sizeof(*bps), hwt_cmp_u64);
 	l->breakpoints = bps;
 	l->nbreakpoints = o->nbreakpoints;
 	return 0;

@@ -35,6 +35,7 @@
 
 #include <sys/uio.h>
 
+#include "array.h"
 #include "os/debugreg.h"
 #include "os/machine.h"
 #include "os/x86mem.h"
@@ -42,17 +43,10 @@
 
 #define INT3 0xcc
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int cmp_bp(const void *a, const void *b)
 {
-	return cmp_u64(&((const struct hwt_seize_bp *)a)->addr,
-		       &((const struct hwt_seize_bp *)b)->addr);
+	return hwt_cmp_u64(&((const struct hwt_seize_bp *)a)->addr,
+			   &((const struct hwt_seize_bp *)b)->addr);
 }
 
 static int mem_open(const struct hwt_seize *s, bool write)

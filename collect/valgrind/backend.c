@@ -512,13 +512,6 @@ int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
 	return rd->npending ? hwt_vg_reader_feed(rd, NULL, 0, err) : 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* All threads together, the program's and its followed children's, keep
  * at most twice the per-thread window (--size), each the newest of its
  * own, shared max-min fairly: one cap for every thread, the largest that
@@ -543,7 +536,7 @@ static void share_window(struct vg_collector *c)
 		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
 			c->used[k++] = hwt_vg_thread_window_used(
 				&c->children[j].rd.threads[i]);
-	qsort(c->used, n, sizeof(*c->used), cmp_u64);
+	qsort(c->used, n, sizeof(*c->used), hwt_cmp_u64);
 	for (size_t i = 0; i < n; i++) {
 		if (c->used[i] * (n - i) > total) {
 			cap = total / (n - i);

@@ -242,19 +242,12 @@ static int vg_read_pc(void *ctx, pid_t tid, uint64_t *pc)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static bool vg_is_breakpoint(void *ctx, uint64_t pc)
 {
 	struct vg_collector *c = ctx;
 
 	return c->nbps && bsearch(&pc, c->bps, c->nbps, sizeof(*c->bps),
-				  cmp_u64);
+				  hwt_cmp_u64);
 }
 
 static int z0(struct vg_collector *c, bool insert, uint64_t addr,
@@ -288,7 +281,7 @@ static int vg_prepare(void *ctx, const struct hwt_resume_opts *o,
 		if (!(want = malloc(o->nbreakpoints * sizeof(*want))))
 			return hwt_err_set(err, ENOMEM, "out of memory");
 		memcpy(want, o->breakpoints, o->nbreakpoints * sizeof(*want));
-		qsort(want, o->nbreakpoints, sizeof(*want), cmp_u64);
+		qsort(want, o->nbreakpoints, sizeof(*want), hwt_cmp_u64);
 	}
 	free(c->bps);
 	c->bps = want;
@@ -305,7 +298,7 @@ static int vg_prepare(void *ctx, const struct hwt_resume_opts *o,
 	for (size_t i = 0; i < c->nbps && rc == 0; i++) {
 		if ((i && c->bps[i] == c->bps[i - 1]) ||
 		    (keep && bsearch(&c->bps[i], c->inserted, keep,
-				     sizeof(*c->inserted), cmp_u64)))
+				     sizeof(*c->inserted), hwt_cmp_u64)))
 			continue;
 		if (HWT_ARRAY_RESERVE(c->inserted, c->inserted_cap,
 				      c->ninserted + 1, 16))
@@ -314,7 +307,7 @@ static int vg_prepare(void *ctx, const struct hwt_resume_opts *o,
 			c->inserted[c->ninserted++] = c->bps[i];
 	}
 	if (c->ninserted)
-		qsort(c->inserted, c->ninserted, sizeof(*c->inserted), cmp_u64);
+		qsort(c->inserted, c->ninserted, sizeof(*c->inserted), hwt_cmp_u64);
 	return rc;
 }
 
