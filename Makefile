@@ -24,8 +24,10 @@ COMMON_SRC  := $(wildcard common/*.c)
 COLLECT_SRC := $(wildcard collect/*.c collect/*/*.c)
 REPLAY_SRC  := $(wildcard replay/*.c)
 HWTRACE_SRC := $(wildcard tools/hwtrace/*.c)
-# The server shows progress as hwtrace does (tools/hwtrace/progress.c).
-HWT_SERVER_SRC := $(wildcard plugin/gdb/*.c) tools/hwtrace/progress.c
+HWT_SERVER_SRC := $(wildcard plugin/gdb/*.c)
+# What the programs share (not the libraries, which never print):
+# progress shown on a terminal.
+CLI_SRC     := $(wildcard tools/cli/*.c)
 UNIT_SRC    := $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c)
 PROG_SRC    := $(wildcard tests/programs/*.c)
 
@@ -34,6 +36,7 @@ obj = $(patsubst %.c,$(O)/%.o,$(1))
 LIB_COMMON  := $(O)/libhwt-common.a
 LIB_COLLECT := $(O)/libhwt-collect.a
 LIB_REPLAY  := $(O)/libhwt-replay.a
+LIB_CLI     := $(O)/libhwt-cli.a
 HWTRACE     := $(O)/hwtrace
 HWT_SERVER  := $(O)/hwt-server
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
@@ -80,11 +83,14 @@ $(LIB_COLLECT): $(call obj,$(COLLECT_SRC))
 $(LIB_REPLAY): $(call obj,$(REPLAY_SRC))
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
 
-$(HWTRACE): $(call obj,$(HWTRACE_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
+$(LIB_CLI): $(call obj,$(CLI_SRC))
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+
+$(O)/tools/hwtrace/%.o $(O)/plugin/gdb/%.o: ALL_CFLAGS += -Itools/cli
+$(HWTRACE): $(call obj,$(HWTRACE_SRC)) $(LIB_CLI) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 
-$(O)/plugin/gdb/%.o: ALL_CFLAGS += -Itools/hwtrace
-$(HWT_SERVER): $(call obj,$(HWT_SERVER_SRC)) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
+$(HWT_SERVER): $(call obj,$(HWT_SERVER_SRC)) $(LIB_CLI) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 
 # Unit tests mirror the source tree: tests/unit/<folder>/test_*.c tests
@@ -123,7 +129,7 @@ $(UNIT_O)/plugin/gdb/test_rsp: $(UNIT_O)/plugin/gdb/test_rsp.o $(O)/plugin/gdb/r
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_COMMON)
 
 # hwt-server's packet handlers, over a fake target.
-$(UNIT_O)/plugin/gdb/test_gdb_server: $(UNIT_O)/plugin/gdb/test_gdb_server.o $(filter-out $(O)/plugin/gdb/main.o,$(call obj,$(HWT_SERVER_SRC))) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
+$(UNIT_O)/plugin/gdb/test_gdb_server: $(UNIT_O)/plugin/gdb/test_gdb_server.o $(filter-out $(O)/plugin/gdb/main.o,$(call obj,$(HWT_SERVER_SRC))) $(LIB_CLI) $(LIB_COLLECT) $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 
 # Test programs are the traced subjects: built without sanitizers, with

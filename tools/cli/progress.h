@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* progress.h - how far a long step is, as a line on stderr rewritten in
  * place, only when stderr is a terminal (progress.c). hwtrace's commands
- * and hwt-server use it. */
+ * and hwt-server link it (libhwt-cli). */
 #ifndef HWT_PROGRESS_H
 #define HWT_PROGRESS_H
 
