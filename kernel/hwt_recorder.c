@@ -45,6 +45,7 @@ bool hwt_arm_current(struct hwt_thread *t)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 
+	lockdep_assert_held(&hwt_hash_lock);
 	regs->flags |= X86_EFLAGS_TF;
 	/*
 	 * TF is ours now: if a debugger had forced it for a step, its

@@ -29,6 +29,7 @@ struct hwt_thread *hwt_session_find(struct hwt_session *s, pid_t tid)
 {
 	struct hwt_thread *t;
 
+	lockdep_assert_held(&s->lock);
 	list_for_each_entry(t, &s->threads, snode)
 		if (t->tid == tid)
 			return t;
@@ -40,6 +41,7 @@ struct hwt_thread *hwt_session_find_slot(struct hwt_session *s, u32 slot)
 {
 	struct hwt_thread *t;
 
+	lockdep_assert_held(&s->lock);
 	list_for_each_entry(t, &s->threads, snode)
 		if (t->slot == slot)
 			return t;
@@ -52,6 +54,7 @@ int hwt_session_attach(struct hwt_session *s, pid_t tid)
 	struct hwt_thread *t;
 	int err;
 
+	lockdep_assert_held(&s->lock);
 	if (hwt_session_find(s, tid))
 		return -EBUSY;
 	if (s->next_slot >= HWT_MAX_SLOTS)
@@ -77,6 +80,7 @@ int hwt_session_adopt(struct hwt_session *s, struct task_struct *task,
 	struct hwt_thread *t;
 	int err;
 
+	lockdep_assert_held(&s->lock);
 	if (tid <= 0)
 		return -ESRCH;
 	if (hwt_session_find(s, tid))
@@ -101,6 +105,7 @@ void hwt_session_tids(struct hwt_session *s, u32 *tids, u32 count,
 	struct hwt_thread *t;
 	u32 n = 0;
 
+	lockdep_assert_held(&s->lock);
 	list_for_each_entry(t, &s->threads, snode) {
 		if (n < count)
 			tids[n] = t->tid;
@@ -114,6 +119,7 @@ int hwt_session_detach(struct hwt_session *s, pid_t tid)
 {
 	struct hwt_thread *t = hwt_session_find(s, tid);
 
+	lockdep_assert_held(&s->lock);
 	if (!t)
 		return -ESRCH;
 	list_del(&t->snode);

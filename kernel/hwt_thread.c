@@ -63,6 +63,8 @@ void hwt_thread_put(struct hwt_thread *t)
 /* Caller holds hwt_hash_lock; the thread carries no trap flag of ours. */
 void hwt_thread_unhash_locked(struct hwt_thread *t)
 {
+	lockdep_assert_held(&hwt_hash_lock);
+
 	if (!t->hashed)
 		return;
 	hash_del_rcu(&t->hnode);

@@ -102,6 +102,8 @@ static const struct hwt_probe *hwt_tp_probe(size_t i)
 /* Unregister probes [0, n), last first. Caller holds hwt_tp_mutex. */
 static void hwt_tp_unregister_first(size_t n)
 {
+	lockdep_assert_held(&hwt_tp_mutex);
+
 	while (n)
 		hwt_tp_unregister(hwt_tp_probe(--n));
 }
@@ -111,6 +113,7 @@ static void hwt_tp_off_locked(void)
 {
 	size_t n = 0;
 
+	lockdep_assert_held(&hwt_tp_mutex);
 	while (hwt_tp_probe(n))
 		n++;
 	hwt_tp_unregister_first(n);
@@ -126,6 +129,7 @@ static int hwt_tp_on_locked(void)
 	size_t i;
 	int err;
 
+	lockdep_assert_held(&hwt_tp_mutex);
 	for (i = 0; (p = hwt_tp_probe(i)); i++) {
 		err = hwt_tp_register(p);
 		if (err) {
