@@ -448,6 +448,78 @@ static uint32_t run_insns(const struct build *b, const struct layout *l,
 	return prev_pc(b, start, ti, ti, &pc) && pc == l->pc[0] ? 0 : n;
 }
 
+/* What walk_run makes of a run: its instructions that ran are taken,
+ * none of it ran, or what ran cannot be told (nothing older of the
+ * thread then). */
+enum { EXTENT_TAKE, EXTENT_NONE, EXTENT_DEAD };
+
+/* Whether the registers before the faulting instruction can be told: it
+ * writes none after one of several memory accesses (which may or may
+ * not have been written). */
+static bool fault_told(const struct layout *l, uint32_t nslots,
+		       uint32_t fault)
+{
+	if (l->accesses[fault] <= 1)
+		return true;
+	for (uint32_t s = 0; s < nslots; s++) {
+		const struct slot *sl = &l->slots[s];
+
+		if (sl->insn == fault &&
+		    (sl->kind & HWT_VGD_SLOT_KIND_MASK) == HWT_VGD_SLOT_REG &&
+		    (sl->kind & HWT_VGD_AFTER_ACCESS))
+			return false;
+	}
+	return true;
+}
+
+/* How many of the *n instructions of a run of l (open: left in the
+ * middle) thread t ran, and which faulted (*fault). Its newest run ends
+ * with the instruction it stands at where it faulted (it did not
+ * complete: what it wrote before its first memory access is undone, its
+ * stores did not happen, what it writes after its only access was not
+ * written), else with the last it ran. An open run ends before where a
+ * debugger stopped the thread (a snapshot, vgdata.h), moved it from or
+ * entered a handler from where it stood (walk_phantom): before its first
+ * instruction, nothing of it ran. */
+static int extent(const struct layout *l, uint32_t nslots, struct wthread *t,
+		  bool open, uint32_t *n, uint32_t *fault)
+{
+	uint64_t rip = word(t->state + HWT_VGD_RIP);
+	uint32_t at;
+
+	if (t->seen_run) {
+		/* An older run: a closed one ran to its exit. */
+		at = t->cut ? only_at(l, *n, t->cut_rip) : UINT32_MAX;
+		t->cut = false;
+		if (!open)
+			return EXTENT_TAKE;
+		if (at == UINT32_MAX)
+			return EXTENT_DEAD;
+		*n = at;
+		return EXTENT_TAKE;
+	}
+	/* A debugger's move since leaves it where it stands: the same. */
+	t->cut = false;
+	if (rip == t->last_pc) {
+		at = newest_run(l, *n, t->last_pc);
+		if (!at || !fault_told(l, nslots, at - 1))
+			return EXTENT_DEAD;
+		*fault = at - 1;
+		*n = at;
+	} else if (open) {
+		at = only_at(l, *n, rip);
+		if (at == 0)
+			return EXTENT_NONE;
+		if (at == UINT32_MAX || l->pc[at - 1] != t->last_pc)
+			return EXTENT_DEAD;
+		*n = at;
+	} else if (!*n || l->pc[*n - 1] != t->last_pc) {
+		return EXTENT_DEAD;
+	}
+	t->seen_run = true;
+	return EXTENT_TAKE;
+}
+
 /* The run ending at pos (its word w) of the current thread t. */
 static int walk_run(struct build *b, struct wthread *t, uint32_t ti,
 		    uint64_t pos, uint64_t w, struct hwt_err *err)
@@ -483,73 +555,14 @@ static int walk_run(struct build *b, struct wthread *t, uint32_t ti,
 		exit = l->nexits;
 	n = run_insns(b, l, exit, pos - l->size, ti);
 	nslots = exit < l->nexits ? l->exit_slots[exit] : l->nslots;
-	if (!t->seen_run) {
-		/* The history ends with the instruction the thread stands
-		 * at where it faulted (it did not complete), else with the
-		 * last it ran. A debugger's move since leaves it where it
-		 * stands: the same. */
-		uint64_t rip = word(t->state + HWT_VGD_RIP);
-
-		t->cut = false;
-		if (rip == t->last_pc) {
-			uint32_t j = newest_run(l, n, t->last_pc);
-
-			if (!j) {
-				t->dead = true;
-				return 0;
-			}
-			fault = j - 1;
-			n = j;
-		} else if (open) {
-			/* A debugger stopped it in the middle, before the
-			 * instruction at rip (a snapshot, vgdata.h): before
-			 * the first one, nothing of it ran and the run
-			 * before is the newest. */
-			uint32_t at = only_at(l, n, rip);
-
-			if (at == 0)
-				return 0;
-			if (at == UINT32_MAX || l->pc[at - 1] != t->last_pc) {
-				t->dead = true;
-				return 0;
-			}
-			n = at;
-		} else if (!n || l->pc[n - 1] != t->last_pc) {
-			t->dead = true;
-			return 0;
-		}
-		t->seen_run = true;
-		/* What the faulting instruction wrote before its first
-		 * memory access is undone; its stores did not happen; what
-		 * it writes after its only access was not written; a
-		 * register it writes after one of several accesses may or
-		 * may not have been: nothing older can be told then. */
-		for (uint32_t s = 0; s < nslots && fault != UINT32_MAX &&
-				     l->accesses[fault] > 1; s++) {
-			const struct slot *sl = &l->slots[s];
-
-			if (sl->insn == fault &&
-			    (sl->kind & HWT_VGD_SLOT_KIND_MASK) ==
-			    HWT_VGD_SLOT_REG &&
-			    (sl->kind & HWT_VGD_AFTER_ACCESS)) {
-				t->dead = true;
-				return 0;
-			}
-		}
-	} else if (open) {
-		/* Left in the middle: where a debugger moved it from, or
-		 * entered a handler from where it stood (walk_phantom);
-		 * otherwise what ran of it cannot be told. */
-		uint32_t at = t->cut ? only_at(l, n, t->cut_rip) : UINT32_MAX;
-
-		t->cut = false;
-		if (at == UINT32_MAX) {
-			t->dead = true;
-			return 0;
-		}
-		n = at;
-	} else {
-		t->cut = false;      /* it ran to an exit */
+	switch (extent(l, nslots, t, open, &n, &fault)) {
+	case EXTENT_DEAD:
+		t->dead = true;
+		return 0;
+	case EXTENT_NONE:
+		return 0;
+	default:
+		break;
 	}
 	if (!n)
 		return 0;
@@ -650,6 +663,52 @@ static int walk_jump(struct build *b, struct wthread *t, uint64_t at,
 			    err);
 }
 
+/* A thread's state where its history ends (END), or before something
+ * outside translated code changed it (REGS): p its payload, at its place
+ * in the file. */
+static int walk_state(struct build *b, struct wthread *t, unsigned kind,
+		      const uint8_t *p, uint64_t at, struct hwt_err *err)
+{
+	uint64_t flags, known = 0;
+
+	/* Valgrind's own flags for the state check ours. */
+	if (hwt_vex_flags(word(p + 16 + HWT_VGD_CC_OP),
+			  word(p + 16 + HWT_VGD_CC_OP + 8),
+			  word(p + 16 + HWT_VGD_CC_OP + 16),
+			  word(p + 16 + HWT_VGD_CC_OP + 24), &flags))
+		known = 1;
+	if (!known || (flags ^ word(p + 8)) & 0x8d5)
+		b->flags_wrong = true;
+	if (kind == HWT_VGD_EV_REGS && t->known &&
+	    !same_across_call(t->state, p + 16, word(p + 8)) &&
+	    !b->mismatch_at)
+		b->mismatch_at = at;
+	if (kind == HWT_VGD_EV_END) {
+		if (!t->known) {
+			memcpy(t->state, p + 16, HWT_VGD_STATE_SIZE);
+			t->known = true;
+		} else {
+			/* An earlier thread of the same id. */
+			t->dead = true;
+		}
+		return 0;
+	}
+	if (!t->known) {
+		t->dead = true;
+		return 0;
+	}
+	swap_bytes(t->state, (uint8_t *)p + 16, HWT_VGD_STATE_SIZE);
+	if ((word(p + 8) >> HWT_VGD_CAUSE_SHIFT) == HWT_VGD_CAUSE_JUMP)
+		return walk_jump(b, t, (uint64_t)(p - b->ring), err);
+	if ((word(p + 8) >> HWT_VGD_CAUSE_SHIFT) == HWT_VGD_CAUSE_SIGNAL) {
+		t->signal_pending = true;
+		t->signal_pc = word(t->state + HWT_VGD_RIP);
+	}
+	return push_item(b, &(struct item){ .pos = (uint64_t)(p - b->ring),
+					    .thread = (uint32_t)(t - b->t) },
+			 err);
+}
+
 static int walk_event(struct build *b, uint64_t pos, uint64_t w,
 		      uint32_t *cur, struct hwt_err *err)
 {
@@ -671,52 +730,11 @@ static int walk_event(struct build *b, uint64_t pos, uint64_t w,
 			*cur = (uint32_t)(t - b->t);
 		return 0;
 	case HWT_VGD_EV_END:
-	case HWT_VGD_EV_REGS: {
-		uint64_t flags, known = 0;
-
+	case HWT_VGD_EV_REGS:
 		if (len != 16 + HWT_VGD_STATE_SIZE)
 			return bad(err, at, "a register state of a wrong "
 				   "size");
-		if (!t || t->dead)
-			return 0;
-		/* Valgrind's own flags for the state check ours. */
-		if (hwt_vex_flags(word(p + 16 + HWT_VGD_CC_OP),
-				  word(p + 16 + HWT_VGD_CC_OP + 8),
-				  word(p + 16 + HWT_VGD_CC_OP + 16),
-				  word(p + 16 + HWT_VGD_CC_OP + 24), &flags))
-			known = 1;
-		if (!known || (flags ^ word(p + 8)) & 0x8d5)
-			b->flags_wrong = true;
-		if (kind == HWT_VGD_EV_REGS && t->known &&
-		    !same_across_call(t->state, p + 16, word(p + 8)) &&
-		    !b->mismatch_at)
-			b->mismatch_at = at;
-		if (kind == HWT_VGD_EV_END) {
-			if (!t->known) {
-				memcpy(t->state, p + 16, HWT_VGD_STATE_SIZE);
-				t->known = true;
-			} else {
-				/* An earlier thread of the same id. */
-				t->dead = true;
-			}
-			return 0;
-		}
-		if (!t->known) {
-			t->dead = true;
-			return 0;
-		}
-		swap_bytes(t->state, (uint8_t *)p + 16, HWT_VGD_STATE_SIZE);
-		if ((word(p + 8) >> HWT_VGD_CAUSE_SHIFT) == HWT_VGD_CAUSE_JUMP)
-			return walk_jump(b, t, pos - 8 - len, err);
-		if ((word(p + 8) >> HWT_VGD_CAUSE_SHIFT) ==
-		    HWT_VGD_CAUSE_SIGNAL) {
-			t->signal_pending = true;
-			t->signal_pc = word(t->state + HWT_VGD_RIP);
-		}
-		return push_item(b, &(struct item){
-			.pos = pos - 8 - len, .thread = (uint32_t)(t - b->t) },
-			err);
-	}
+		return t && !t->dead ? walk_state(b, t, kind, p, at, err) : 0;
 	case HWT_VGD_EV_STOP:
 		if (len != 16)
 			return bad(err, at, "a stop of a wrong size");
