@@ -65,7 +65,7 @@ _hwt_server()
 	--attach) COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")); return ;;
 	--listen) return ;;
 	esac
-	COMPREPLY=($(compgen -W "--listen --allow-remote --once --backend --record --attach --bundle --core --help --version --" -- "$cur"))
+	COMPREPLY=($(compgen -W "--listen --allow-remote --once --backend --record --values --attach --bundle --core --help --version --" -- "$cur"))
 }
 
 complete -F _hwtrace hwtrace
