@@ -26,51 +26,21 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "array.h"
 #include "backend.h"
 #include "os/corenote.h"
+#include "os/which.h"
 #include "vg.h"
 
 #define TOOL_FILE "hwtrace-amd64-linux"
-#define READ_PIECE (1u << 20)
 #define IDLE_NS 5000000L          /* between looks at a quiet stream */
-/* Threads alive at once: Valgrind's default, 500, is below what servers
- * run; each slot costs Valgrind about 7 KB up front, so not the bundle's
- * 4096 either. */
-#define VG_MAX_THREADS_N 2048
-#define VG_MAX_THREADS ((unsigned)VG_MAX_THREADS_N)
 #define STR(x) #x
 #define XSTR(x) STR(x)
 
-/* The rings' budget calls it (vg_launch); defined with share_window. */
-static void share_now(void *ctx);
-
 extern char **environ;
-
-/* PROG found through PATH like execvp would, into out. */
-bool vg_which(const char *prog, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(prog, '/'))
-		return (size_t)snprintf(out, size, "%s", prog) < size &&
-		       access(out, X_OK) == 0;
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-
-		if ((size_t)snprintf(out, size, "%.*s/%s", (int)len, p,
-				     prog) < size && access(out, X_OK) == 0)
-			return true;
-		p += len + (colon != NULL);
-	}
-	return false;
-}
 
 /* Where the tool is: HWT_VALGRIND_LIB, else valgrind/ beside the running
  * program (the build directory), else an installed tree's
@@ -118,7 +88,7 @@ static int vg_available(struct hwt_err *err)
 	return hwt_err_set(err, EOPNOTSUPP, "the valgrind backend is built "
 			   "for x86-64 only");
 #endif
-	if (!vg_which("valgrind", path, sizeof(path)))
+	if (!hwt_which("valgrind", path, sizeof(path)))
 		return hwt_err_set(err, ENOENT, "valgrind is not installed "
 				   "(Debian package valgrind)");
 	return tool_dir(path, sizeof(path), err);
@@ -240,56 +210,12 @@ static void vg_close(struct hwt_collector *base)
 	free(c);
 }
 
-/* Give back the disk blocks of what has been read, every FREE_STEP
- * bytes: the stream of a long run then takes only what waits to be read,
- * and the tool's bound (--hwt-max-bytes, on the file's blocks) is a bound
- * on that, not on the program's length. Where the file system cannot
- * punch holes the stream keeps its blocks and the bound is on all of it. */
-#define FREE_STEP (256u << 10)
 #define VG_REGISTER_UPDATES "allregs-at-mem-access"
 /* A recording (not live) program waits while more of its stream than its
  * window (--size), within these bounds, waits to be read: the disk a run
  * of any length takes in the stream directory. */
 #define PACE_MIN (4u << 20)
 #define PACE_MAX (64u << 20)
-
-/* Whether the file system of dir gives back the blocks free_read_part
- * punches out: only then may the tool wait for the reader to catch up. */
-static bool can_free_read_part(const char *dir)
-{
-	char path[PATH_MAX];
-	static const char block[8192];
-	struct stat st;
-	bool ok = false;
-	int fd;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/punch-probe", dir) >=
-	    sizeof(path))
-		return false;
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return false;
-	ok = write(fd, block, sizeof(block)) == (ssize_t)sizeof(block) &&
-	     fsync(fd) == 0 &&
-	     fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-		       sizeof(block)) == 0 &&
-	     fstat(fd, &st) == 0 && st.st_blocks * 512 < (off_t)sizeof(block);
-	close(fd);
-	unlink(path);
-	return ok;
-}
-
-static void free_read_part(int fd, uint64_t before, uint64_t after)
-{
-	uint64_t from = before / FREE_STEP * FREE_STEP;
-	uint64_t to = after / FREE_STEP * FREE_STEP;
-
-	/* Only the steps read since: punching from 0 each time had the
-	 * file system walk the whole stream so far, again and again. */
-	if (from != to)
-		(void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				(off_t)from, (off_t)(to - from));
-}
 
 static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		     struct hwt_collector **out, struct hwt_err *err)
@@ -307,11 +233,11 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 
 	if ((rc = vg_available(err)) < 0)
 		return rc;
-	if (!vg_which(argv[0], prog, sizeof(prog)))
+	if (!hwt_which(argv[0], prog, sizeof(prog)))
 		return hwt_err_set(err, errno ? errno : ENOENT, "cannot run "
 				   "%s: %s", argv[0],
 				   strerror(errno ? errno : ENOENT));
-	vg_which("valgrind", valgrind, sizeof(valgrind));
+	hwt_which("valgrind", valgrind, sizeof(valgrind));
 	if ((rc = tool_dir(dir, sizeof(dir), err)) < 0)
 		return rc;
 	while (argv[argc])
@@ -336,7 +262,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	/* --whole: what the window drops goes beside the stream. */
 	c->rd.whole_dir = opts->whole_bound ? c->dir : NULL;
 	c->budget = (struct hwt_sw_ring_budget){
-		.limit = 2 * opts->buffer_size, .over = share_now, .ctx = c,
+		.limit = 2 * opts->buffer_size, .over = vg_share_now, .ctx = c,
 	};
 	c->rd.budget = &c->budget;
 	c->rd.whole_bound = opts->whole_bound;
@@ -420,7 +346,7 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 				 (opts->buffer_size < PACE_MIN ? PACE_MIN :
 				  opts->buffer_size > PACE_MAX ? PACE_MAX :
 				  opts->buffer_size));
-			if (can_free_read_part(c->dir))
+			if (vg_can_free_read_part(c->dir))
 				vargv[k++] = pace_opt;
 		}
 		/* The values of the past: a ring in the tool's memory,
@@ -476,295 +402,6 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	}
 	*out = &c->base;
 	return 0;
-}
-
-/* Pieces one feed reads at most: a stream the tool writes as fast as it
- * is read would keep one feed going, and between feeds the threads'
- * windows are shared anew (share_window). */
-#define FEED_PIECES 16
-
-/* Feed what the tool has written since the last look, up to FEED_PIECES
- * pieces; *got set if any. */
-int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
-	       bool *got, struct hwt_err *err)
-{
-	off_t start = lseek(fd, 0, SEEK_CUR);
-	uint64_t done = 0;
-	ssize_t n = 0;
-
-	if (!c->piece && !(c->piece = malloc(READ_PIECE)))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	for (int k = 0; k < FEED_PIECES &&
-	     (n = read(fd, c->piece, READ_PIECE)) > 0; k++) {
-		int rc = hwt_vg_reader_feed(rd, c->piece, (size_t)n, err);
-
-		if (rc < 0)
-			return rc;
-		*got = true;
-		done += (uint64_t)n;
-	}
-	if (start >= 0 && done)
-		free_read_part(fd, (uint64_t)start, (uint64_t)start + done);
-	if (n < 0 && errno != EINTR)
-		return hwt_err_set(err, errno, "reading the trace stream: %s",
-				   strerror(errno));
-	/* A stream waiting for its parent's goes on with what it holds. */
-	return rd->npending ? hwt_vg_reader_feed(rd, NULL, 0, err) : 0;
-}
-
-/* All threads together, the program's and its followed children's, keep
- * at most twice the per-thread window (--size), each the newest of its
- * own, shared max-min fairly: one cap for every thread, the largest that
- * fits when threads below it keep all they have. A thousand short-lived
- * workers then cost what they hold, and the main thread keeps the rest
- * (up to the window), instead of everyone getting a thousandth. The cap
- * is recomputed as threads grow, exit and are forgotten. */
-static void share_window(struct vg_collector *c)
-{
-	uint64_t total = 2 * c->rd.ring_capacity, cap = c->rd.ring_capacity;
-	size_t n = c->rd.nthreads, k = 0;
-
-	for (size_t j = 0; j < c->nchildren; j++)
-		n += c->children[j].rd.nthreads;
-	if (n <= 2)
-		return;
-	if (HWT_ARRAY_RESERVE(c->used, c->used_alloc, n, 64))
-		return;   /* the caps stay as they were */
-	for (size_t i = 0; i < c->rd.nthreads; i++)
-		c->used[k++] = hwt_vg_thread_window_used(&c->rd.threads[i]);
-	for (size_t j = 0; j < c->nchildren; j++)
-		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
-			c->used[k++] = hwt_vg_thread_window_used(
-				&c->children[j].rd.threads[i]);
-	qsort(c->used, n, sizeof(*c->used), hwt_cmp_u64);
-	for (size_t i = 0; i < n; i++) {
-		if (c->used[i] * (n - i) > total) {
-			cap = total / (n - i);
-			break;
-		}
-		total -= c->used[i];
-	}
-	for (size_t i = 0; i < c->rd.nthreads; i++)
-		hwt_vg_thread_set_window(&c->rd.threads[i], cap);
-	for (size_t j = 0; j < c->nchildren; j++)
-		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
-			hwt_vg_thread_set_window(&c->children[j].rd.threads[i],
-						 cap);
-}
-
-/* A ring took all rings past the shared window: share it now. */
-static void share_now(void *ctx)
-{
-	share_window(ctx);
-}
-
-/* Read every stream as far as it goes now, sharing the window between
- * pieces. */
-int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err)
-{
-	bool more;
-	int rc;
-
-	*got = false;
-	do {
-		more = false;
-		/* Children first seen now forked after what the parent's
-		 * stream holds now: read the parent's after looking. */
-		if ((rc = vg_children_find(c, err)) < 0)
-			return rc;
-		if (c->stream_fd < 0)
-			/* Written to only to punch out what was read. */
-			c->stream_fd = open(c->stream_path,
-					    O_RDWR | O_CLOEXEC);
-		/* Not there yet: the tool has not opened it. */
-		if (c->stream_fd >= 0 &&
-		    (rc = vg_feed_fd(c, c->stream_fd, &c->rd, &more,
-				     err)) < 0)
-			return rc;
-		if ((rc = vg_children_drain(c, &more, err)) < 0)
-			return rc;
-		share_window(c);
-		*got |= more;
-	} while (more);
-	return 0;
-}
-
-/* Valgrind's first message line, for an error; what it means when it is
- * Valgrind's thread limit. */
-static void log_head(struct vg_collector *c, char *out, size_t size)
-{
-	FILE *f = fopen(c->log_path, "re");
-	char line[512];
-
-	out[0] = '\0';
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "Max number of threads is too low")) {
-			snprintf(out, size, "the program had more than %u "
-				 "threads alive at once, the most the valgrind "
-				 "backend runs (Valgrind's --max-threads)",
-				 VG_MAX_THREADS);
-			fclose(f);
-			return;
-		}
-	if (f)
-		rewind(f);
-	while (f && fgets(line, sizeof(line), f)) {
-		char *m = line;
-
-		/* "==PID== text": the text. */
-		if (m[0] == '=' && (m = strstr(m + 2, "== ")))
-			m += 3;
-		else
-			m = line;
-		m[strcspn(m, "\n")] = '\0';
-		if (*m) {
-			snprintf(out, size, "%.300s", m);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-}
-
-/* rd's threads that ran, appended to c->threads. */
-static void add_threads(struct vg_collector *c, const struct hwt_vg_reader *rd)
-{
-	for (size_t i = 0; i < rd->nthreads; i++) {
-		const struct hwt_vg_thread *t = &rd->threads[i];
-
-		if (!t->ring.started && !t->ring.sealed_size)
-			continue;
-		c->threads[c->nthreads++] = (struct hwt_collect_thread){
-			.tid = t->tid,
-			.format = HWT_COLLECT_FMT_SW,
-			.trace = t->ring.sealed,
-			.trace_size = t->ring.sealed_size,
-			.lost_bytes = t->ring.lost_bytes,
-			.lost_insns = t->ring.lost_insns,
-			.insn_total = t->ring.insn_total,
-			.exited = t->exited,
-			.spill = t->ring.spill,
-		};
-	}
-}
-
-int vg_collect_threads(struct vg_collector *c, struct hwt_err *err)
-{
-	size_t n = c->rd.nthreads;
-
-	for (size_t k = 0; k < c->nchildren; k++)
-		n += c->children[k].rd.nthreads;
-	free(c->threads);
-	c->nthreads = 0;
-	c->threads = calloc(n ? n : 1, sizeof(*c->threads));
-	if (!c->threads)
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	/* The program's threads, then each followed child's. */
-	add_threads(c, &c->rd);
-	for (size_t k = 0; k < c->nchildren; k++)
-		add_threads(c, &c->children[k].rd);
-	return 0;
-}
-
-/* How the program ended, from its wait status and the stream. */
-static int set_end(struct vg_collector *c, int status, struct hwt_err *err)
-{
-	struct hwt_collect_end *end = &c->base.end;
-	char msg[400];
-
-	if (!c->rd.magic_seen) {
-		log_head(c, msg, sizeof(msg));
-		return hwt_err_set(err, ENOEXEC, "valgrind could not run %s%s%s",
-				   c->prog, msg[0] ? ": " : "", msg);
-	}
-	c->base.state = HWT_COLLECTOR_ENDED;
-	/* With --log-file Valgrind names its core LOG.core.PID: of a fatal
-	 * signal, or of the exit (--hwt-exit-core). */
-	if (asprintf(&c->core_path, "%s.core.%d", c->log_path,
-		     (int)c->base.pid) < 0) {
-		c->core_path = NULL;
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	}
-	if (WIFEXITED(status)) {
-		*end = (struct hwt_collect_end){
-			.reason = HWT_STOP_EXITED,
-			.status = WEXITSTATUS(status),
-			.exit_core = access(c->core_path, R_OK) == 0,
-		};
-		return 0;
-	}
-	*end = (struct hwt_collect_end){ .reason = HWT_STOP_SIGNALED,
-					 .signal = WTERMSIG(status) };
-	if (access(c->core_path, R_OK) == 0 && c->rd.last_at_tid) {
-		end->reason = HWT_STOP_FAULT;
-		end->tid = c->rd.last_at_tid;
-		end->pc = c->rd.last_at_pc;
-		c->base.state = HWT_COLLECTOR_FAULTED;
-	}
-	return 0;
-}
-
-/* Whether the stream's file system is full: the tool cannot say so
- * itself, since its log lives there too. Less room than one flush of the
- * tool's buffer is full for it. */
-static bool stream_disk_full(const struct vg_collector *c)
-{
-	struct statvfs fs;
-
-	return statvfs(c->dir, &fs) == 0 &&
-	       (uint64_t)fs.f_bavail * fs.f_bsize < READ_PIECE;
-}
-
-int vg_wind_up(struct vg_collector *c, int status, struct hwt_err *err)
-{
-	bool got;
-	int rc;
-
-	c->reaped = true;
-	if ((rc = hwt_held_exec_error(&c->held, "valgrind", err)) < 0)
-		return rc;
-	if ((rc = vg_drain(c, &got, err)) < 0)
-		return rc;
-	/* What was read is kept whatever ends the stream; a stream cut
-	 * short (the tool killed or unable to write) is said, not fatal. */
-	rc = hwt_vg_reader_finish(&c->rd, err);
-	if (rc < 0 && !c->rd.magic_seen) {
-		char msg[400];
-
-		log_head(c, msg, sizeof(msg));
-		if (msg[0])
-			return hwt_err_set(err, ENOEXEC, "valgrind stopped "
-					   "before %s ran: %s", c->prog, msg);
-	}
-	if (rc == 0)
-		rc = vg_children_finish(c, err);
-	if (c->rd.full) {
-		/* The tool stops writing at its bound, END included. */
-		snprintf(c->base.warning, sizeof(c->base.warning),
-			 "recording stopped: the trace stream waiting to be "
-			 "read reached the tool's bound of %llu bytes; later "
-			 "instructions are not recorded",
-			 (unsigned long long)c->rd.bound);
-		rc = 0;
-	} else if (c->rd.magic_seen && (rc < 0 || !c->rd.ended)) {
-		char msg[400];
-
-		log_head(c, msg, sizeof(msg));
-		if (!msg[0] && stream_disk_full(c))
-			snprintf(msg, sizeof(msg), "no space left on the file "
-				 "system of %s (TMPDIR names another)", c->dir);
-		snprintf(c->base.warning, sizeof(c->base.warning),
-			 "the hwtrace Valgrind tool stopped before the "
-			 "program ended (%.200s%s%.150s); the history ends "
-			 "where it stopped", rc < 0 ? err->msg :
-			 "its stream has no end", msg[0] ? ": " : "", msg);
-		rc = 0;
-	}
-	if (rc == 0)
-		rc = set_end(c, status, err);
-	if (rc == 0)
-		rc = vg_collect_threads(c, err);
-	return rc;
 }
 
 static int vg_run(struct hwt_collector *base, struct hwt_err *err)

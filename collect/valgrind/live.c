@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 
 #include "array.h"
+#include "os/which.h"
 #include "vg.h"
 
 /* Valgrind's amd64 register packet ('g'): its layout, in bytes. */
@@ -505,7 +506,7 @@ int vg_live_start(struct vg_collector *c, struct hwt_err *err)
 	char vgdb[PATH_MAX], prefix[PATH_MAX], reply[REPLY_CAP];
 	int rc;
 
-	if (!vg_which("vgdb", vgdb, sizeof(vgdb)))
+	if (!hwt_which("vgdb", vgdb, sizeof(vgdb)))
 		return hwt_err_set(err, ENOENT, "vgdb is not installed "
 				   "(Debian package valgrind)");
 	snprintf(prefix, sizeof(prefix), "%s/vgdb", c->dir);

@@ -83,11 +83,24 @@ static inline struct vg_collector *vg_of(struct hwt_collector *base)
 	return (struct vg_collector *)base;
 }
 
-/* backend.c: feed what the tool wrote since the last look; got: any. */
-int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err);
-/* backend.c: feed rd what fd holds now; got: any. */
+/* The most the reader takes of the stream at once. */
+#define VG_READ_PIECE (1u << 20)
+/* Threads alive at once: Valgrind's default, 500, is below what servers
+ * run; each slot costs Valgrind about 7 KB up front, so not the bundle's
+ * 4096 either. */
+#define VG_MAX_THREADS_N 2048
+#define VG_MAX_THREADS ((unsigned)VG_MAX_THREADS_N)
+
+/* feed.c: feed rd what fd holds now; got: any. */
 int vg_feed_fd(struct vg_collector *c, int fd, struct hwt_vg_reader *rd,
 	       bool *got, struct hwt_err *err);
+/* feed.c: whether dir's file system gives back punched blocks. */
+bool vg_can_free_read_part(const char *dir);
+
+/* session.c: feed what the tool wrote since the last look; got: any. */
+int vg_drain(struct vg_collector *c, bool *got, struct hwt_err *err);
+/* session.c: the rings' budget is spent: share the window anew (c). */
+void vg_share_now(void *ctx);
 
 /* children.c: new children's streams found, and read. */
 int vg_children_find(struct vg_collector *c, struct hwt_err *err);
@@ -96,9 +109,9 @@ int vg_children_drain(struct vg_collector *c, bool *got, struct hwt_err *err);
  * end, their modules into the program's; a damaged one is a warning. */
 int vg_children_finish(struct vg_collector *c, struct hwt_err *err);
 void vg_children_free(struct vg_collector *c);
-/* backend.c: c->threads from the reader's rings (sealed or snapshots). */
+/* session.c: c->threads from the reader's rings (sealed or snapshots). */
 int vg_collect_threads(struct vg_collector *c, struct hwt_err *err);
-/* backend.c: the process was reaped with status: read the rest of the
+/* session.c: the process was reaped with status: read the rest of the
  * stream, set how it ended, lay the histories out for threads(). */
 int vg_wind_up(struct vg_collector *c, int status, struct hwt_err *err);
 
@@ -125,9 +138,6 @@ bool vg_keeps_past(const struct hwt_collector *base);
 int vg_registers_written(struct vg_collector *c, pid_t tid, bool jump,
 			 struct hwt_err *err);
 void vg_live_past_drop(struct vg_collector *c);
-
-/* backend.c: PROG found through PATH as execvp would, into out. */
-bool vg_which(const char *prog, char *out, size_t size);
 
 /* live.c: connect to the launched program's gdbserver; it stays stopped
  * at its first instruction. */
