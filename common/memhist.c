@@ -43,12 +43,18 @@ static size_t run_holding(const struct hwt_mem_thread *t, uint64_t key,
 	return lo;
 }
 
-/* Whether step seq lies in run lo - 1: before the next run starts, or,
- * in the last run, not after the thread's newest step (another thread
- * stepped after the run's end). */
+/* Whether step seq (not before run lo - 1 starts) is one of the run's
+ * instructions: those up to the next run's index, or, in the last run,
+ * up to the thread's newest step. A step after them is another
+ * thread's. */
 static bool in_run(const struct hwt_mem_thread *t, size_t lo, uint64_t seq)
 {
-	return lo == t->nruns ? seq <= t->last_seq : seq < t->runs[lo].seq;
+	const struct hwt_mem_run *r = &t->runs[lo - 1];
+
+	if (lo == t->nruns)
+		return seq <= t->last_seq;
+	return seq < t->runs[lo].seq &&
+	       seq - r->seq < t->runs[lo].index - r->index;
 }
 
 /* The step at which thread t stood before its instruction index. */

@@ -318,8 +318,40 @@ static void test_damage(void)
 	free(data);
 }
 
+/* A thread's place at each step of the order of all threads: its own
+ * instruction there, and, at another thread's step between two of its
+ * runs, its next run's first instruction (the one it has yet to take). */
+static void test_place(void)
+{
+	/* Thread 1 takes steps 0..4 and 10..14, thread 2 steps 5..9. */
+	static const struct hwt_mem_run runs1[] = { { 0, 0 }, { 5, 10 } },
+					runs2[] = { { 0, 5 } };
+	const struct hwt_mem_thread threads[] = {
+		{ .tid = 1, .runs = runs1, .nruns = 2, .last_seq = 14 },
+		{ .tid = 2, .runs = runs2, .nruns = 1, .last_seq = 9 },
+	};
+	const struct hwt_mem_history h = { .threads = threads,
+					   .nthreads = 2 };
+	static const uint64_t want1[] = { 0, 1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 6,
+					  7, 8, 9, 10, 10 },
+			      want2[] = { 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 5,
+					  5, 5, 5, 5, 5 };
+	size_t bad = 0;
+	uint64_t index;
+
+	for (uint64_t step = 0; step < 17; step++) {
+		bad += !hwt_mem_history_index_at(&h, 1, step, &index) ||
+		       index != want1[step];
+		bad += !hwt_mem_history_index_at(&h, 2, step, &index) ||
+		       index != want2[step];
+	}
+	CHECK("a thread's place between its runs is its next run", bad == 0,
+	      "%zu places differ", bad);
+}
+
 int main(void)
 {
+	RUN(test_place);
 	RUN(test_views_and_file);
 	RUN(test_writes);
 	RUN(test_damaged_file);
