@@ -259,6 +259,31 @@ static int addr_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A continue with no breakpoint: nothing on the way can stop it, so it
+ * seeks to the instruction nearest the bound on this side of it (past
+ * the gaps there) instead of walking every instruction between. */
+static int continue_to_bound(struct hwt_cursor *c, enum hwt_dir dir,
+			     uint64_t bound, struct hwt_err *err)
+{
+	uint64_t n = hwt_history_count(c->h), i;
+	struct hwt_item it;
+	int rc;
+
+	if (dir == HWT_BACKWARD)
+		i = bound > 1 ? bound : 1;
+	else
+		i = bound < n ? bound : n;
+	for (;; i = dir == HWT_BACKWARD ? i + 1 : i - 1) {
+		if (dir == HWT_BACKWARD ? i >= c->it.index : i <= c->it.index)
+			return HWT_BOUNDARY;
+		rc = hwt_history_get(c->h, i, &it, err);
+		if (rc)
+			return rc;
+		if (it.kind == HWT_ITEM_INSN)
+			return stop(c, &it, HWT_BOUNDARY);
+	}
+}
+
 int hwt_cursor_continue_within(struct hwt_cursor *c, enum hwt_dir dir,
 			       const uint64_t *addrs, size_t naddrs,
 			       uint64_t bound, struct hwt_err *err)
@@ -268,13 +293,13 @@ int hwt_cursor_continue_within(struct hwt_cursor *c, enum hwt_dir dir,
 	bool gap;
 	int rc;
 
-	if (naddrs) {
-		set = malloc(naddrs * sizeof(*set));
-		if (!set)
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		memcpy(set, addrs, naddrs * sizeof(*set));
-		qsort(set, naddrs, sizeof(*set), addr_cmp);
-	}
+	if (!naddrs)
+		return continue_to_bound(c, dir, bound, err);
+	set = malloc(naddrs * sizeof(*set));
+	if (!set)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	memcpy(set, addrs, naddrs * sizeof(*set));
+	qsort(set, naddrs, sizeof(*set), addr_cmp);
 	/* Gaps do not stop a continue: the breakpoint may lie beyond. */
 	for (;;) {
 		rc = adjacent(c, &cur, dir, &nx, &gap, err);
@@ -285,8 +310,7 @@ int hwt_cursor_continue_within(struct hwt_cursor *c, enum hwt_dir dir,
 			rc = stop(c, &cur, HWT_BOUNDARY);
 			break;
 		}
-		if (set && bsearch(&nx.addr, set, naddrs, sizeof(*set),
-				   addr_cmp)) {
+		if (bsearch(&nx.addr, set, naddrs, sizeof(*set), addr_cmp)) {
 			rc = stop(c, &nx, HWT_HIT);
 			break;
 		}

@@ -550,6 +550,46 @@ static void test_cursor_longjmp(void)
 	run_close(&r);
 }
 
+/* A continue without breakpoints seeks to its bound: it must stop where
+ * walking every instruction stops (a breakpoint at an address nothing
+ * runs makes the walk), from every instruction, either way, for every
+ * bound, gaps at the bound included. */
+static void continue_seek_is_walk(struct hwt_cursor *c, struct hwt_history *h)
+{
+	const uint64_t nowhere = 1, n = hwt_history_count(h);
+	struct hwt_err err = { 0 };
+	struct hwt_item it;
+	size_t bad = 0, tried = 0;
+
+	for (uint64_t from = 1; from <= n; from++) {
+		if (hwt_history_get(h, from, &it, NULL) ||
+		    it.kind != HWT_ITEM_INSN)
+			continue;
+		for (int d = 0; d < 2; d++) {
+			enum hwt_dir dir = d ? HWT_FORWARD : HWT_BACKWARD;
+
+			for (uint64_t bound = 0; bound <= n + 1; bound++) {
+				uint64_t b = bound == n + 1 ? UINT64_MAX : bound,
+					 walked;
+				int rw, rs;
+
+				hwt_cursor_goto(c, from, &err);
+				rw = hwt_cursor_continue_within(c, dir, &nowhere,
+								1, b, &err);
+				walked = hwt_cursor_pos(c);
+				hwt_cursor_goto(c, from, &err);
+				rs = hwt_cursor_continue_within(c, dir, NULL, 0,
+								b, &err);
+				tried++;
+				bad += rw != rs || walked != hwt_cursor_pos(c);
+			}
+		}
+	}
+	CHECK("cursor gap: a continue without breakpoints stops where the "
+	      "walk does", tried > 20 && bad == 0, "%zu of %zu differ", bad,
+	      tried);
+}
+
 /* A gap stops finish on its far side; stepi goes over it. */
 static void test_cursor_gap(void)
 {
@@ -585,6 +625,7 @@ static void test_cursor_gap(void)
 	rc = hwt_cursor_goto(c, 3, &err);
 	CHECK("cursor gap: goto a gap", rc == -EINVAL && strstr(err.msg, "gap"),
 	      "rc %d: %s", rc, err.msg);
+	continue_seek_is_walk(c, r.h);
 	hwt_cursor_free(c);
 	run_close(&r);
 }
