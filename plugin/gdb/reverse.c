@@ -138,6 +138,42 @@ static uint64_t watch_bound(struct server *s, size_t ti, enum hwt_dir dir)
 	return pos;
 }
 
+/* The bound a continue with write watches need not walk past: the
+ * nearest watched store found within bound lies there or nearer, and the
+ * motion's stop at it (past_watch decides at the stop) must still see the
+ * store as coming first. For this thread's own store that is the store's
+ * position; for another's, this thread's last instruction before the
+ * store backward, its first after it forward. The walk up to it remains:
+ * a breakpoint on the way stops first. */
+static uint64_t watch_nearer(struct server *s, size_t ti, enum hwt_dir dir,
+			     uint64_t from, uint64_t from_step, uint64_t bound)
+{
+	bool back = dir == HWT_BACKWARD;
+
+	if (!s->ops->past_write || !s->ops->past_place)
+		return bound;
+	for (size_t i = 0; i < s->nwatches; i++) {
+		const struct srv_watch *w = &s->watches[i];
+		uint64_t pos, step, near;
+		size_t wti;
+
+		if (w->kind != 2 ||
+		    !s->ops->past_write(s, ti, from, from_step, bound, dir,
+					w->addr, w->len, &wti, &pos, &step))
+			continue;
+		if (wti == ti)
+			near = pos;
+		else if (!s->ops->past_place(s, ti, step + (back ? 0 : 1),
+					     &near))
+			continue;
+		else if (back && near-- == 0)
+			continue;
+		if (back ? near > bound : near < bound)
+			bound = near;
+	}
+	return bound;
+}
+
 int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 		   char *reply, size_t cap)
 {
@@ -146,7 +182,7 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 	struct hwt_cursor *c = cursor_of(s, t, &err);
 	const char *extra = "";
 	char watch_extra[48];
-	uint64_t pc, from, from_step;
+	uint64_t pc, from, from_step, bound = 0;
 	int rc;
 
 	if (!c) {
@@ -160,9 +196,15 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 	 * forward when it was before it). */
 	from_step = s->moment_known ? s->moment : HWT_MEM_NO_BOUND;
 	s->moment_known = false;
+	if (!step) {
+		bound = watch_bound(s, ti, dir);
+		if (s->nwatches)
+			bound = watch_nearer(s, ti, dir, from, from_step,
+					     bound);
+	}
 	rc = step ? hwt_cursor_stepi(c, dir, &err)
-		  : hwt_cursor_continue_within(c, dir, s->bps, s->nbps,
-					       watch_bound(s, ti, dir), &err);
+		  : hwt_cursor_continue_within(c, dir, s->bps, s->nbps, bound,
+					       &err);
 	if (rc < 0) {
 		snprintf(reply, cap, "E.%s", err.msg);
 		return rc;
