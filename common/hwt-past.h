@@ -7,6 +7,7 @@
  *                recorded instruction
  *   memhist.c    memory as it was: the old bytes of every store, asked
  *                against the memory where the history ends
+ *   memindex.c   those stores found by address
  *   past_file.c  both, as a bundle's data history file (docs/bundle.md)
  *
  * Nothing here prints or exits; what cannot be known is said to be
@@ -107,9 +108,31 @@ struct hwt_mem_thread {
 	uint64_t last_seq;         /* its newest step */
 };
 
+/* The stores of a history found by address (memindex.c), so that memory
+ * at a point far back is not found by walking every store after it. */
+struct hwt_mem_index;
+
+/* An index of stores e[0 .. n) (sorted by seq): 0, -ENOMEM, or -E2BIG
+ * past 2^32 - 1 stores (they are then walked). */
+int hwt_mem_index_build(const struct hwt_mem_entry *e, size_t n,
+			struct hwt_mem_index **out);
+void hwt_mem_index_free(struct hwt_mem_index *ix);
+/* How many stores it holds (e[0 .. that)). */
+size_t hwt_mem_index_count(const struct hwt_mem_index *ix);
+/* Each byte of [addr, addr+len) (no wrap) that a store numbered first or
+ * later covers: out and known from the oldest such store (its old byte,
+ * or unknown); other bytes are left as they are. */
+void hwt_mem_index_before(const struct hwt_mem_index *ix,
+			  const struct hwt_mem_entry *e, const uint8_t *bytes,
+			  uint32_t first, uint64_t addr, uint8_t *out,
+			  bool *known, size_t len);
+
 struct hwt_mem_history {
 	const struct hwt_mem_entry *e;   /* sorted by seq */
 	size_t n;
+	/* NULL, or an index of e[0 .. its count) (later stores are
+	 * walked). */
+	const struct hwt_mem_index *index;
 	const uint8_t *bytes;
 	uint64_t horizon;                /* nothing known before this step */
 	const struct hwt_mem_thread *threads;
@@ -211,6 +234,7 @@ struct hwt_past {
 	uint64_t horizon;
 	uint8_t *raw;              /* read: the file, which bytes and the
 				    * registers' deltas point into */
+	struct hwt_mem_index *index;   /* hwt_past_index's, or NULL */
 };
 
 #define HWT_PAST_MAGIC "HWTPAST1"
@@ -235,6 +259,9 @@ int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
 int hwt_past_parse(const uint8_t *data, size_t len, struct hwt_past **out,
 		   struct hwt_err *err);
 void hwt_past_free(struct hwt_past *p);
+/* Index p's stores by address (once; its memory views then use it):
+ * 0, or a negative errno with p still answering, more slowly. */
+int hwt_past_index(struct hwt_past *p);
 /* The memory view of a read file, with read_now for where it ends;
  * threads is scratch of p->nthreads entries the view points into. */
 void hwt_past_mem_view(const struct hwt_past *p, struct hwt_mem_thread *threads,

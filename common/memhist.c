@@ -82,11 +82,27 @@ static bool index_of_step(const struct hwt_mem_thread *t, uint64_t seq,
 	return in_run(t, lo, seq);
 }
 
+/* The first of e[0 .. n) (sorted by seq) at or after step seq. */
+static size_t first_at(const struct hwt_mem_entry *e, size_t n, uint64_t seq)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Memory before step seq; known[i] says which bytes are known. */
 static void bytes_before(const struct hwt_mem_history *h, uint64_t seq,
 			 uint64_t addr, uint8_t *out, bool *known, size_t len)
 {
-	size_t got;
+	size_t got, indexed = 0;
 
 	memset(known, 0, len);
 	if (seq < h->horizon)
@@ -94,7 +110,11 @@ static void bytes_before(const struct hwt_mem_history *h, uint64_t seq,
 	got = h->read_now(h->ctx, addr, out, len);
 	for (size_t i = 0; i < got && i < len; i++)
 		known[i] = true;
-	for (size_t i = h->n; i-- > 0 && h->e[i].seq >= seq;) {
+	/* The indexed stores are older than the rest: walked newest first,
+	 * those come before them. */
+	if (h->index && addr + len > addr)
+		indexed = hwt_mem_index_count(h->index);
+	for (size_t i = h->n; i-- > indexed && h->e[i].seq >= seq;) {
 		const struct hwt_mem_entry *e = &h->e[i];
 		uint64_t lo = e->addr > addr ? e->addr : addr;
 		uint64_t hi = e->addr + e->len < addr + len ?
@@ -106,6 +126,10 @@ static void bytes_before(const struct hwt_mem_history *h, uint64_t seq,
 				out[a - addr] = h->bytes[e->off + (a - e->addr)];
 		}
 	}
+	if (indexed)
+		hwt_mem_index_before(h->index, h->e, h->bytes,
+				     (uint32_t)first_at(h->e, indexed, seq), addr,
+				     out, known, len);
 }
 
 int hwt_mem_history_at(const struct hwt_mem_history *h, int32_t tid,

@@ -458,7 +458,13 @@ void hwt_past_free(struct hwt_past *p)
 	free(p->threads);
 	free(p->e);
 	free(p->raw);
+	hwt_mem_index_free(p->index);
 	free(p);
+}
+
+int hwt_past_index(struct hwt_past *p)
+{
+	return p->index ? 0 : hwt_mem_index_build(p->e, p->n, &p->index);
 }
 
 const struct hwt_past_thread *hwt_past_thread_of(const struct hwt_past *p,
@@ -481,7 +487,8 @@ void hwt_past_mem_view(const struct hwt_past *p, struct hwt_mem_thread *threads,
 			.last_seq = p->threads[i].last_seq,
 		};
 	*out = (struct hwt_mem_history){
-		.e = p->e, .n = p->n, .bytes = p->bytes, .horizon = p->horizon,
+		.e = p->e, .n = p->n, .index = p->index, .bytes = p->bytes,
+		.horizon = p->horizon,
 		.threads = threads, .nthreads = p->nthreads,
 		.read_now = read_now, .ctx = ctx,
 	};

@@ -1156,6 +1156,7 @@ void hwt_vg_data_free(struct hwt_past *p)
 	free(p->threads);
 	free(p->e);
 	free(p->bytes);
+	hwt_mem_index_free(p->index);
 	memset(p, 0, sizeof(*p));
 }
 

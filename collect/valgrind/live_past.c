@@ -82,6 +82,8 @@ static const struct hwt_past *build(struct vg_collector *c,
 			n++;
 	}
 	if (hwt_vg_data_build(file, len, t, n, p, err) == 0) {
+		/* Without its index it still answers, walking every store. */
+		hwt_past_index(p);
 		c->live_past = p;
 		p = NULL;
 	}

@@ -115,6 +115,7 @@ size_t core_past_mem(struct server *s, size_t ti, uint64_t addr, void *buf,
 
 	if (!t->cursor || !index_at(s, t, hwt_cursor_pos(t->cursor), &index))
 		return 0;
+	hwt_past_index(s->past);     /* once; without it, slower */
 	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
 	n = hwt_mem_history_at(&h, (int32_t)t->tid, index, addr, buf, len);
 	return n > 0 ? (size_t)n : 0;
@@ -138,6 +139,7 @@ bool core_past_write(struct server *s, size_t ti, uint64_t pos,
 		return false;
 	if (!index_at(s, &s->threads[ti], until, &q.until))
 		q.until = HWT_MEM_NO_BOUND;
+	hwt_past_index(s->past);
 	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
 	if (hwt_mem_history_find_write(&h, &q, &w) != 1)
 		return false;

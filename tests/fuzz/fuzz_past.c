@@ -7,7 +7,9 @@
  * hwt-server asks it: the registers and memory before instructions of
  * every thread around its runs and its end, and who wrote bytes around
  * its stores, backward and forward; none of it may read outside the
- * file. What does not parse is refused with a message.
+ * file, and memory found through the stores' address index must be what
+ * walking every store gives. What does not parse is refused with a
+ * message.
  * Seeds (HWT_FUZZ_SEEDS): the sample history of the unit test's layout,
  * whole and cut.
  */
@@ -81,6 +83,43 @@ static void ask(const struct hwt_past *p)
 	}
 }
 
+/* Memory found through the address index is what walking every store
+ * gives, at the points ask() tries. */
+static void agree(struct hwt_past *p)
+{
+	struct hwt_mem_thread threads[HWT_PAST_MAX_THREADS];
+	struct hwt_mem_history fast, walk;
+	uint8_t a[80], b[80];
+
+	if (hwt_past_index(p))
+		return;
+	hwt_past_mem_view(p, threads, sample_now, NULL, &fast);
+	walk = fast;
+	walk.index = NULL;
+	for (size_t i = 0; i < p->nthreads && i < 4; i++) {
+		const struct hwt_past_thread *t = &p->threads[i];
+		uint64_t at[4] = { 0, t->end_index, t->regs.first,
+				   t->nruns ? t->runs[t->nruns - 1].index : 7 };
+
+		for (size_t k = 0; k < 4; k++) {
+			for (size_t e = 0; e < p->n && e < 8; e++) {
+				int na = hwt_mem_history_at(&walk, t->tid,
+							    at[k],
+							    p->e[e].addr - 3,
+							    a, sizeof(a)),
+				    nb = hwt_mem_history_at(&fast, t->tid,
+							    at[k],
+							    p->e[e].addr - 3,
+							    b, sizeof(b));
+
+				if (na != nb ||
+				    (na > 0 && memcmp(a, b, (size_t)na)))
+					abort();
+			}
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hwt_err err = { 0 };
@@ -99,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	ask(p);
+	agree(p);
 	hwt_past_free(p);
 	return 0;
 }

@@ -249,6 +249,7 @@ int cmd_writes(int argc, char **argv)
 		rc = hwt_err_set(&err, ENOMEM, "out of memory");
 		goto out;
 	}
+	hwt_past_index(past);        /* without it, slower */
 	hwt_past_mem_view(past, threads, now_of, l.now, &h);
 	n = hwt_mem_history_writes(&h, a.addr, a.len, show, &l, &cut);
 	if (n < 0) {

@@ -349,9 +349,106 @@ static void test_place(void)
 	      "%zu places differ", bad);
 }
 
+static uint64_t rnd_state = 42;
+
+static uint64_t rnd(uint64_t n)
+{
+	rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (rnd_state >> 17) % n;
+}
+
+static size_t index_now(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	/* A hole at 0x1300..0x1340: memory the present does not have. */
+	for (size_t i = 0; i < len; i++) {
+		if (addr + i >= 0x1300 && addr + i < 0x1340)
+			return i;
+		((uint8_t *)buf)[i] = (uint8_t)((addr + i) * 7);
+	}
+	return len;
+}
+
+/* Memory at any point, found through the address index (over all the
+ * stores, or the older half with the newer walked), is what walking every
+ * store gives: random stores of 1 to 20 bytes, aligned or not, across
+ * granules, several at a step, some unknown, some wider than a page. */
+static void test_index(void)
+{
+	enum { N = 4000, QUERIES = 4000 };
+	struct hwt_mem_entry *e = calloc(N, sizeof(*e));
+	uint8_t *bytes = malloc(N * 8192);
+	struct hwt_mem_run run = { 0, 0 };
+	struct hwt_mem_thread th = { .tid = 1, .runs = &run, .nruns = 1 };
+	struct hwt_mem_history walk = { .e = e, .n = N, .bytes = bytes,
+					.threads = &th, .nthreads = 1,
+					.read_now = index_now }, fast, half;
+	struct hwt_mem_index *all = NULL, *older = NULL;
+	size_t off = 0, bad = 0, badw = 0, known = 0;
+	uint64_t seq = 1;
+
+	for (size_t i = 0; i < N; i++) {
+		seq += rnd(3) ? 1 : 0;
+		e[i].seq = seq;
+		e[i].tid = 1;
+		e[i].len = rnd(50) ? 1 + rnd(20) : 4097 + rnd(2000);
+		e[i].addr = e[i].len > 4096 ? 0x800 + rnd(0x400)
+					    : 0x1000 + rnd(0x400);
+		e[i].off = rnd(40) ? off : HWT_MEM_UNKNOWN;
+		if (e[i].off != HWT_MEM_UNKNOWN)
+			for (uint64_t k = 0; k < e[i].len; k++)
+				bytes[off++] = (uint8_t)rnd(256);
+	}
+	th.last_seq = seq + 1;
+	CHECK("index: built", hwt_mem_index_build(e, N, &all) == 0 &&
+	      hwt_mem_index_build(e, N / 2, &older) == 0 &&
+	      hwt_mem_index_count(all) == N, "build failed");
+	if (!all || !older)
+		goto out;
+	fast = walk;
+	fast.index = all;
+	half = walk;
+	half.index = older;
+	for (size_t q = 0; q < QUERIES; q++) {
+		uint64_t at = rnd(seq + 2), addr = 0x7f0 + rnd(0xc40),
+			 len = 1 + rnd(q % 10 ? 40 : 3000);
+		uint8_t a[3000], b[3000], c[3000];
+		int na = hwt_mem_history_at(&walk, 1, at, addr, a, len),
+		    nb = hwt_mem_history_at(&fast, 1, at, addr, b, len),
+		    nc = hwt_mem_history_at(&half, 1, at, addr, c, len);
+
+		known += na > 0;
+		bad += na != nb || na != nc || (na > 0 &&
+		       (memcmp(a, b, (size_t)na) || memcmp(a, c, (size_t)na)));
+	}
+	for (size_t q = 0; q < 400; q++) {
+		struct hwt_write_query wq = {
+			.tid = 1, .from = rnd(seq + 2), .dir = rnd(2) ? 1 : -1,
+			.until = HWT_MEM_NO_BOUND, .addr = 0x1000 + rnd(0x400),
+			.len = 1 + rnd(16), .from_step = HWT_MEM_NO_BOUND,
+		};
+		struct hwt_write_found x = { 0 }, y = { 0 };
+		int rx = hwt_mem_history_find_write(&walk, &wq, &x),
+		    ry = hwt_mem_history_find_write(&fast, &wq, &y);
+
+		badw += rx != ry || x.step != y.step || x.index != y.index;
+	}
+	CHECK("index: memory at every point is what walking every store "
+	      "gives", bad == 0 && known > QUERIES / 4, "%zu of %d differ "
+	      "(%zu with bytes known)", bad, QUERIES, known);
+	CHECK("index: who wrote finds the same stores", badw == 0,
+	      "%zu of 400 differ", badw);
+out:
+	hwt_mem_index_free(all);
+	hwt_mem_index_free(older);
+	free(e);
+	free(bytes);
+}
+
 int main(void)
 {
 	RUN(test_place);
+	RUN(test_index);
 	RUN(test_views_and_file);
 	RUN(test_writes);
 	RUN(test_damaged_file);
