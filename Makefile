@@ -163,7 +163,7 @@ demo: deps
 	$(MAKE) all
 	@scripts/demo.sh build
 
-BENCH_BINS := $(O)/bench/bench_replay $(O)/bench/bench_decode
+BENCH_BINS := $(O)/bench/bench_replay $(O)/bench/bench_decode $(O)/bench/bench_past
 $(O)/bench/%: $(O)/bench/%.o $(LIB_REPLAY) $(LIB_COMMON)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
 

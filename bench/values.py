@@ -16,11 +16,14 @@ values, the instructions the data history reaches back over, the bundle's
 bytes per instruction recorded and the data history's per instruction it
 holds; then, through hwt-server --bundle and GDB, the time of a reverse
 watch that crosses the whole of it (a word nothing writes), less GDB's
-own start.
+own start; and bench_past's (make bench builds it) time of reading
+memory at 1000 random points of it.
 
 Usage: bench/values.py BUILD [WORKLOAD...]; SCALE_PYJSON (5000),
-VALUES_BYTES (the --values ring, 64M), VALUES_LOOP (loop iterations for
-the rate against record full, 20000000; record full runs 200000).
+VALUES_BYTES (the --values ring, 64M), VALUES_WINDOW (--size of both
+recordings, the recorder's default if unset: 8M and a ring of 3000M reach
+over about 100 M instructions of pyjson), VALUES_LOOP (loop iterations
+for the rate against record full, 20000000; record full runs 200000).
 """
 import os
 import re
@@ -84,6 +87,18 @@ def reverse_watch(build, bundle, prog):
     return watch - base
 
 
+def past_questions(build, bundle):
+    """bench/bench_past on the bundle: (median and slowest read of memory
+    at a random point, ms), or None when it is not built or failed."""
+    tool = os.path.join(build, 'bench', 'bench_past')
+    if not os.path.exists(tool):
+        return None
+    out = subprocess.run([tool, bundle, '1000'], capture_output=True,
+                         text=True).stdout
+    m = re.search(r'median ([\d.]+) ms, slowest ([\d.]+) ms', out)
+    return (float(m.group(1)), float(m.group(2))) if m else None
+
+
 def record_full_rate(build, work):
     """(recorder with values, GDB record full) instructions per second
     on bench/loop.c."""
@@ -125,18 +140,22 @@ def main():
             plain = os.path.join(work, name + '.bundle')
             vals = os.path.join(work, name + '-values.bundle')
             triples = []
+            window = (['--size', os.environ['VALUES_WINDOW']]
+                      if os.environ.get('VALUES_WINDOW') else [])
             for _ in range(RUNS):
                 none_s = scale.timed(['valgrind', '--tool=none', '-q',
                                       *argv], cwd=cwd)[0]
                 shutil.rmtree(plain, ignore_errors=True)
                 shutil.rmtree(vals, ignore_errors=True)
                 rec = scale.recorder_timed([hwtrace, 'record', '-q',
-                                            '--backend', 'valgrind', '-o',
-                                            plain, '--', *argv], cwd=cwd)
+                                            '--backend', 'valgrind',
+                                            *window, '-o', plain, '--',
+                                            *argv], cwd=cwd)
                 val = scale.recorder_timed([hwtrace, 'record', '-q',
                                             '--backend', 'valgrind',
-                                            f'--values={size}', '-o', vals,
-                                            '--', *argv], cwd=cwd)
+                                            *window, f'--values={size}',
+                                            '-o', vals, '--', *argv],
+                                           cwd=cwd)
                 triples.append((val[0] / rec[0], none_s, rec[0], val))
             triples.sort(key=lambda t: t[0])
             ratio, none_s, rec_s, val = triples[len(triples) // 2]
@@ -150,7 +169,8 @@ def main():
             watch_s = reverse_watch(build, vals, argv[0])
             rows.append((name, none_s, rec_s, val_s, ratio, own_mb, insns,
                          held, (trace + past) / insns if insns else 0,
-                         past / held if held else 0, watch_s))
+                         past / held if held else 0, watch_s,
+                         past_questions(build, vals)))
         if 'loop' in only:
             rates = record_full_rate(build, work)
     finally:
@@ -159,15 +179,17 @@ def main():
     print('| workload | valgrind none | record | record --values | '
           'values ÷ without | values ÷ none | recorder peak RSS | '
           'instructions (with values) | bundle bytes/insn | data history '
-          'bytes/insn held | reverse watch across it |')
-    print('|---|---|---|---|---|---|---|---|---|---|---|')
+          'bytes/insn held | reverse watch across it | memory at a random '
+          'point (median / slowest) |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
     for (name, none_s, rec_s, val_s, ratio, own_mb, insns, held, bpi, dpi,
-         watch_s) in rows:
+         watch_s, reads) in rows:
         print(f'| {name} | {none_s:.2f} s | {rec_s:.2f} s | {val_s:.2f} s | '
               f'{ratio:.2f}x | {val_s / none_s:.2f}x | {own_mb:.0f} MiB | '
               f'{insns / 1e6:.0f} M ({held / 1e6:.1f} M) | {bpi:.3f} | '
               f'{dpi:.2f} | '
-              f'{"%.2f s" % watch_s if watch_s is not None else "failed"} |')
+              f'{"%.2f s" % watch_s if watch_s is not None else "failed"} | '
+              f'{"%.3f / %.3f ms" % reads if reads else "not built"} |')
     if rates:
         mine, full = rates
         print(f'loop: record --values {mine:,.0f} insns/s, GDB record full '
