@@ -48,6 +48,22 @@ static inline int hwt_array_reserve(void *arrp, size_t *cap, size_t want,
 #define HWT_ARRAY_RESERVE(arr, cap, want, min)                            \
 	hwt_array_reserve(&(arr), &(cap), (want), sizeof(*(arr)), (min))
 
+/* Ask the kernel to back the 2 MiB pages inside a large buffer just
+ * allocated, and not yet written, with huge pages: a file of a gigabyte
+ * decoded into it then takes a fault per 2 MiB, not per 4 KiB (half the
+ * time of reading a long data history on a virtual machine). malloc's
+ * own buffer, freed with free(); nothing happens if the kernel says
+ * no. */
+static inline void hwt_advise_huge(void *p, size_t len)
+{
+	uintptr_t step = (uintptr_t)2 << 20;
+	uintptr_t lo = ((uintptr_t)p + step - 1) & ~(step - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(step - 1);
+
+	if (p && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
 /* The same for arrays that grow to many megabytes in one go (a
  * recording's whole history taken apart): mapped memory the kernel may
  * back with huge pages (a fault and a TLB entry per 2 MiB, not per 4

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "hwt-past.h"
 
 #define GRANULE_SHIFT 3
@@ -133,6 +134,8 @@ static int sort_pairs(struct pairs *p, uint64_t max)
 	int rc = -ENOMEM;
 
 	if (tmp.key && tmp.mask && tmp.val && count) {
+		hwt_advise_huge(tmp.key, p->n * sizeof(*tmp.key));
+		hwt_advise_huge(tmp.val, p->n * sizeof(*tmp.val));
 		sort_pass(p, &tmp, count, 64);
 		for (unsigned shift = 0; shift < 64 && (max >> shift);
 		     shift += 16)
@@ -204,6 +207,8 @@ int hwt_mem_index_build(const struct hwt_mem_entry *e, size_t n,
 	ix->wide = malloc((w ? w : 1) * sizeof(*ix->wide));
 	if (!p.key || !p.mask || !p.val || !ix->wide)
 		goto out;
+	hwt_advise_huge(p.key, npairs * sizeof(*p.key));
+	hwt_advise_huge(p.val, npairs * sizeof(*p.val));
 	w = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (is_wide(&e[i])) {

@@ -13,6 +13,7 @@
 
 #include <zstd.h>
 
+#include "array.h"
 #include "hwt-past.h"
 #include "sw_index_layout.h"
 
@@ -327,6 +328,7 @@ static int read_entries(struct in *c, struct hwt_past *p)
 		return bad(c, "a count of stores beyond the file");
 	if (n && !(p->e = calloc(n, sizeof(*p->e))))
 		return hwt_err_set(c->err, ENOMEM, "out of memory");
+	hwt_advise_huge(p->e, n * sizeof(*p->e));
 	p->n = n;
 	at = c->p;
 	c->p += n * ENTRY_SIZE;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <zstd.h>
 
+#include "array.h"
 #include "hwt-common.h"
 #include "sw_index_layout.h"
 
@@ -146,6 +147,7 @@ int hwt_zstd_unpack(const uint8_t *in, size_t n, uint64_t max, uint8_t **out,
 				   (unsigned long long)max);
 	if (!(*out = malloc(len ? (size_t)len : 1)))
 		return hwt_err_set(err, ENOMEM, "out of memory");
+	hwt_advise_huge(*out, (size_t)len);
 	got = ZSTD_decompress(*out, (size_t)len, in, n);
 	if (ZSTD_isError(got) || got != len) {
 		free(*out);

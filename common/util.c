@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "hwt-common.h"
 
 int hwt_read_file(const char *path, size_t max, uint8_t **data, size_t *size,
@@ -45,6 +46,7 @@ int hwt_read_file(const char *path, size_t max, uint8_t **data, size_t *size,
 		rc = hwt_err_set(err, ENOMEM, "out of memory reading %s", path);
 		goto out;
 	}
+	hwt_advise_huge(buf, (size_t)st.st_size);
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
 
