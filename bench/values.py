@@ -21,9 +21,10 @@ memory at 1000 random points of it.
 
 Usage: bench/values.py BUILD [WORKLOAD...]; SCALE_PYJSON (5000),
 VALUES_BYTES (the --values ring, 64M), VALUES_WINDOW (--size of both
-recordings, the recorder's default if unset: 8M and a ring of 3000M reach
-over about 100 M instructions of pyjson), VALUES_LOOP (loop iterations
-for the rate against record full, 20000000; record full runs 200000).
+recordings, the recorder's default of 64M if unset: about 50 M
+instructions of pyjson; the values' register logs stop at 1 GiB, about
+52 M instructions, docs/valgrind.md), VALUES_LOOP (loop iterations for
+the rate against record full, 20000000; record full runs 200000).
 """
 import os
 import re
