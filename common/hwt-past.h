@@ -65,7 +65,8 @@ struct hwt_reglog {
 void hwt_reglog_init(struct hwt_reglog *l, unsigned nwords, size_t cap);
 /* The registers (nwords words) before instruction index (the next after
  * the newest, or the log starts again there). Past cap the oldest blocks
- * are dropped; out of memory, the log is emptied (never misplaced). */
+ * are dropped, down to seven eighths of it; out of memory, the log is
+ * emptied (never misplaced). */
 void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
 		       const void *regs);
 /* The newest entry's registers were changed (a debugger's write). */

@@ -349,6 +349,41 @@ static void test_place(void)
 	      "%zu places differ", bad);
 }
 
+/* A log past its bound keeps its newest entries, right, within the
+ * bound and not far below it, however long it runs. */
+static void test_reglog_bound(void)
+{
+	const size_t cap = 256u << 10;
+	struct hwt_reglog l;
+	struct user_regs_struct r;
+	size_t over = 0, low = 0, wrong = 0;
+	const uint64_t total = 200000;
+
+	hwt_reglog_init(&l, HWT_REGLOG_GPR_WORDS, cap);
+	memset(&r, 0, sizeof(r));
+	for (uint64_t i = 0; i < total; i++) {
+		r.rip = 0x400000 + 4 * i;
+		r.rax = i * 3;
+		r.rbx = i / 5;
+		hwt_reglog_append(&l, i, &r);
+		over += l.bytes > cap;
+		/* Once full, a drop leaves 7/8 of the bound less a block. */
+		low += i > 50000 && l.bytes < cap / 2;
+	}
+	for (uint64_t i = l.first; i < total; i += 97)
+		wrong += hwt_reglog_get(&l, i, &r) != 0 ||
+			 r.rip != 0x400000 + 4 * i || r.rax != i * 3 ||
+			 r.rbx != i / 5;
+	CHECK("register log: past its bound it keeps the newest entries, "
+	      "right, within the bound and near it", over == 0 &&
+	      low == 0 && wrong == 0 && l.first > 0 &&
+	      l.first + l.n == total && hwt_reglog_get(&l, l.first - 1, &r) ==
+	      -ENOENT, "%zu appends over, %zu far below, %zu wrong, "
+	      "first %llu, n %llu", over, low, wrong,
+	      (unsigned long long)l.first, (unsigned long long)l.n);
+	hwt_reglog_free(&l);
+}
+
 static uint64_t rnd_state = 42;
 
 static uint64_t rnd(uint64_t n)
@@ -448,6 +483,7 @@ out:
 int main(void)
 {
 	RUN(test_place);
+	RUN(test_reglog_bound);
 	RUN(test_index);
 	RUN(test_views_and_file);
 	RUN(test_writes);
