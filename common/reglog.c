@@ -253,6 +253,18 @@ int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index, void *out)
 	return 0;
 }
 
+/* The bits set in a mask of mb bytes (at most 8: 64 words). */
+static size_t words_set(const uint8_t *mask, size_t mb)
+{
+	uint64_t x = 0;
+
+	memcpy(&x, mask, mb);
+	x -= (x >> 1) & 0x5555555555555555ull;
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (size_t)((x * 0x0101010101010101ull) >> 56);
+}
+
 bool hwt_reglog_block_valid(const struct hwt_reglog *l,
 			    const struct hwt_reglog_block *b)
 {
@@ -265,12 +277,10 @@ bool hwt_reglog_block_valid(const struct hwt_reglog *l,
 
 		if (b->len - off < mb)
 			return false;
-		for (size_t w = 0; w < 8 * mb; w++)
-			if (b->data[off + w / 8] & (1u << (w % 8))) {
-				if (w >= l->nwords)
-					return false;
-				set++;
-			}
+		/* Only the last mask byte has bits past the log's words. */
+		if (l->nwords % 8 && b->data[off + mb - 1] >> (l->nwords % 8))
+			return false;
+		set = words_set(b->data + off, mb);
 		off += mb;
 		if (b->len - off < 8 * set)
 			return false;

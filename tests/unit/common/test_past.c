@@ -314,6 +314,28 @@ static void test_damage(void)
 		if (rc == 0)
 			hwt_past_free(p);
 	}
+	if (copy) {
+		/* Block 0's first delta: its mask (4 bytes for 27 words)
+		 * after the count, delta bytes and key. One word it names
+		 * moves to bit 27, past the general registers: as many
+		 * words follow, but the mask names a word there is not. */
+		uint8_t *mask = copy + block0_count_at + 16 +
+				8 * HWT_REGLOG_GPR_WORDS;
+		int rc, b;
+
+		memcpy(copy, data, len);
+		for (b = 0; b < 27 && !(mask[b / 8] & (1u << (b % 8))); b++)
+			;
+		mask[b / 8] &= (uint8_t)~(1u << (b % 8));
+		mask[3] |= 1u << 3;
+		err.msg[0] = '\0';
+		rc = hwt_past_parse(copy, len, &p, &err);
+		CHECK("damage: a register delta naming a word past the set is "
+		      "refused", b < 27 && rc == -EBADMSG && !p,
+		      "bit %d, %d: %s", b, rc, err.msg);
+		if (rc == 0)
+			hwt_past_free(p);
+	}
 	free(copy);
 	free(data);
 }
