@@ -82,7 +82,7 @@ static uint64_t last_granule(const struct hwt_mem_entry *e)
 	return (end < e->addr ? UINT64_MAX : end) >> GRANULE_SHIFT;
 }
 
-/* Store k's bytes in granule g, one bit each. */
+/* The bytes of store e in granule g, one bit each. */
 static uint8_t mask_in(const struct hwt_mem_entry *e, uint64_t g)
 {
 	uint64_t ga = g << GRANULE_SHIFT, lo = e->addr > ga ? e->addr : ga;
