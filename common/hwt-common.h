@@ -287,19 +287,34 @@ struct hwt_sw_tr {
 	uint64_t *target;        /* implied with exits: exit k's target */
 };
 
-/* Translations by id (NULL where a table has none), in blocks of
- * memory the table owns. */
+/* Translations by id (NULL where a table has none, or has not read it
+ * yet), in blocks of memory the table owns. */
 struct hwt_sw_table {
 	struct hwt_sw_tr **v;
 	size_t n, count;
 	size_t bytes;            /* memory held */
 	void *blocks;
+	/* Tables read in part: their chunks' payloads, and by id 1 + the
+	 * offset of its translation there (0: none). */
+	uint8_t *src;
+	size_t src_n;
+	uint32_t *src_at;
 };
 
 /* Add a TABLE chunk's translations; -EBADMSG saying what is wrong (what
  * was added before it stays). */
 int hwt_sw_table_add(struct hwt_sw_table *t, const uint8_t *pay, size_t n,
 		     struct hwt_err *err);
+/* The same, reading each translation only when it is first asked for
+ * (hwt_sw_table_get): a newest view names a few hundred of a compiler's
+ * tens of thousands. Ids, counts and flags are checked now, the rest of
+ * a translation when it is read. A table is read one way only. */
+int hwt_sw_table_add_lazy(struct hwt_sw_table *t, const uint8_t *pay,
+			  size_t n, struct hwt_err *err);
+/* Translation id: 0, -ENOENT when t has none, -EBADMSG saying how its
+ * bytes are damaged, -ENOMEM. */
+int hwt_sw_table_get(struct hwt_sw_table *t, uint64_t id,
+		     const struct hwt_sw_tr **out, struct hwt_err *err);
 void hwt_sw_table_free(struct hwt_sw_table *t);
 /* Bytes hwt_sw_tr_encode writes for a translation at most. */
 size_t hwt_sw_tr_encoded_max(const struct hwt_sw_tr *tr);
@@ -321,7 +336,7 @@ uint32_t hwt_sw_tr_exit_to(const struct hwt_sw_tr *tr, uint64_t pc);
 
 /* A walk over a RUNS chunk's items, a run at a time. */
 struct hwt_sw_runs {
-	const struct hwt_sw_table *tab;
+	struct hwt_sw_table *tab;   /* read in part: reads what runs name */
 	const uint8_t *items, *p, *end;
 	const struct hwt_sw_tr *run; /* begun, not yet given */
 	uint32_t n;              /* its instructions as known so far */
@@ -341,13 +356,14 @@ struct hwt_sw_runs {
 bool hwt_sw_runs_last(const struct hwt_sw_runs *w, uint64_t *pc);
 
 /* Walk items[from, size), the instruction before last_pc if last_known. */
-void hwt_sw_runs_init(struct hwt_sw_runs *w, const struct hwt_sw_table *tab,
+void hwt_sw_runs_init(struct hwt_sw_runs *w, struct hwt_sw_table *tab,
 		      const uint8_t *items, size_t size, size_t from,
 		      bool last_known, uint64_t last_pc);
 /* The next run: 1 with its translation, the instructions it executed
  * (its first *n) and whether the move into its first one was a signal
  * handler's entry (with *n 0 that stays for the next); 0 at the end;
- * -EBADMSG on an item that is malformed or names what the table lacks. */
+ * -EBADMSG on an item that is malformed or names what the table lacks
+ * or holds damaged; -ENOMEM reading a translation. */
 int hwt_sw_runs_next(struct hwt_sw_runs *w, const struct hwt_sw_tr **tr,
 		     uint32_t *n, bool *async, struct hwt_err *err);
 /* w stands between runs with nothing pending, before a run's item: a

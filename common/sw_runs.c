@@ -56,7 +56,10 @@ static size_t put_s(uint8_t *out, int64_t v)
 
 /* A table's translations live in blocks it frees at once: a compiler's
  * window names tens of thousands, and a malloc for each of their arrays
- * was most of what opening its history cost. */
+ * was most of what opening its history cost. The blocks double up to
+ * HUGE_BLOCK, and blocks that large are asked to be huge pages: on a
+ * virtual machine a fault for each 4 KiB of a big table cost as much as
+ * reading it. */
 struct arena_block {
 	struct arena_block *next;
 	size_t used, cap;
@@ -64,6 +67,7 @@ struct arena_block {
 };
 
 #define ARENA_BLOCK (256u << 10)
+#define HUGE_BLOCK ((size_t)2 << 20)
 
 /* size bytes, 8-aligned, from t's blocks; NULL when memory ran out. */
 static void *arena_alloc(struct hwt_sw_table *t, size_t size)
@@ -72,13 +76,20 @@ static void *arena_alloc(struct hwt_sw_table *t, size_t size)
 
 	size = (size + 7) & ~(size_t)7;
 	if (!b || b->cap - b->used < size) {
-		size_t cap = size > ARENA_BLOCK ? size : ARENA_BLOCK;
+		size_t cap = b ? 2 * (sizeof(*b) + b->cap) : ARENA_BLOCK;
 
-		if (!(b = malloc(sizeof(*b) + cap)))
+		if (cap > 2 * HUGE_BLOCK)
+			cap = 2 * HUGE_BLOCK;
+		if (cap < sizeof(*b) + size)
+			cap = sizeof(*b) + size;
+		if (!(b = cap >= HUGE_BLOCK && cap % HUGE_BLOCK == 0 ?
+		      aligned_alloc(HUGE_BLOCK, cap) : malloc(cap)))
 			return NULL;
-		*b = (struct arena_block){ .next = t->blocks, .cap = cap };
+		hwt_advise_huge(b, cap);
+		*b = (struct arena_block){ .next = t->blocks,
+					   .cap = cap - sizeof(*b) };
 		t->blocks = b;
-		t->bytes += sizeof(*b) + cap;
+		t->bytes += cap;
 	}
 	b->used += size;
 	return (uint8_t *)b->data + b->used - size;
@@ -91,6 +102,8 @@ void hwt_sw_table_free(struct hwt_sw_table *t)
 		free(b);
 	}
 	free(t->v);
+	free(t->src_at);
+	free(t->src);
 	*t = (struct hwt_sw_table){ 0 };
 }
 
@@ -160,6 +173,44 @@ nomem:
 	return hwt_err_set(err, ENOMEM, "out of memory for translations");
 }
 
+/* Room in t for translation id, found at byte at of its chunk; -EBADMSG
+ * for an id a table cannot hold or holds already. */
+static int take_id(struct hwt_sw_table *t, uint64_t id, size_t at,
+		   struct hwt_err *err)
+{
+	if (id >= TABLE_MAX_ID || id >= 16 * (t->count + 1) + TABLE_ID_SLACK)
+		return bad_table(err, at, "an id far past the count");
+	if (id >= t->n) {
+		size_t want = (size_t)id + 1, cap = t->n ? t->n : 1024;
+		struct hwt_sw_tr **v;
+		uint32_t *src_at;
+
+		while (cap < want)
+			cap *= 2;
+		if (!(v = realloc(t->v, cap * sizeof(*v))))
+			goto nomem;
+		memset(v + t->n, 0, (cap - t->n) * sizeof(*v));
+		t->v = v;
+		t->bytes += (cap - t->n) * sizeof(*v);
+		if (t->src_at) {
+			if (!(src_at = realloc(t->src_at,
+					       cap * sizeof(*src_at))))
+				goto nomem;
+			memset(src_at + t->n, 0,
+			       (cap - t->n) * sizeof(*src_at));
+			t->src_at = src_at;
+			t->bytes += (cap - t->n) * sizeof(*src_at);
+		}
+		t->n = cap;
+	}
+	if (t->v[id] || (t->src_at && t->src_at[id]))
+		return bad_table(err, at, "an id given twice");
+	t->count++;
+	return 0;
+nomem:
+	return hwt_err_set(err, ENOMEM, "out of memory for translations");
+}
+
 int hwt_sw_table_add(struct hwt_sw_table *t, const uint8_t *pay, size_t n,
 		     struct hwt_err *err)
 {
@@ -171,30 +222,112 @@ int hwt_sw_table_add(struct hwt_sw_table *t, const uint8_t *pay, size_t n,
 		uint64_t id;
 		int rc;
 
-		if ((rc = read_tr(t, &c, pay, &id, &tr, err)))
+		if ((rc = read_tr(t, &c, pay, &id, &tr, err)) ||
+		    (rc = take_id(t, id, at, err)))
 			return rc;
-		if (id >= TABLE_MAX_ID || id >= 16 * (t->count + 1) +
-		    TABLE_ID_SLACK)
-			return bad_table(err, at, "an id far past the count");
-		if (id >= t->n) {
-			size_t want = (size_t)id + 1, cap = t->n ? t->n : 1024;
-			struct hwt_sw_tr **v;
-
-			while (cap < want)
-				cap *= 2;
-			if (!(v = realloc(t->v, cap * sizeof(*v))))
-				return hwt_err_set(err, ENOMEM, "out of memory "
-						   "for translations");
-			memset(v + t->n, 0, (cap - t->n) * sizeof(*v));
-			t->bytes += (cap - t->n) * sizeof(*v);
-			t->v = v;
-			t->n = cap;
-		}
-		if (t->v[id])
-			return bad_table(err, at, "an id given twice");
 		t->v[id] = tr;
-		t->count++;
 	}
+	return 0;
+}
+
+/* Past k numbers at c (where each ends is all a skim needs). */
+static void skip_nums(struct nums *c, uint64_t k)
+{
+	while (k && c->p < c->end)
+		k -= !(*c->p++ & 0x80);
+	if (k)
+		c->bad = true;
+}
+
+/* Past one translation at c, saying its id; what read_tr checks of its
+ * counts and flags, the rest when it is read. */
+static int skim_tr(struct nums *c, const uint8_t *base, uint64_t *id,
+		   struct hwt_err *err)
+{
+	size_t at = (size_t)(c->p - base);
+	uint64_t n, nexits, flags;
+
+	*id = get_u(c);
+	n = get_u(c);
+	skip_nums(c, 1);
+	if (c->bad || n == 0 || n > HWT_SW_TR_MAX_INSNS)
+		return bad_table(err, at, "an instruction count out of range");
+	skip_nums(c, n - 1);
+	nexits = get_u(c);
+	if (c->bad || nexits > HWT_SW_TR_MAX_EXITS)
+		return bad_table(err, at, "an exit count out of range");
+	skip_nums(c, nexits);
+	flags = get_u(c);
+	skip_nums(c, 1);
+	if (c->bad || flags & ~(uint64_t)(HWT_SW_TR_IMPLIED | HWT_SW_TR_FINAL))
+		return bad_table(err, at, "unknown flags or a cut number");
+	if (flags & HWT_SW_TR_IMPLIED)
+		skip_nums(c, nexits);
+	if (c->bad)
+		return bad_table(err, at, "a cut number");
+	return 0;
+}
+
+int hwt_sw_table_add_lazy(struct hwt_sw_table *t, const uint8_t *pay,
+			  size_t n, struct hwt_err *err)
+{
+	struct nums c = { pay, pay + n, false };
+	size_t base = t->src_n;
+	uint8_t *src;
+
+	if (n > UINT32_MAX - 1 - base)
+		return hwt_err_set(err, E2BIG, "a table of more than 4 GiB");
+	if (!t->src_at && t->count)
+		return hwt_err_set(err, EINVAL, "a table read whole and in "
+				   "part");
+	if (!t->src_at && !(t->src_at = calloc(t->n ? t->n : 1,
+					       sizeof(*t->src_at))))
+		goto nomem;
+	if (!(src = realloc(t->src, base + n + 1)))
+		goto nomem;
+	t->src = src;
+	memcpy(src + base, pay, n);
+	t->src_n = base + n;
+	t->bytes += n;
+	while (c.p < c.end) {
+		size_t at = (size_t)(c.p - pay);
+		uint64_t id;
+		int rc;
+
+		if ((rc = skim_tr(&c, pay, &id, err)) ||
+		    (rc = take_id(t, id, at, err)))
+			return rc;
+		t->src_at[id] = (uint32_t)(base + at + 1);
+	}
+	return 0;
+nomem:
+	return hwt_err_set(err, ENOMEM, "out of memory for translations");
+}
+
+int hwt_sw_table_get(struct hwt_sw_table *t, uint64_t id,
+		     const struct hwt_sw_tr **out, struct hwt_err *err)
+{
+	struct hwt_sw_tr *tr;
+	uint64_t read_id;
+	struct nums c;
+	uint32_t at;
+	int rc;
+
+	if (id < t->n && t->v[id]) {
+		*out = t->v[id];
+		return 0;
+	}
+	*out = NULL;
+	if (id >= t->n || !t->src_at || !t->src_at[id])
+		return -ENOENT;
+	at = t->src_at[id] - 1;
+	c = (struct nums){ t->src + at, t->src + t->src_n, false };
+	if ((rc = read_tr(t, &c, t->src, &read_id, &tr, err)))
+		return rc;
+	if (read_id != id)
+		return bad_table(err, at, "another id when read again");
+	t->v[id] = tr;
+	*out = tr;
 	return 0;
 }
 
@@ -253,7 +386,7 @@ uint32_t hwt_sw_tr_exit_to(const struct hwt_sw_tr *tr, uint64_t pc)
 	return tr->nexits;
 }
 
-void hwt_sw_runs_init(struct hwt_sw_runs *w, const struct hwt_sw_table *tab,
+void hwt_sw_runs_init(struct hwt_sw_runs *w, struct hwt_sw_table *tab,
 		      const uint8_t *items, size_t size, size_t from,
 		      bool last_known, uint64_t last_pc)
 {
@@ -318,14 +451,18 @@ int hwt_sw_runs_next(struct hwt_sw_runs *w, const struct hwt_sw_tr **tr,
 		struct nums c = { w->p, w->end, false };
 		uint64_t v = get_u(&c), arg = v >> 2, trunc;
 		const struct hwt_sw_tr *next;
+		int rc;
 
 		if (c.bad)
 			return bad_item(w, w->p, err, "a cut number");
 		switch (v & 3) {
 		case HWT_SW_RUNS_EXEC:
-			if (arg >= w->tab->n || !(next = w->tab->v[arg]))
+			rc = hwt_sw_table_get(w->tab, arg, &next, err);
+			if (rc == -ENOENT)
 				return bad_item(w, w->p, err, "a translation "
 						"the table lacks");
+			if (rc)
+				return rc;
 			if (w->run) {
 				/* Its item stays for the next call. */
 				if (w->open)
@@ -451,7 +588,7 @@ static int flat_insn(void *ctx, uint64_t pc, bool async)
 }
 
 /* One RUNS chunk into plain chunks: what its header says, exactly. */
-static int flat_runs(struct flat *f, const struct hwt_sw_table *tab,
+static int flat_runs(struct flat *f, struct hwt_sw_table *tab,
 		     const struct hwt_sw_chunk_hdr *h, const uint8_t *items,
 		     size_t off, struct hwt_err *err)
 {

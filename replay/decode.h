@@ -195,9 +195,9 @@ int hwt_sw_chunks_get(struct hwt_sw_chunks *c, const struct hwt_segment *seg,
 		      const uint8_t **base, size_t *size,
 		      struct hwt_segment *local, struct hwt_err *err);
 /* The translations of the table beginning at the index's chunk first,
- * read and kept on first use. */
+ * kept from first use and each read when a run first names it. */
 int hwt_sw_chunks_table(struct hwt_sw_chunks *c, size_t first,
-			const struct hwt_sw_table **out, struct hwt_err *err);
+			struct hwt_sw_table **out, struct hwt_err *err);
 size_t hwt_sw_chunks_memory(const struct hwt_sw_chunks *c);
 void hwt_sw_chunks_free(struct hwt_sw_chunks *c);
 

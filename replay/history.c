@@ -530,7 +530,7 @@ static int run_insn(void *ctx, uint64_t pc, bool async)
 /* A segment of runs (HWT_SW_SEG_RUNS, its bytes at base, *seg relative
  * to them, its translations in tab) as the plain records of its
  * instructions in h->runs, *seg made to read them. */
-static int expand_runs(struct hwt_history *h, const struct hwt_sw_table *tab,
+static int expand_runs(struct hwt_history *h, struct hwt_sw_table *tab,
 		       const uint8_t *base, size_t size,
 		       struct hwt_segment *seg, struct hwt_err *err)
 {
@@ -579,7 +579,7 @@ static int load(struct hwt_history *h, size_t s, struct hwt_err *err)
 		struct hwt_segment local;
 		size_t size;
 
-		const struct hwt_sw_table *tab = NULL;
+		struct hwt_sw_table *tab = NULL;
 
 		/* The table first: reading its frames may take the slot
 		 * the segment's frame would be in. */

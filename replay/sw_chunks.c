@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "decode.h"
 #include "replay-int.h"
 
@@ -106,6 +107,19 @@ static size_t find_frame(const struct hwt_sw_index *ix, uint64_t off)
 	return lo ? lo - 1 : 0;
 }
 
+/* A buffer for a decoded frame. Frames are megabytes, and on a virtual
+ * machine a fault for each 4 KiB page of them cost more than their
+ * decompression: huge pages where the kernel gives them. */
+static uint8_t *frame_buffer(void)
+{
+	size_t huge = (size_t)2 << 20;
+	uint8_t *p = aligned_alloc(huge, (HWT_SW_INDEX_FRAME_MAX + huge - 1) /
+				   huge * huge);
+
+	hwt_advise_huge(p, HWT_SW_INDEX_FRAME_MAX);
+	return p;
+}
+
 int hwt_sw_chunks_get(struct hwt_sw_chunks *c, const struct hwt_segment *seg,
 		      const uint8_t **base, size_t *size,
 		      struct hwt_segment *local, struct hwt_err *err)
@@ -123,7 +137,7 @@ int hwt_sw_chunks_get(struct hwt_sw_chunks *c, const struct hwt_segment *seg,
 		if (c->slots[k].used < s->used)
 			s = &c->slots[k];
 	}
-	if (!s->bytes && !(s->bytes = malloc(HWT_SW_INDEX_FRAME_MAX)))
+	if (!s->bytes && !(s->bytes = frame_buffer()))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	s->frame = SIZE_MAX;
 	if ((rc = hwt_sw_index_frame_read(c->ix, c->map, i, s->bytes, err)))
@@ -139,7 +153,7 @@ found:
 }
 
 int hwt_sw_chunks_table(struct hwt_sw_chunks *c, size_t first,
-			const struct hwt_sw_table **out, struct hwt_err *err)
+			struct hwt_sw_table **out, struct hwt_err *err)
 {
 	const struct hwt_sw_index *ix = c->ix;
 	int rc = 0;
@@ -159,9 +173,10 @@ int hwt_sw_chunks_table(struct hwt_sw_chunks *c, size_t first,
 
 		rc = hwt_sw_chunks_get(c, &seg, &base, &size, &local, err);
 		if (!rc)
-			rc = hwt_sw_table_add(&c->table, base + local.off +
-					      HWT_SW_CHUNK_HDR_SIZE,
-					      e->hdr.payload_size, err);
+			rc = hwt_sw_table_add_lazy(&c->table, base +
+						   local.off +
+						   HWT_SW_CHUNK_HDR_SIZE,
+						   e->hdr.payload_size, err);
 	}
 	if (rc) {
 		hwt_sw_table_free(&c->table);

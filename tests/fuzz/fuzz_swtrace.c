@@ -12,12 +12,16 @@
  *     flagged HWT_SW_CHUNK_BRANCHES: the records read as block-step
  *     branch records and are expanded with the image (replay/expand_sw.c),
  *     so that recorded seeds reach expansion too;
+ *   - its TABLE chunks read whole and read in part (each translation
+ *     when asked) must agree;
  *   - the input packed for a bundle: a trace of TABLE and RUNS chunks
  *     (common/sw_runs.c) is walked for its restart points, and its
  *     flattening never reads outside it.
  * Seeds are real recorded traces (tests/integration/test_fuzz.py) and,
  * written here (HWT_FUZZ_SEEDS), a trace of a table and runs.
  */
+#include <errno.h>
+
 #include "fuzz-common.h"
 
 /* A table of two translations and runs of them, as the valgrind
@@ -77,6 +81,57 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	fuzz_image();
 	return 0;
+}
+
+static bool same_tr(const struct hwt_sw_tr *a, const struct hwt_sw_tr *b)
+{
+	return a->ninsns == b->ninsns && a->nexits == b->nexits &&
+		a->flags == b->flags && a->entry == b->entry &&
+		!memcmp(a->pc, b->pc, a->ninsns * sizeof(*a->pc)) &&
+		(!a->nexits || !memcmp(a->exit_after, b->exit_after,
+				       a->nexits * sizeof(*a->exit_after))) &&
+		!a->target == !b->target &&
+		(!a->target || !memcmp(a->target, b->target,
+				       a->nexits * sizeof(*a->target)));
+}
+
+/* Each TABLE chunk read whole and read in part: what reads whole reads
+ * in part, each translation the same; what is damaged fails one way or
+ * the other, never reading outside the chunk. */
+static void lazy_tables(const uint8_t *data, size_t size)
+{
+	size_t off = 0;
+	struct hwt_sw_chunk_hdr h;
+
+	while (off < size &&
+	       !hwt_sw_chunk_hdr_unpack_flags(data + off, size - off,
+					      HWT_SW_CHUNK_RUNS_FLAGS, &h,
+					      NULL)) {
+		const uint8_t *pay = data + off + HWT_SW_CHUNK_HDR_SIZE;
+		struct hwt_sw_table whole = { 0 }, part = { 0 };
+		bool whole_ok, part_ok;
+
+		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
+		if (!(h.flags & HWT_SW_CHUNK_TABLE))
+			continue;
+		whole_ok = !hwt_sw_table_add(&whole, pay, h.payload_size,
+					     NULL);
+		part_ok = !hwt_sw_table_add_lazy(&part, pay, h.payload_size,
+						 NULL);
+		if (whole_ok && (!part_ok || part.count != whole.count))
+			abort();
+		for (size_t id = 0; part_ok && id < part.n; id++) {
+			const struct hwt_sw_tr *tr;
+			int rc = hwt_sw_table_get(&part, id, &tr, NULL);
+
+			if (whole_ok && (rc ? rc != -ENOENT || whole.v[id] :
+					 !whole.v[id] ||
+					 !same_tr(tr, whole.v[id])))
+				abort();
+		}
+		hwt_sw_table_free(&whole);
+		hwt_sw_table_free(&part);
+	}
 }
 
 static void runs(const uint8_t *data, size_t size)
@@ -198,5 +253,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	as_branches(data, size, img);
 	runs(data, size);
+	lazy_tables(data, size);
 	return 0;
 }

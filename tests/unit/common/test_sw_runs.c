@@ -39,14 +39,18 @@ static size_t table_bytes(uint8_t *out)
 }
 
 static struct hwt_sw_table table;
+/* Whether load_table reads its translations as runs name them. */
+static bool lazy_table;
 
 static void load_table(void)
 {
 	uint8_t buf[512];
 	struct hwt_err err = { 0 };
+	size_t n = table_bytes(buf);
 
 	hwt_sw_table_free(&table);
-	if (hwt_sw_table_add(&table, buf, table_bytes(buf), &err))
+	if ((lazy_table ? hwt_sw_table_add_lazy(&table, buf, n, &err) :
+	     hwt_sw_table_add(&table, buf, n, &err)))
 		printf("  (table: %s)\n", err.msg);
 }
 
@@ -102,6 +106,77 @@ static void test_table(void)
 		      t.count == 0, "count %zu", t.count);
 		hwt_sw_table_free(&t);
 	}
+}
+
+static bool same_tr(const struct hwt_sw_tr *a, const struct hwt_sw_tr *b)
+{
+	return a && a->ninsns == b->ninsns && a->nexits == b->nexits &&
+		a->flags == b->flags && a->entry == b->entry &&
+		!memcmp(a->pc, b->pc, b->ninsns * 8) &&
+		(!b->nexits || !memcmp(a->exit_after, b->exit_after,
+				       b->nexits * 4)) &&
+		(!b->target || !memcmp(a->target, b->target,
+				       b->nexits * 8)) &&
+		(b->target || !a->target);
+}
+
+/* A table read in part: the same translations, each read when asked;
+ * damage the skim cannot see is an error for that translation only. */
+static void test_table_lazy(void)
+{
+	uint8_t buf[512], copy[512];
+	struct hwt_sw_table t = { 0 };
+	struct hwt_err err = { 0 };
+	const struct hwt_sw_tr *tr;
+	size_t n = table_bytes(buf);
+	bool same = true, unread;
+	int rc;
+
+	memcpy(copy, buf, n);
+	rc = hwt_sw_table_add_lazy(&t, copy, n, &err);
+	/* The table keeps its own copy of what it was given. */
+	memset(copy, 0xee, n);
+	unread = rc == 0 && !t.v[0] && !t.v[2] && !t.v[4];
+	for (size_t i = 0; rc == 0 && i < 3; i++)
+		same = same && !hwt_sw_table_get(&t, i * 2, &tr, &err) &&
+			same_tr(tr, &trs[i]) && t.v[i * 2] == tr;
+	CHECK("lazy table: nothing read at first, each read when asked, as "
+	      "written", unread && same && t.count == 3, "rc %d (%s)", rc,
+	      err.msg);
+	CHECK("lazy table: an id it lacks is -ENOENT",
+	      hwt_sw_table_get(&t, 1, &tr, &err) == -ENOENT &&
+	      hwt_sw_table_get(&t, 5000, &tr, &err) == -ENOENT && !tr,
+	      "see above");
+	rc = hwt_sw_table_add_lazy(&t, buf, n, &err);
+	CHECK("lazy table: an id given twice is an error", rc == -EBADMSG,
+	      "rc %d", rc);
+	hwt_sw_table_free(&t);
+	for (size_t cut = 1; cut < n; cut += 3) {
+		rc = hwt_sw_table_add_lazy(&t, buf, cut, &err);
+		hwt_sw_table_free(&t);
+		if (rc != -EBADMSG)
+			break;
+	}
+	CHECK("lazy table: cut short anywhere is an error", rc == -EBADMSG,
+	      "rc %d", rc);
+	/* Id 0's side exit (byte 7: id, count, two bytes of address, two
+	 * deltas, exit count) now past its three instructions. */
+	memcpy(copy, buf, n);
+	copy[7] = 0x40;
+	rc = hwt_sw_table_add_lazy(&t, copy, n, &err);
+	CHECK("lazy table: a damaged translation is an error when read, the "
+	      "others read",
+	      rc == 0 && hwt_sw_table_get(&t, 0, &tr, &err) == -EBADMSG &&
+	      strstr(err.msg, "side exit") &&
+	      !hwt_sw_table_get(&t, 2, &tr, &err) && same_tr(tr, &trs[1]) &&
+	      !hwt_sw_table_get(&t, 4, &tr, &err) && same_tr(tr, &trs[2]),
+	      "rc %d (%s)", rc, err.msg);
+	hwt_sw_table_free(&t);
+	rc = hwt_sw_table_add(&t, buf, n, &err);
+	CHECK("lazy table: not added to a table read whole",
+	      !rc && hwt_sw_table_add_lazy(&t, buf, 0, &err) == -EINVAL,
+	      "rc %d", rc);
+	hwt_sw_table_free(&t);
 }
 
 /* Items as numbers: each below 128 is one byte. */
@@ -258,6 +333,17 @@ static void runs_trace(struct hwt_bytes *t, size_t reps, uint64_t last_pc)
 	};
 	put_chunk(t, &h, items.p);
 	hwt_bytes_free(&items);
+}
+
+/* The same walks, the table read as the runs name its translations. */
+static void test_runs_lazy(void)
+{
+	lazy_table = true;
+	check_prefix = "lazy table, ";
+	test_runs();
+	test_bad_runs();
+	check_prefix = "";
+	lazy_table = false;
 }
 
 static void test_flatten(void)
@@ -507,8 +593,10 @@ static void test_forget_groups(void)
 int main(void)
 {
 	RUN(test_table);
+	RUN(test_table_lazy);
 	RUN(test_runs);
 	RUN(test_bad_runs);
+	RUN(test_runs_lazy);
 	RUN(test_flatten);
 	RUN(test_pack);
 	RUN(test_forget_groups);
