@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* lines.c - source file and line for an address, from DWARF via libdw.
  *
- * Per module, on first use: the compile units' address ranges (so no
- * .debug_aranges is needed). Per compile unit, on first use: its line
+ * Per module, on first use: the compile units' address ranges (from
+ * .debug_aranges where it names a unit, aranges.c). Per compile unit, on first use: its line
  * table reduced the way GDB reduces it, because stepping by line must stop
  * where GDB would: rows of the same line that differ only by discriminator
  * merge, several rows at one address keep the last (preferring a
@@ -101,6 +101,69 @@ static int cu_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+static int cu_off_cmp(const void *a, const void *b)
+{
+	const struct hwt_cu *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Unit cudie's ranges appended to m->cus (n used of cap); false when
+ * memory ran out. */
+static bool add_unit_ranges(struct hwt_module *m, Dwarf_Die *cudie,
+			    size_t *n, size_t *cap)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		if (HWT_ARRAY_RESERVE(m->cus, *cap, *n + 1, 64))
+			return false;
+		m->cus[(*n)++] = (struct hwt_cu){
+			.lo = lo, .hi = hi, .off = dwarf_dieoffset(cudie),
+		};
+	}
+	return true;
+}
+
+/* Every unit's ranges: those .debug_aranges gives for the units it
+ * names (aranges.c), each unit it does not name read whole; the count. */
+static size_t units_with_aranges(struct hwt_module *m, Elf *elf,
+				 size_t *cap)
+{
+	size_t n = 0, named, j = 0, hsize;
+	Dwarf_Off off = 0, next;
+
+	if (!hwt_aranges_read(elf, &m->cus, &n, cap))
+		return SIZE_MAX;
+	named = n;
+	qsort(m->cus, named, sizeof(*m->cus), cu_off_cmp);
+	while (dwarf_next_unit(m->dw, off, &next, &hsize, NULL, NULL, NULL,
+			       NULL, NULL, NULL) == 0) {
+		bool found = false;
+		Dwarf_Die die;
+
+		/* Sets naming no unit's header are dropped below. */
+		for (; j < named && m->cus[j].off < off; j++)
+			m->cus[j].lo = m->cus[j].hi = 0;
+		for (; j < named && m->cus[j].off == off; j++) {
+			m->cus[j].off = off + hsize;
+			found = true;
+		}
+		if (!found && dwarf_offdie(m->dw, off + hsize, &die) &&
+		    (dwarf_tag(&die) == DW_TAG_compile_unit ||
+		     dwarf_tag(&die) == DW_TAG_skeleton_unit) &&
+		    !add_unit_ranges(m, &die, &n, cap))
+			break;
+		off = next;
+	}
+	for (; j < named; j++)
+		m->cus[j].lo = m->cus[j].hi = 0;
+	return n;
+}
+
 static void load_cus(struct hwt_module *m)
 {
 	Dwarf_CU *cu = NULL;
@@ -108,7 +171,7 @@ static void load_cus(struct hwt_module *m)
 	Elf *elf = m->elf;
 	const char *src = m->path;
 	char id[128];
-	size_t n = 0, cap = 0;
+	size_t n, cap = 0, kept = 0;
 	uint8_t unit_type;
 	Dwarf_Half version;
 
@@ -127,28 +190,22 @@ static void load_cus(struct hwt_module *m)
 	m->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!m->dw)
 		return;
-	while (dwarf_get_units(m->dw, cu, &cu, &version, &unit_type, &cudie,
-			       NULL) == 0) {
-		Dwarf_Addr base, lo, hi;
-		ptrdiff_t off = 0;
-
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
-			continue;
-		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
-			if (lo >= hi)
-				continue;
-			if (HWT_ARRAY_RESERVE(m->cus, cap, n + 1, 64))
-				goto done;
-			m->cus[n++] = (struct hwt_cu){
-				.lo = lo, .hi = hi,
-				.off = dwarf_dieoffset(&cudie),
-			};
-		}
+	n = units_with_aranges(m, elf, &cap);
+	if (n == SIZE_MAX) {
+		n = 0;
+		while (dwarf_get_units(m->dw, cu, &cu, &version, &unit_type,
+				       &cudie, NULL) == 0 &&
+		       ((unit_type != DW_UT_compile &&
+			 unit_type != DW_UT_skeleton) ||
+			add_unit_ranges(m, &cudie, &n, &cap)))
+			;
 	}
-done:
-	if (n)
-		qsort(m->cus, n, sizeof(*m->cus), cu_cmp);
-	m->ncus = n;
+	for (size_t i = 0; i < n; i++)
+		if (m->cus[i].lo < m->cus[i].hi)
+			m->cus[kept++] = m->cus[i];
+	if (kept)
+		qsort(m->cus, kept, sizeof(*m->cus), cu_cmp);
+	m->ncus = kept;
 }
 
 /* Reduce libdw's rows (sorted by address, end-of-sequence markers first

@@ -49,6 +49,12 @@ struct hwt_cu {
 	bool rows_tried;
 };
 
+/* aranges.c: the ranges .debug_aranges gives, appended to *v (n used of
+ * cap) with .off the header offset of the unit each names, and for each
+ * set an empty range (lo = hi = 0) naming its unit; false, *n as it was,
+ * when the section is absent or malformed. */
+bool hwt_aranges_read(Elf *elf, struct hwt_cu **v, size_t *n, size_t *cap);
+
 struct hwt_module {
 	char *path;
 	uint8_t *map;            /* whole file, mmapped private */

@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +250,132 @@ static bool compressed_line(const char *exe, struct hwt_symbol *sym)
 	sym->file = NULL;
 	hwt_image_free(img);
 	return ok;
+}
+
+/* Where this program's .text and .debug_aranges are in its file. */
+static bool self_sections(const char *path, uint64_t *text, uint64_t *text_n,
+			  uint64_t *ar_off, uint64_t *ar_n)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	*text_n = *ar_n = 0;
+	elf_version(EV_CURRENT);
+	if (fd < 0 || !(elf = elf_begin(fd, ELF_C_READ, NULL))) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	if (!elf_getshdrstrndx(elf, &shstrndx))
+		while ((scn = elf_nextscn(elf, scn))) {
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh) ||
+			    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+				continue;
+			if (!strcmp(name, ".text")) {
+				*text = sh.sh_addr;
+				*text_n = sh.sh_size;
+			} else if (!strcmp(name, ".debug_aranges") &&
+				   !(sh.sh_flags & SHF_COMPRESSED)) {
+				*ar_off = sh.sh_offset;
+				*ar_n = sh.sh_size;
+			}
+		}
+	elf_end(elf);
+	close(fd);
+	return *text_n && *ar_n >= 32;
+}
+
+/* A copy of this program with its bytes at off replaced. */
+static bool patched_copy(const char *self, const char *out, uint64_t off,
+			 const void *bytes, size_t n)
+{
+	char cmd[800];
+	FILE *f;
+	bool ok;
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", self, out);
+	if (system(cmd) != 0 || !(f = fopen(out, "r+b")))
+		return false;
+	ok = fseek(f, (long)off, SEEK_SET) == 0 && fwrite(bytes, n, 1, f) == 1;
+	return fclose(f) == 0 && ok;
+}
+
+/* Compile units are found from .debug_aranges where it names them
+ * (aranges.c): every address of this program has the line it has with
+ * no .debug_aranges at all (every unit read), with a set that names no
+ * unit (that unit read), and with a malformed section (not used). */
+static void test_aranges(const char *dir)
+{
+	char self[300] = "", none[300], stray[300], bad[300], cmd[800];
+	const char *paths[4] = { self, none, stray, bad };
+	const char *what[4] = { "", "none", "a stray set", "malformed" };
+	struct hwt_image *img[4] = { NULL };
+	uint64_t text = 0, text_n, ar_off = 0, ar_n, differ = 0, lines = 0;
+	uint64_t first_diff = 0;
+	struct hwt_err err = { 0 };
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const uint8_t stray_unit[4] = { 0xf0, 0xff, 0xff, 0x7f };
+	const uint8_t version3[2] = { 3, 0 };
+	int which = 0;
+
+	snprintf(none, sizeof(none), "%s/aranges-none", dir);
+	snprintf(stray, sizeof(stray), "%s/aranges-stray", dir);
+	snprintf(bad, sizeof(bad), "%s/aranges-bad", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --remove-section=.debug_aranges "
+		 "'%s' '%s'", self, none);
+	if (n <= 0 || !self_sections(self, &text, &text_n, &ar_off, &ar_n) ||
+	    system(cmd) != 0) {
+		printf("SKIP aranges: this program has no .debug_aranges, or "
+		       "objcopy (binutils) could not remove it\n");
+		return;
+	}
+	/* The first set's unit offset (after its 32-bit length and 16-bit
+	 * version) names no unit; the second copy's version is 3. */
+	if (!patched_copy(self, stray, ar_off + 6, stray_unit, 4) ||
+	    !patched_copy(self, bad, ar_off + 4, version3, 2)) {
+		CHECK("aranges: copies of this program made", false, "%s",
+		      dir);
+		return;
+	}
+	for (int i = 0; i < 4; i++) {
+		hwt_image_new(&img[i], &err);
+		if (hwt_image_add_elf(img[i], paths[i], self_load, &err))
+			printf("  (%s: %s)\n", paths[i], err.msg);
+	}
+	for (uint64_t a = self_load + text; a < self_load + text + text_n;
+	     a++) {
+		struct hwt_line l[4];
+		int rc[4];
+
+		for (int i = 0; i < 4; i++)
+			rc[i] = hwt_image_line(img[i], a, &l[i]);
+		lines += rc[1] == 0;
+		for (int i = 0; i < 4; i++) {
+			if (i == 1 || (rc[i] == rc[1] && (rc[i] ||
+			    (l[i].lo == l[1].lo && l[i].hi == l[1].hi &&
+			     l[i].line == l[1].line &&
+			     !strcmp(l[i].file, l[1].file)))))
+				continue;
+			if (!differ++) {
+				first_diff = a;
+				which = i;
+			}
+		}
+	}
+	CHECK("aranges: every address's line as with every unit read, with "
+	      ".debug_aranges whole, with a stray set, malformed",
+	      lines > text_n / 2 && differ == 0, "%llu of %llu addresses "
+	      "differ, the first 0x%llx (%s); %llu with a line",
+	      (unsigned long long)differ, (unsigned long long)text_n,
+	      (unsigned long long)first_diff, what[which] ? what[which] : "",
+	      (unsigned long long)lines);
+	for (int i = 0; i < 4; i++)
+		hwt_image_free(img[i]);
 }
 
 /* Compressed DWARF is read from a decompressed copy kept by build-id
@@ -652,6 +780,7 @@ int main(void)
 	RUN(test_errors, dir);
 	RUN(test_bundle, dir);
 	RUN(test_debug_cache, dir);
+	RUN(test_aranges, dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		printf("warning: could not remove %s\n", dir);
