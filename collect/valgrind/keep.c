@@ -88,6 +88,32 @@ static int put_table(const struct hwt_vg_keep_in *in, const uint64_t *named,
 	return 0;
 }
 
+/* Room in out for all that is appended and in->spare: made at once, as
+ * a window's runs are tens of megabytes that doubling would copy again
+ * and again, in memory the kernel may back with huge pages (a fault per
+ * 4 KiB of them cost as much as the copy on a virtual machine). */
+static int reserve(struct hwt_vg_log_chunk *const *v, size_t n,
+		   const struct hwt_vg_keep_in *in, const uint64_t *named,
+		   struct hwt_bytes *out)
+{
+	size_t need = in->spare, chunk_max = HWT_SW_MAX_CHUNK_PAYLOAD;
+	size_t before = out->cap;
+
+	for (uint32_t id = 0; id < in->ntr; id++)
+		if (named[id / 64] >> (id % 64) & 1)
+			need += hwt_sw_tr_encoded_max(in->tr_of(in->ctx, id));
+	need += (need / chunk_max + 1) * HWT_SW_CHUNK_HDR_SIZE;
+	for (size_t i = 0; i < n; i++)
+		need += 2 * HWT_SW_CHUNK_HDR_SIZE + v[i]->used +
+			(size_t)v[i]->ncuts * HWT_SW_CUT_BYTES;
+	if (need > SIZE_MAX - out->n ||
+	    HWT_ARRAY_RESERVE(out->p, out->cap, out->n + need, 4096))
+		return -ENOMEM;
+	if (out->cap != before)
+		hwt_advise_huge(out->p + out->n, out->cap - out->n);
+	return 0;
+}
+
 /* c's restart points as the CUTS chunk before it. */
 static int put_cuts(const struct hwt_vg_log_chunk *c, uint64_t seq,
 		    struct hwt_bytes *out)
@@ -133,7 +159,7 @@ int hwt_vg_keep_chunks(struct hwt_vg_log_chunk *const *v, size_t n,
 		return hwt_err_set(err, EPROTO, "a logged run of no "
 				   "translation");
 	}
-	if (put_table(in, named, seq, out)) {
+	if (reserve(v, n, in, named, out) || put_table(in, named, seq, out)) {
 		free(named);
 		out->n = mark;
 		return hwt_err_set(err, ENOMEM, "out of memory");

@@ -28,6 +28,8 @@ struct hwt_vg_keep_in {
 	uint64_t first_seq;      /* instructions before the log's kept
 				  * chunks, the dropped ones included */
 	uint64_t last_pc;        /* the last instruction the log ran */
+	size_t spare;            /* room out keeps after what is appended
+				  * (for what is to go before it) */
 };
 
 /* Append the log's chunks to out as TABLE and RUNS chunks, then release

@@ -632,6 +632,9 @@ static void keep_all(struct hwt_vg_reader *r)
 		for (size_t k = 0; k < l->nchunks; k++)
 			insns += hwt_vg_log_chunk(l, k)->insns;
 		in.last_pc = t->last_known ? log_last_pc(r, t) : 0;
+		/* The ring's chunks go before the kept ones (append_kept). */
+		in.spare = t->ring.queue_used + t->ring.open_size +
+			HWT_SW_CHUNK_HDR_SIZE;
 		if (hwt_vg_keep_log(l, &in, &t->kept, &e)) {
 			expand_log(r, t);
 			continue;
@@ -1462,18 +1465,23 @@ void hwt_vg_reader_moved(struct hwt_vg_reader *r, pid_t tid, uint64_t pc)
 	t->ahead = true;
 }
 
-/* t's kept log after its ring's chunks. */
+/* t's kept log after its ring's chunks. The log is tens of megabytes,
+ * the ring's chunks little once runs are kept: the ring's go before the
+ * log in the log's buffer, which has room for them (keep_all). */
 static int append_kept(struct hwt_vg_thread *t, struct hwt_err *err)
 {
-	uint8_t *all = realloc(t->ring.sealed, t->ring.sealed_size + t->kept.n);
+	size_t ring = t->ring.sealed_size;
 
-	if (!all)
+	if (HWT_ARRAY_RESERVE(t->kept.p, t->kept.cap, t->kept.n + ring, 4096))
 		return hwt_err_set(err, ENOMEM, "out of memory sealing the "
 				   "trace of thread %d", (int)t->tid);
-	memcpy(all + t->ring.sealed_size, t->kept.p, t->kept.n);
-	t->ring.sealed = all;
-	t->ring.sealed_size += t->kept.n;
-	hwt_bytes_free(&t->kept);
+	memmove(t->kept.p + ring, t->kept.p, t->kept.n);
+	if (ring)
+		memcpy(t->kept.p, t->ring.sealed, ring);
+	free(t->ring.sealed);
+	t->ring.sealed = t->kept.p;
+	t->ring.sealed_size = ring + t->kept.n;
+	t->kept = (struct hwt_bytes){ 0 };
 	return 0;
 }
 
