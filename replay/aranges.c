@@ -19,26 +19,16 @@
  * version of the units it describes. */
 #define ARANGES_VERSION 2
 
+/* The section's bytes: libdw decompressed it in place when it opened the
+ * file's DWARF, as it does every debug section; NULL if it could not. */
 static Elf_Data *section_data(Elf *elf, const char *want)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = hwt_elf_section(elf, want);
 	GElf_Shdr sh;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (!scn || !gelf_getshdr(scn, &sh) || (sh.sh_flags & SHF_COMPRESSED))
 		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
-		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(name, want))
-			/* libdw decompressed it in place when it opened the
-			 * file's DWARF, as it does every debug section. */
-			return (sh.sh_flags & SHF_COMPRESSED) ? NULL :
-				elf_getdata(scn, NULL);
-	}
-	return NULL;
+	return elf_getdata(scn, NULL);
 }
 
 static uint64_t get_le(const uint8_t *p, unsigned n)

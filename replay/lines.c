@@ -19,23 +19,23 @@
 #include "replay-int.h"
 #include "array.h"
 
-static bool has_section(Elf *elf, const char *want)
+Elf_Scn *hwt_elf_section(Elf *elf, const char *want)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
+		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
 		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
 		    !strcmp(name, want))
-			return true;
+			return scn;
 	}
-	return false;
+	return NULL;
 }
 
 bool hwt_elf_note_build_id(Elf *elf, char *out, size_t size)
@@ -178,7 +178,7 @@ static void load_cus(struct hwt_module *m)
 	m->dwarf_tried = true;
 	if (m->is_core)
 		return;
-	if (!has_section(elf, ".debug_info")) {
+	if (!hwt_elf_section(elf, ".debug_info")) {
 		elf = hwt_module_debug_elf(m);
 		if (!elf || !(src = m->dbg_path))
 			return;

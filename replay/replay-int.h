@@ -49,6 +49,8 @@ struct hwt_cu {
 	bool rows_tried;
 };
 
+/* lines.c: the section named want that has bytes in the file, or NULL. */
+Elf_Scn *hwt_elf_section(Elf *elf, const char *want);
 /* aranges.c: the ranges .debug_aranges gives, appended to *v (n used of
  * cap) with .off the header offset of the unit each names, and for each
  * set an empty range (lo = hi = 0) naming its unit; false, *n as it was,

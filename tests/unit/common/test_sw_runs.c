@@ -54,6 +54,45 @@ static void load_table(void)
 		printf("  (table: %s)\n", err.msg);
 }
 
+static bool same_tr(const struct hwt_sw_tr *a, const struct hwt_sw_tr *b)
+{
+	return a && a->ninsns == b->ninsns && a->nexits == b->nexits &&
+		a->flags == b->flags && a->entry == b->entry &&
+		!memcmp(a->pc, b->pc, b->ninsns * 8) &&
+		(!b->nexits || !memcmp(a->exit_after, b->exit_after,
+				       b->nexits * 4)) &&
+		(!b->target || !memcmp(a->target, b->target,
+				       b->nexits * 8)) &&
+		(b->target || !a->target);
+}
+
+typedef int (*table_add_fn)(struct hwt_sw_table *t, const uint8_t *pay,
+			    size_t n, struct hwt_err *err);
+
+/* t (holding buf already) refuses buf again, and buf cut short anywhere
+ * (t freed after). */
+static void refuses_damage(const char *what, table_add_fn add,
+			   struct hwt_sw_table *t, const uint8_t *buf, size_t n)
+{
+	struct hwt_err err = { 0 };
+	char name[80];
+	int rc = add(t, buf, n, &err);
+
+	snprintf(name, sizeof(name), "%s: an id given twice is an error",
+		 what);
+	CHECK(name, rc == -EBADMSG, "rc %d", rc);
+	hwt_sw_table_free(t);
+	for (size_t cut = 1; cut < n; cut += 3) {
+		rc = add(t, buf, cut, &err);
+		hwt_sw_table_free(t);
+		if (rc != -EBADMSG)
+			break;
+	}
+	snprintf(name, sizeof(name), "%s: cut short anywhere is an error",
+		 what);
+	CHECK(name, rc == -EBADMSG, "rc %d", rc);
+}
+
 static void test_table(void)
 {
 	uint8_t buf[512];
@@ -63,34 +102,12 @@ static void test_table(void)
 	bool same = true;
 	int rc = hwt_sw_table_add(&t, buf, n, &err);
 
-	for (size_t i = 0; rc == 0 && i < 3; i++) {
-		const struct hwt_sw_tr *a = t.v[i * 2], *b = &trs[i];
-
-		same = same && a && a->ninsns == b->ninsns &&
-			a->nexits == b->nexits && a->flags == b->flags &&
-			a->entry == b->entry &&
-			!memcmp(a->pc, b->pc, b->ninsns * 8) &&
-			(!b->nexits || !memcmp(a->exit_after, b->exit_after,
-					       b->nexits * 4)) &&
-			(!b->target || !memcmp(a->target, b->target,
-					       b->nexits * 8)) &&
-			(b->target || !a->target);
-	}
+	for (size_t i = 0; rc == 0 && i < 3; i++)
+		same = same && same_tr(t.v[i * 2], &trs[i]);
 	CHECK("table: what was written reads back, ids as given",
 	      rc == 0 && same && t.count == 3 && !t.v[1], "rc %d (%s)", rc,
 	      err.msg);
-	rc = hwt_sw_table_add(&t, buf, n, &err);
-	CHECK("table: an id given twice is an error", rc == -EBADMSG,
-	      "rc %d", rc);
-	hwt_sw_table_free(&t);
-	for (size_t cut = 1; cut < n; cut += 3) {
-		rc = hwt_sw_table_add(&t, buf, cut, &err);
-		hwt_sw_table_free(&t);
-		if (rc != -EBADMSG)
-			break;
-	}
-	CHECK("table: cut short anywhere is an error", rc == -EBADMSG,
-	      "rc %d", rc);
+	refuses_damage("table", hwt_sw_table_add, &t, buf, n);
 	{
 		/* id 0, 0 instructions; id 0, 5000; a flag 4. */
 		const uint8_t zero[] = { 0, 0, 0 };
@@ -106,18 +123,6 @@ static void test_table(void)
 		      t.count == 0, "count %zu", t.count);
 		hwt_sw_table_free(&t);
 	}
-}
-
-static bool same_tr(const struct hwt_sw_tr *a, const struct hwt_sw_tr *b)
-{
-	return a && a->ninsns == b->ninsns && a->nexits == b->nexits &&
-		a->flags == b->flags && a->entry == b->entry &&
-		!memcmp(a->pc, b->pc, b->ninsns * 8) &&
-		(!b->nexits || !memcmp(a->exit_after, b->exit_after,
-				       b->nexits * 4)) &&
-		(!b->target || !memcmp(a->target, b->target,
-				       b->nexits * 8)) &&
-		(b->target || !a->target);
 }
 
 /* A table read in part: the same translations, each read when asked;
@@ -147,18 +152,7 @@ static void test_table_lazy(void)
 	      hwt_sw_table_get(&t, 1, &tr, &err) == -ENOENT &&
 	      hwt_sw_table_get(&t, 5000, &tr, &err) == -ENOENT && !tr,
 	      "see above");
-	rc = hwt_sw_table_add_lazy(&t, buf, n, &err);
-	CHECK("lazy table: an id given twice is an error", rc == -EBADMSG,
-	      "rc %d", rc);
-	hwt_sw_table_free(&t);
-	for (size_t cut = 1; cut < n; cut += 3) {
-		rc = hwt_sw_table_add_lazy(&t, buf, cut, &err);
-		hwt_sw_table_free(&t);
-		if (rc != -EBADMSG)
-			break;
-	}
-	CHECK("lazy table: cut short anywhere is an error", rc == -EBADMSG,
-	      "rc %d", rc);
+	refuses_damage("lazy table", hwt_sw_table_add_lazy, &t, buf, n);
 	/* Id 0's side exit (byte 7: id, count, two bytes of address, two
 	 * deltas, exit count) now past its three instructions. */
 	memcpy(copy, buf, n);
