@@ -64,6 +64,23 @@ static inline void hwt_advise_huge(void *p, size_t len)
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
+/* size bytes (rounded up to 2 MiB) on 2 MiB boundaries, asked to be
+ * huge pages: for buffers of megabytes that are filled anew again and
+ * again (decoded frames, table blocks). Freed with free(); NULL when
+ * memory ran out. */
+static inline void *hwt_huge_alloc(size_t size)
+{
+	size_t step = (size_t)2 << 20;
+	void *p;
+
+	if (size > SIZE_MAX - step)
+		return NULL;
+	size = (size + step - 1) / step * step;
+	p = aligned_alloc(step, size);
+	hwt_advise_huge(p, size);
+	return p;
+}
+
 /* The same for arrays that grow to many megabytes in one go (a
  * recording's whole history taken apart): mapped memory the kernel may
  * back with huge pages (a fault and a TLB entry per 2 MiB, not per 4

@@ -82,10 +82,9 @@ static void *arena_alloc(struct hwt_sw_table *t, size_t size)
 			cap = 2 * HUGE_BLOCK;
 		if (cap < sizeof(*b) + size)
 			cap = sizeof(*b) + size;
-		if (!(b = cap >= HUGE_BLOCK && cap % HUGE_BLOCK == 0 ?
-		      aligned_alloc(HUGE_BLOCK, cap) : malloc(cap)))
+		if (!(b = cap >= HUGE_BLOCK ? hwt_huge_alloc(cap) :
+		      malloc(cap)))
 			return NULL;
-		hwt_advise_huge(b, cap);
 		*b = (struct arena_block){ .next = t->blocks,
 					   .cap = cap - sizeof(*b) };
 		t->blocks = b;
@@ -457,7 +456,10 @@ int hwt_sw_runs_next(struct hwt_sw_runs *w, const struct hwt_sw_tr **tr,
 			return bad_item(w, w->p, err, "a cut number");
 		switch (v & 3) {
 		case HWT_SW_RUNS_EXEC:
-			rc = hwt_sw_table_get(w->tab, arg, &next, err);
+			/* Read already, the common case, without a call. */
+			next = arg < w->tab->n ? w->tab->v[arg] : NULL;
+			rc = next ? 0 : hwt_sw_table_get(w->tab, arg, &next,
+							  err);
 			if (rc == -ENOENT)
 				return bad_item(w, w->p, err, "a translation "
 						"the table lacks");

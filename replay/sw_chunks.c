@@ -107,19 +107,6 @@ static size_t find_frame(const struct hwt_sw_index *ix, uint64_t off)
 	return lo ? lo - 1 : 0;
 }
 
-/* A buffer for a decoded frame. Frames are megabytes, and on a virtual
- * machine a fault for each 4 KiB page of them cost more than their
- * decompression: huge pages where the kernel gives them. */
-static uint8_t *frame_buffer(void)
-{
-	size_t huge = (size_t)2 << 20;
-	uint8_t *p = aligned_alloc(huge, (HWT_SW_INDEX_FRAME_MAX + huge - 1) /
-				   huge * huge);
-
-	hwt_advise_huge(p, HWT_SW_INDEX_FRAME_MAX);
-	return p;
-}
-
 int hwt_sw_chunks_get(struct hwt_sw_chunks *c, const struct hwt_segment *seg,
 		      const uint8_t **base, size_t *size,
 		      struct hwt_segment *local, struct hwt_err *err)
@@ -137,7 +124,9 @@ int hwt_sw_chunks_get(struct hwt_sw_chunks *c, const struct hwt_segment *seg,
 		if (c->slots[k].used < s->used)
 			s = &c->slots[k];
 	}
-	if (!s->bytes && !(s->bytes = frame_buffer()))
+	/* Frames are megabytes, and on a virtual machine a fault for each
+	 * 4 KiB page of one cost more than its decompression. */
+	if (!s->bytes && !(s->bytes = hwt_huge_alloc(HWT_SW_INDEX_FRAME_MAX)))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	s->frame = SIZE_MAX;
 	if ((rc = hwt_sw_index_frame_read(c->ix, c->map, i, s->bytes, err)))
