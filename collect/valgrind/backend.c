@@ -199,6 +199,7 @@ static void vg_close(struct hwt_collector *base)
 	free(c->threads);
 	free(c->piece);
 	free(c->used);
+	free(c->by_end);
 	free(c->stream_path);
 	free(c->log_path);
 	free(c->data_path);

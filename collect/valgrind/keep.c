@@ -212,3 +212,76 @@ int hwt_vg_keep_log(struct hwt_vg_runlog *l, const struct hwt_vg_keep_in *in,
 		hwt_vg_log_release_oldest(l);
 	return 0;
 }
+
+/* The chunk at off of a group this file wrote: its flags and length. */
+static void chunk_at(const struct hwt_bytes *kept, size_t off,
+		     uint32_t *flags, size_t *len, uint32_t *insns)
+{
+	const uint8_t *h = kept->p + off;
+
+	*len = HWT_SW_CHUNK_HDR_SIZE + hwt_get_le32(h + 4);
+	*insns = hwt_get_le32(h + 32);
+	*flags = hwt_get_le32(h + 36);
+}
+
+uint64_t hwt_vg_kept_weight(const struct hwt_bytes *kept)
+{
+	uint64_t w = 0;
+	uint32_t flags, insns;
+	size_t len;
+
+	for (size_t off = 0; off + HWT_SW_CHUNK_HDR_SIZE <= kept->n;
+	     off += len) {
+		chunk_at(kept, off, &flags, &len, &insns);
+		w += flags & HWT_SW_CHUNK_RUNS ?
+			hwt_vg_log_weight_of(insns, len -
+					     HWT_SW_CHUNK_HDR_SIZE) : len;
+	}
+	return w;
+}
+
+void hwt_vg_kept_drop_oldest(struct hwt_bytes *kept, uint64_t want,
+			     struct hwt_vg_kept_drop *out)
+{
+	size_t table = 0, off, len;
+	uint32_t flags, insns;
+	bool cuts = false;
+
+	*out = (struct hwt_vg_kept_drop){ 0 };
+	for (; table + HWT_SW_CHUNK_HDR_SIZE <= kept->n; table += len) {
+		chunk_at(kept, table, &flags, &len, &insns);
+		if (!(flags & HWT_SW_CHUNK_TABLE))
+			break;
+	}
+	/* A CUTS chunk goes with the RUNS chunk after it. */
+	for (off = table; off + HWT_SW_CHUNK_HDR_SIZE <= kept->n &&
+	     (out->weight < want || cuts); off += len) {
+		chunk_at(kept, off, &flags, &len, &insns);
+		cuts = flags & HWT_SW_CHUNK_CUTS;
+		if (!(flags & HWT_SW_CHUNK_RUNS)) {
+			out->weight += len;
+			continue;
+		}
+		out->weight += hwt_vg_log_weight_of(insns, len -
+						    HWT_SW_CHUNK_HDR_SIZE);
+		out->insns += insns;
+		out->bytes += len - HWT_SW_CHUNK_HDR_SIZE;
+	}
+	if (off + HWT_SW_CHUNK_HDR_SIZE > kept->n) {
+		out->weight += table;
+		hwt_bytes_free(kept);
+		return;
+	}
+	memmove(kept->p + table, kept->p + off, kept->n - off);
+	kept->n -= off - table;
+	/* Dropped a piece at a time as the window is shared anew: memory
+	 * goes back once a quarter more than what is left is held. */
+	if (kept->cap - kept->n > kept->n / 4) {
+		uint8_t *smaller = realloc(kept->p, kept->n);
+
+		if (smaller) {
+			kept->p = smaller;
+			kept->cap = kept->n;
+		}
+	}
+}

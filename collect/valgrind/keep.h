@@ -46,4 +46,27 @@ int hwt_vg_keep_chunks(struct hwt_vg_log_chunk *const *v, size_t n,
 		       const struct hwt_vg_keep_in *in, struct hwt_bytes *out,
 		       struct hwt_err *err);
 
+/* What a group out of hwt_vg_keep_log weighs in the window: each RUNS
+ * chunk as the log chunk it was (runlog.h), TABLE and CUTS chunks their
+ * bytes. A log kept when its stream ended still counts in the window the
+ * recording shares, as it did while it grew. */
+uint64_t hwt_vg_kept_weight(const struct hwt_bytes *kept);
+
+/* What hwt_vg_kept_drop_oldest took out. */
+struct hwt_vg_kept_drop {
+	uint64_t weight;         /* as hwt_vg_kept_weight counts it */
+	uint64_t insns;          /* instructions of the RUNS chunks dropped */
+	uint64_t bytes;          /* their payload bytes */
+};
+
+/* Drop the oldest RUNS chunks of a group out of hwt_vg_keep_log, each
+ * with the CUTS chunk before it, until at least want weight is gone;
+ * with its last RUNS chunk the group's TABLE goes too and kept is left
+ * empty. The rest stays a group that reads on its own: each RUNS chunk
+ * says where it starts (first_seq, the instruction before it), so the
+ * drop reads as instructions lost. Memory beyond what is left goes back
+ * where that is worth it. */
+void hwt_vg_kept_drop_oldest(struct hwt_bytes *kept, uint64_t want,
+			     struct hwt_vg_kept_drop *out);
+
 #endif

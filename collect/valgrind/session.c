@@ -17,44 +17,109 @@
 #include "array.h"
 #include "vg.h"
 
+/* Children whose stream has ended get their place in the order they
+ * ended (drains apart; within one, by when they were found). */
+static void note_ended(struct vg_collector *c)
+{
+	for (size_t j = 0; j < c->nchildren; j++)
+		if (c->children[j].rd.ended && !c->children[j].ended_at)
+			c->children[j].ended_at = ++c->end_clock;
+}
+
+static bool running(const struct vg_child *ch)
+{
+	return !ch->ended_at;
+}
+
+static int newest_ended_first(const void *a, const void *b)
+{
+	const struct vg_child *x = *(struct vg_child *const *)a;
+	const struct vg_child *y = *(struct vg_child *const *)b;
+
+	return x->ended_at < y->ended_at ? 1 : x->ended_at > y->ended_at ?
+		-1 : 0;
+}
+
+/* The ended children's histories in room, newest ended first: the
+ * oldest drop to make room. */
+static void fit_ended(struct vg_collector *c, uint64_t room)
+{
+	size_t n = 0;
+
+	if (HWT_ARRAY_RESERVE(c->by_end, c->by_end_alloc, c->nchildren, 16))
+		return;   /* they keep what they hold until the next share */
+	for (size_t j = 0; j < c->nchildren; j++)
+		if (!running(&c->children[j]))
+			c->by_end[n++] = &c->children[j];
+	qsort(c->by_end, n, sizeof(*c->by_end), newest_ended_first);
+	for (size_t j = 0; j < n; j++) {
+		struct hwt_vg_reader *rd = &c->by_end[j]->rd;
+
+		for (size_t i = rd->nthreads; i-- > 0;) {
+			struct hwt_vg_thread *t = &rd->threads[i];
+			uint64_t used = hwt_vg_thread_window_used(t);
+
+			if (used > room)
+				used -= hwt_vg_thread_evict(t, used - room);
+			room = used < room ? room - used : 0;
+		}
+	}
+}
+
 /* All threads together, the program's and its followed children's, keep
- * at most twice the per-thread window (--size), each the newest of its
- * own, shared max-min fairly: one cap for every thread, the largest that
- * fits when threads below it keep all they have. A thousand short-lived
- * workers then cost what they hold, and the main thread keeps the rest
- * (up to the window), instead of everyone getting a thousandth. The cap
- * is recomputed as threads grow, exit and are forgotten. */
+ * at most twice the per-thread window (--size). Those of streams still
+ * read share it max-min fairly, each the newest of its own: one cap for
+ * every thread, the largest that fits when threads below it keep all
+ * they have. A thousand short-lived workers then cost what they hold,
+ * and the main thread keeps the rest (up to the window), instead of
+ * everyone getting a thousandth. The cap is recomputed as threads grow,
+ * exit and are forgotten. What they leave holds the histories of
+ * children that have ended, the newest kept: a make's last compilers,
+ * not its first. */
 static void share_window(struct vg_collector *c)
 {
 	uint64_t total = 2 * c->rd.ring_capacity, cap = c->rd.ring_capacity;
+	uint64_t held = 0;
 	size_t n = c->rd.nthreads, k = 0;
 
+	note_ended(c);
 	for (size_t j = 0; j < c->nchildren; j++)
-		n += c->children[j].rd.nthreads;
-	if (n <= 2)
-		return;
-	if (HWT_ARRAY_RESERVE(c->used, c->used_alloc, n, 64))
+		if (running(&c->children[j]))
+			n += c->children[j].rd.nthreads;
+	if (n > 2 && HWT_ARRAY_RESERVE(c->used, c->used_alloc, n, 64))
 		return;   /* the caps stay as they were */
-	for (size_t i = 0; i < c->rd.nthreads; i++)
-		c->used[k++] = hwt_vg_thread_window_used(&c->rd.threads[i]);
-	for (size_t j = 0; j < c->nchildren; j++)
-		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
+	if (n > 2) {
+		for (size_t i = 0; i < c->rd.nthreads; i++)
 			c->used[k++] = hwt_vg_thread_window_used(
-				&c->children[j].rd.threads[i]);
-	qsort(c->used, n, sizeof(*c->used), hwt_cmp_u64);
-	for (size_t i = 0; i < n; i++) {
-		if (c->used[i] * (n - i) > total) {
-			cap = total / (n - i);
-			break;
+				&c->rd.threads[i]);
+		for (size_t j = 0; j < c->nchildren; j++)
+			for (size_t i = 0; running(&c->children[j]) &&
+			     i < c->children[j].rd.nthreads; i++)
+				c->used[k++] = hwt_vg_thread_window_used(
+					&c->children[j].rd.threads[i]);
+		qsort(c->used, n, sizeof(*c->used), hwt_cmp_u64);
+		for (size_t i = 0; i < n; i++) {
+			if (c->used[i] * (n - i) > total) {
+				cap = total / (n - i);
+				break;
+			}
+			total -= c->used[i];
 		}
-		total -= c->used[i];
+		total = 2 * c->rd.ring_capacity;
 	}
-	for (size_t i = 0; i < c->rd.nthreads; i++)
+	for (size_t i = 0; i < c->rd.nthreads; i++) {
 		hwt_vg_thread_set_window(&c->rd.threads[i], cap);
+		held += hwt_vg_thread_window_used(&c->rd.threads[i]);
+	}
 	for (size_t j = 0; j < c->nchildren; j++)
-		for (size_t i = 0; i < c->children[j].rd.nthreads; i++)
-			hwt_vg_thread_set_window(&c->children[j].rd.threads[i],
-						 cap);
+		for (size_t i = 0; running(&c->children[j]) &&
+		     i < c->children[j].rd.nthreads; i++) {
+			struct hwt_vg_thread *t = &c->children[j].rd.threads[i];
+
+			hwt_vg_thread_set_window(t, cap);
+			held += hwt_vg_thread_window_used(t);
+		}
+	fit_ended(c, total > held ? total - held : 0);
 }
 
 /* A ring took all rings past the shared window: share it now. */
@@ -137,7 +202,8 @@ static void add_threads(struct vg_collector *c, const struct hwt_vg_reader *rd)
 	for (size_t i = 0; i < rd->nthreads; i++) {
 		const struct hwt_vg_thread *t = &rd->threads[i];
 
-		if (!t->ring.started && !t->ring.sealed_size)
+		if (!t->ring.started && !t->ring.sealed_size &&
+		    !t->ring.insn_total)
 			continue;
 		c->threads[c->nthreads++] = (struct hwt_collect_thread){
 			.tid = t->tid,

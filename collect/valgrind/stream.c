@@ -607,44 +607,57 @@ static void expand_all(struct hwt_vg_reader *r)
 	}
 }
 
+/* keep_all for thread t. */
+static void keep_log(struct hwt_vg_reader *r, struct hwt_vg_thread *t)
+{
+	struct hwt_vg_runlog *l = &t->log;
+	struct hwt_vg_keep_in in = { .ntr = (uint32_t)r->nsbs,
+				     .tr_of = tr_of, .ctx = r };
+	struct hwt_err e = { 0 };
+	uint64_t insns = 0;
+
+	end_run(r, t);
+	spill_held(r, t);
+	in.first_seq = t->ring.insn_total + l->lost_insns + l->spilled_insns;
+	t->ring.insn_total += l->spilled_insns;
+	l->spilled_insns = 0;
+	if (!l->nchunks)
+		return;
+	for (size_t k = 0; k < l->nchunks; k++)
+		insns += hwt_vg_log_chunk(l, k)->insns;
+	in.last_pc = t->last_known ? log_last_pc(r, t) : 0;
+	/* The ring's chunks go before the kept ones (append_kept). */
+	in.spare = t->ring.queue_used + t->ring.open_size +
+		HWT_SW_CHUNK_HDR_SIZE;
+	if (hwt_vg_keep_log(l, &in, &t->kept, &e)) {
+		expand_log(r, t);
+		return;
+	}
+	t->ring.insn_total += l->lost_insns + insns;
+	t->ring.lost_insns += l->lost_insns;
+	t->ring.lost_bytes += l->lost_bytes;
+	hwt_vg_log_clear(l);
+	/* The log's weight leaves the window: the kept one's joins. */
+	t->kept_weight = hwt_vg_kept_weight(&t->kept);
+	if (r->budget)
+		r->budget->used += t->kept_weight;
+}
+
 /* The stream is over: every thread's log is kept as it is, to follow
  * its ring's chunks (keep.h); one that cannot be is expanded. */
 static void keep_all(struct hwt_vg_reader *r)
 {
-	for (size_t i = 0; i < r->nthreads; i++) {
+	for (size_t i = 0; r->defer && i < r->nthreads; i++) {
 		struct hwt_vg_thread *t = &r->threads[i];
-		struct hwt_vg_runlog *l = &t->log;
-		struct hwt_vg_keep_in in = { .ntr = (uint32_t)r->nsbs,
-					     .tr_of = tr_of, .ctx = r };
-		struct hwt_err e = { 0 };
-		uint64_t insns = 0;
 
-		end_run(r, t);
-		if (!r->defer)
-			continue;
-		spill_held(r, t);
-		in.first_seq = t->ring.insn_total + l->lost_insns +
-			l->spilled_insns;
-		t->ring.insn_total += l->spilled_insns;
-		l->spilled_insns = 0;
-		if (!l->nchunks)
-			continue;
-		for (size_t k = 0; k < l->nchunks; k++)
-			insns += hwt_vg_log_chunk(l, k)->insns;
-		in.last_pc = t->last_known ? log_last_pc(r, t) : 0;
-		/* The ring's chunks go before the kept ones (append_kept). */
-		in.spare = t->ring.queue_used + t->ring.open_size +
-			HWT_SW_CHUNK_HDR_SIZE;
-		if (hwt_vg_keep_log(l, &in, &t->kept, &e)) {
-			expand_log(r, t);
-			continue;
-		}
-		t->ring.insn_total += l->lost_insns + insns;
-		t->ring.lost_insns += l->lost_insns;
-		t->ring.lost_bytes += l->lost_bytes;
-		hwt_vg_log_clear(l);
+		keep_log(r, t);
+		/* Nothing is logged after the end: its spare chunk goes too
+		 * (a megabyte for each of a make's compilers). */
+		hwt_vg_log_free(&t->log);
 		t->log_cur = NULL;
 	}
+	for (size_t i = 0; !r->defer && i < r->nthreads; i++)
+		end_run(r, &r->threads[i]);
 }
 
 /* r->defer: t's logged run left by exit k (its count of side exits:
@@ -780,7 +793,48 @@ static int log_next(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 
 uint64_t hwt_vg_thread_window_used(const struct hwt_vg_thread *t)
 {
-	return hwt_sw_ring_used(&t->ring) + hwt_vg_log_weight(&t->log);
+	return hwt_sw_ring_used(&t->ring) + hwt_vg_log_weight(&t->log) +
+		t->kept_weight;
+}
+
+/* Nothing newer than the ring's last chunks is left, the oldest of the
+ * thread's history: they go too rather than stand for all of it, and
+ * the thread keeps its counts alone, every instruction lost. */
+static uint64_t drop_ring(struct hwt_vg_thread *t)
+{
+	struct hwt_sw_ring *r = &t->ring;
+	uint64_t used = hwt_sw_ring_used(r), total = r->insn_total;
+	uint64_t bytes = r->lost_bytes + r->queue_used + r->open_size;
+
+	hwt_sw_ring_free(r);
+	r->insn_total = r->lost_insns = total;
+	r->lost_bytes = bytes;
+	return used - hwt_sw_ring_used(r);
+}
+
+uint64_t hwt_vg_thread_evict(struct hwt_vg_thread *t, uint64_t excess)
+{
+	uint64_t before = hwt_sw_ring_used(&t->ring), freed;
+	struct hwt_vg_kept_drop d = { 0 };
+
+	if (t->ring.spill)
+		return 0;   /* --whole: kept to be staged, not dropped */
+	/* The ring's chunks are the oldest (append_kept). */
+	hwt_sw_ring_set_capacity(&t->ring, before > excess ?
+				 before - excess : 0);
+	freed = before - hwt_sw_ring_used(&t->ring);
+	if (freed < excess && t->kept.n) {
+		hwt_vg_kept_drop_oldest(&t->kept, excess - freed, &d);
+		t->kept_weight -= d.weight;
+		t->ring.lost_insns += d.insns;
+		t->ring.lost_bytes += d.bytes;
+		if (t->ring.budget)
+			t->ring.budget->used -= d.weight;
+		freed += d.weight;
+	}
+	if (freed < excess && !t->kept.n && t->ring.started)
+		freed += drop_ring(t);
+	return freed;
 }
 
 void hwt_vg_thread_set_window(struct hwt_vg_thread *t, uint64_t capacity)
@@ -819,6 +873,19 @@ static void drop_translations(struct hwt_vg_reader *r)
 	}
 	r->nsbs = 0;
 	r->nexits = 0;
+	if (!r->ended)
+		return;   /* an exec: the next program's fill them again */
+	/* Megabytes for a compiler's tens of thousands, and a make has
+	 * hundreds of ended children. */
+	free(r->sbs);
+	free(r->hot);
+	free(r->exits);
+	free(r->targets);
+	r->sbs = NULL;
+	r->hot = NULL;
+	r->exits = NULL;
+	r->targets = NULL;
+	r->sbs_cap = r->hot_cap = r->exits_cap = r->targets_cap = 0;
 }
 
 /* sb becomes translation number r->nsbs (owned by r from now on). */
@@ -1482,6 +1549,9 @@ static int append_kept(struct hwt_vg_thread *t, struct hwt_err *err)
 	t->ring.sealed = t->kept.p;
 	t->ring.sealed_size = ring + t->kept.n;
 	t->kept = (struct hwt_bytes){ 0 };
+	if (t->ring.budget)
+		t->ring.budget->used -= t->kept_weight;
+	t->kept_weight = 0;
 	return 0;
 }
 

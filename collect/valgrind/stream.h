@@ -76,6 +76,7 @@ struct hwt_vg_thread {
 	/* Its log kept as it is when the stream ended (keep.h): TABLE and
 	 * RUNS chunks to follow the ring's chunks. */
 	struct hwt_bytes kept;
+	uint64_t kept_weight;     /* what kept weighs in the window */
 	uint64_t gap_insns, gap_bytes;      /* dropped before the next */
 };
 
@@ -150,6 +151,11 @@ struct hwt_vg_reader {
  * and its log's. */
 uint64_t hwt_vg_thread_window_used(const struct hwt_vg_thread *t);
 void hwt_vg_thread_set_window(struct hwt_vg_thread *t, uint64_t capacity);
+/* Thread t's stream has ended: drop the oldest of what it holds, its
+ * ring's chunks first, then its kept log's, then the ring's last ones,
+ * until excess of its window weight is gone or nothing is left; counted
+ * lost. The weight dropped. Under --whole (a spill) nothing is. */
+uint64_t hwt_vg_thread_evict(struct hwt_vg_thread *t, uint64_t excess);
 
 /* ring_capacity: bytes of hwt-sw kept per thread. */
 int hwt_vg_reader_init(struct hwt_vg_reader *r, uint64_t ring_capacity,

@@ -29,6 +29,8 @@ struct vg_child {
 	struct hwt_vg_reader rd;
 	bool failed;              /* its stream is damaged: read no more */
 	char why[300];
+	uint64_t ended_at;        /* its stream ended, as the end_clock-th;
+				   * 0: still read */
 };
 
 struct vg_collector {
@@ -55,6 +57,9 @@ struct vg_collector {
 	bool follow_fork;
 	struct vg_child *children;
 	size_t nchildren, children_cap;
+	uint64_t end_clock;       /* children's streams ended so far */
+	struct vg_child **by_end; /* share_window: ended ones, newest */
+	size_t by_end_alloc;      /* first */
 
 	/* Live control (live.c): launched under Valgrind's gdbserver,
 	 * driven through vgdb once the first live call comes. */

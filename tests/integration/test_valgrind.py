@@ -716,6 +716,84 @@ def check_follow_fork(hwtrace, tmp):
            f'{rc}: {err.strip()}')
 
 
+FORKS_SRC = r'''
+#include <sys/wait.h>
+#include <unistd.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void child_work(long n)
+{
+    for (long i = 0; i < n; i++)
+        sink += i ^ (sink >> 3);
+}
+int main(void)
+{
+    for (int k = 0; k < 12; k++) {
+        pid_t p = fork();
+        if (p == 0) {
+            child_work(300000);
+            _exit(0);
+        }
+        waitpid(p, 0, 0);
+    }
+    return 0;
+}
+'''
+
+
+def check_follow_fork_window(hwtrace, tmp):
+    """--follow-fork keeps the window for all processes together: twelve
+    children one after the other, each running more than the window, in
+    --size 1M (2 MiB for all, about 1.7 M instructions). The histories
+    of ended children stay in what the running ones leave, newest ended
+    first: the last child keeps a part of its window, the first ones are
+    dropped, and every child is in the bundle with its instructions
+    counted, kept or lost."""
+    src, prog = os.path.join(tmp, 'forks.c'), os.path.join(tmp, 'forks')
+    with open(src, 'w') as f:
+        f.write(FORKS_SRC)
+    subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    bundle = os.path.join(tmp, 'forks.bundle')
+    rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
+                          '--follow-fork', '--size', '1M', '-o', bundle,
+                          '--', prog, timeout=300)
+    try:
+        with open(os.path.join(bundle, 'trace.json')) as f:
+            doc = json.load(f)
+        threads = sorted(doc['processes'][0]['threads'],
+                         key=lambda t: t['tid'])
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        report('--follow-fork window: twelve children in one window', False,
+               f'record {rc}: {e}; {err.strip()[-300:]}')
+        return
+    main_pid = doc['processes'][0]['pid']
+    children = [t for t in threads if t['tid'] != main_pid]
+    kept = [t['instructions'] - t.get('lostInstructions', 0)
+            for t in children]
+    total = sum(t['instructions'] - t.get('lostInstructions', 0)
+                for t in threads)
+    report('--follow-fork window: all processes together keep twice the '
+           'window, not a window each',
+           rc == 0 and len(children) == 12 and total < 2_400_000,
+           f'record {rc}, {len(children)} children, kept {kept}, '
+           f'{total} in all; {err.strip()[-300:]}')
+    report('--follow-fork window: the newest ended children are kept, '
+           'the oldest dropped, every instruction counted',
+           len(kept) == 12 and kept[-1] > 300_000 and kept[0] < 100_000 and
+           all(t['instructions'] > 1_800_000 for t in children),
+           f'kept {kept}, instructions '
+           f'{[t["instructions"] for t in children]}')
+    rc2, out, err2 = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle,
+                              timeout=300)
+    last = str(children[-1]['tid']) if children else '?'
+    seen = {l.split('\t')[0] for l in out.splitlines() if '\t' in l}
+    report('--follow-fork window: the bundle reads, the newest child\'s '
+           'history in child_work',
+           rc2 == 0 and last in seen and
+           any(l.startswith(last + '\t') and 'child_work' in l
+               for l in out.splitlines()),
+           f'dump {rc2}: {err2.strip()[-300:]}')
+
+
 JIT_SRC = r'''
 #include <string.h>
 #include <sys/mman.h>
@@ -1100,6 +1178,7 @@ def main():
         if selected('follow-fork'):
             check_follow_fork(hwtrace, tmp)
             check_follow_fork_modules(hwtrace, programs, tmp)
+            check_follow_fork_window(hwtrace, tmp)
         if selected('bound'):
             check_bound(hwtrace, programs, tmp)
         if selected('faults'):

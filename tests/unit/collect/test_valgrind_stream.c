@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "hwt-common.h"
+#include "valgrind/keep.h"
 #include "valgrind/stream.h"
 #include "valgrind/vgstream.h"
 
@@ -1005,7 +1006,8 @@ static bool cuts_agree(const struct hwt_sw_ring *ring, const uint64_t *pcs,
 	return ok;
 }
 
-static void log_window(bool reps_only)
+/* The long stream of log_window in s (big: its buffer). */
+static void long_stream(struct stream *s, uint8_t *big, bool reps_only)
 {
 	static const uint64_t a[] = { 0x1000, 0x1003, 0x1007, 0x1009 };
 	static const uint32_t a_exits[] = { 1, 3 };
@@ -1015,16 +1017,7 @@ static void log_window(bool reps_only)
 	static const uint64_t c[] = { 0x5000 };
 	static const uint64_t d[] = { 0x6000, 0x6002, 0x6004 };
 	static const uint32_t d_exits[] = { 2 };
-	struct hwt_vg_reader whole, window;
-	struct hwt_err err = { 0 };
-	struct stream *s = malloc(sizeof(*s));
-	uint8_t *big = malloc(4u << 20);
-	size_t cap = 4u << 20, nw = 0, nk = 0;
-	uint64_t *pw = malloc(cap * sizeof(*pw)), *pk = malloc(cap * sizeof(*pk));
-	bool *aw = malloc(cap), *ak = malloc(cap);
 	uint32_t seed = 12345;
-	const struct hwt_sw_ring *rw, *rk;
-	int rc, rc2;
 
 	start_in(s, big);
 	sb(s, 0, a, 4, NULL, a_exits, 2);
@@ -1051,17 +1044,40 @@ static void log_window(bool reps_only)
 		}
 	}
 	rec(s, HWT_VG_REC_END);
+}
+
+/* s read in pieces into r with its runs kept in a log of capacity, up
+ * to its end (the log kept, keep.h) but not finished. */
+static int read_kept(struct hwt_vg_reader *r, const struct stream *s,
+		     uint64_t capacity, struct hwt_err *err)
+{
+	int rc = hwt_vg_reader_init(r, capacity, err);
+
+	r->defer = true;
+	for (size_t at = 0; rc == 0 && at < s->n; at += 4096)
+		rc = hwt_vg_reader_feed(r, s->b + at, s->n - at < 4096 ?
+					s->n - at : 4096, err);
+	return rc;
+}
+
+static void log_window(bool reps_only)
+{
+	struct hwt_vg_reader whole, window;
+	struct hwt_err err = { 0 };
+	struct stream *s = malloc(sizeof(*s));
+	uint8_t *big = malloc(4u << 20);
+	size_t cap = 4u << 20, nw = 0, nk = 0;
+	uint64_t *pw = malloc(cap * sizeof(*pw)), *pk = malloc(cap * sizeof(*pk));
+	bool *aw = malloc(cap), *ak = malloc(cap);
+	const struct hwt_sw_ring *rw, *rk;
+	int rc, rc2;
+
+	long_stream(s, big, reps_only);
 	defer_runs = false;
 	rc = read_all(&whole, s, 4096, &err);
-	defer_runs = true;
-	rc2 = hwt_vg_reader_init(&window, 64u << 10, &err);
-	window.defer = true;
-	for (size_t at = 0; rc2 == 0 && at < s->n; at += 4096)
-		rc2 = hwt_vg_reader_feed(&window, s->b + at, s->n - at < 4096 ?
-					 s->n - at : 4096, &err);
+	rc2 = read_kept(&window, s, 64u << 10, &err);
 	if (rc2 == 0)
 		rc2 = hwt_vg_reader_finish(&window, &err);
-	defer_runs = false;
 	if (rc == 0 && rc2 == 0) {
 		nw = history(&whole.threads[0], pw, aw, cap);
 		nk = history(&window.threads[0], pk, ak, cap);
@@ -1112,6 +1128,96 @@ static void test_log_window(void)
 {
 	log_window(false);
 	log_window(true);
+}
+
+/* A stream that has ended keeps its threads' logs as they are (keep.h),
+ * weighed in the window as the logs were; when the window needs room
+ * the oldest of a kept log goes, a piece at a time, and what is left is
+ * exactly the newest part of the history, every instruction before it
+ * counted lost. */
+static void test_kept_evict(void)
+{
+	struct hwt_vg_reader whole, kept;
+	struct hwt_err err = { 0 };
+	struct stream *s = malloc(sizeof(*s));
+	uint8_t *big = malloc(4u << 20);
+	size_t cap = 4u << 20, nw = 0, nk = 0;
+	uint64_t *pw = malloc(cap * sizeof(*pw)), *pk = malloc(cap * sizeof(*pk));
+	bool *aw = malloc(cap), *ak = malloc(cap);
+	uint64_t before = 0, weight = 0, freed = 0, after = 0, all_freed = 0;
+	struct hwt_vg_thread *t = NULL;
+	size_t ncuts = 0;
+	int rc, rc2;
+
+	long_stream(s, big, false);
+	rc = read_all(&whole, s, 4096, &err);
+	rc2 = read_kept(&kept, s, 1u << 20, &err);
+	if (rc2 == 0) {
+		t = &kept.threads[0];
+		before = hwt_vg_thread_window_used(t);
+		weight = t->kept_weight;
+		freed = hwt_vg_thread_evict(t, weight / 2);
+		after = hwt_vg_thread_window_used(t);
+	}
+	CHECK("evict: a kept log weighs in the window as its log did",
+	      rc2 == 0 && kept.ended && t->log.nchunks == 0 && weight > 0 &&
+	      weight == hwt_vg_kept_weight(&t->kept) + freed &&
+	      kept.budget == NULL,
+	      "rc %d (%s), kept weight %llu", rc2, err.msg,
+	      (unsigned long long)weight);
+	CHECK("evict: the oldest pieces go until the weight asked for is "
+	      "gone, and no more than a piece beyond it",
+	      rc2 == 0 && freed >= weight / 2 && freed < weight &&
+	      before - after == freed && t->kept_weight == weight - freed &&
+	      freed - weight / 2 < 2 * (1u << 20),
+	      "asked %llu of %llu, freed %llu, window %llu -> %llu",
+	      (unsigned long long)(weight / 2), (unsigned long long)weight,
+	      (unsigned long long)freed, (unsigned long long)before,
+	      (unsigned long long)after);
+	if (rc == 0 && rc2 == 0 && (rc2 = hwt_vg_reader_finish(&kept,
+							      &err)) == 0) {
+		nw = history(&whole.threads[0], pw, aw, cap);
+		nk = history(&kept.threads[0], pk, ak, cap);
+	}
+	CHECK("evict: what is left is the newest of the history exactly, "
+	      "with its restart points, the rest counted lost",
+	      rc2 == 0 && nk > 0 && nk < nw && nw > 50000 &&
+	      !memcmp(pk + 1, pw + nw - nk + 1, (nk - 1) * sizeof(*pk)) &&
+	      !memcmp(ak + 1, aw + nw - nk + 1, nk - 1) &&
+	      pk[0] == pw[nw - nk] &&
+	      kept.threads[0].ring.insn_total == nw &&
+	      kept.threads[0].ring.lost_insns == nw - nk &&
+	      cuts_agree(&kept.threads[0].ring, pk, nk,
+			 kept.threads[0].ring.lost_insns, &ncuts) && ncuts > 0,
+	      "rc %d (%s), kept %zu of %zu, lost %llu, %zu restart points",
+	      rc2, err.msg, nk, nw,
+	      (unsigned long long)kept.threads[0].ring.lost_insns, ncuts);
+	hwt_vg_reader_free(&kept);
+	rc2 = read_kept(&kept, s, 1u << 20, &err);
+	if (rc2 == 0) {
+		t = &kept.threads[0];
+		weight = hwt_vg_thread_window_used(t);
+		all_freed = hwt_vg_thread_evict(t, UINT64_MAX);
+		rc2 = hwt_vg_reader_finish(&kept, &err);
+	}
+	CHECK("evict: asked for everything, the kept log goes whole, its "
+	      "table too, all of it counted lost",
+	      rc2 == 0 && t->kept.n == 0 && t->kept_weight == 0 &&
+	      all_freed + hwt_sw_ring_used(&t->ring) >= weight &&
+	      history(t, pk, ak, cap) == 0 && t->ring.lost_insns == nw &&
+	      t->ring.insn_total == nw,
+	      "rc %d (%s), freed %llu of %llu, lost %llu of %zu", rc2,
+	      err.msg, (unsigned long long)all_freed,
+	      (unsigned long long)weight,
+	      (unsigned long long)t->ring.lost_insns, nw);
+	hwt_vg_reader_free(&whole);
+	hwt_vg_reader_free(&kept);
+	free(big);
+	free(s);
+	free(pw);
+	free(pk);
+	free(aw);
+	free(ak);
 }
 
 static struct hwt_vg_reader *parent_of(void *ctx, pid_t pid)
@@ -1224,6 +1330,7 @@ int main(void)
 	/* Stops are live control's, which writes every run as it comes. */
 	RUN(test_stops);
 	RUN(test_log_window);
+	RUN(test_kept_evict);
 	defer_runs = true;
 	check_prefix = "runs kept for later: ";
 	test_streams();
