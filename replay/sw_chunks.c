@@ -18,6 +18,8 @@
 /* Decoded frames kept: a cursor crossing a frame's border goes back and
  * forth between two. */
 #define SLOTS 3
+/* A frame's buffer from this size on is in huge pages. */
+#define HUGE_SLOT ((size_t)1 << 20)
 
 struct slot {
 	size_t frame;            /* SIZE_MAX: free */
@@ -30,6 +32,7 @@ struct hwt_sw_chunks {
 	uint8_t *map;            /* the compressed trace file */
 	size_t map_size;
 	struct slot slots[SLOTS];
+	size_t slot_size;        /* the largest frame's decoded bytes */
 	uint64_t tick;
 	/* The table last read (its first chunk, SIZE_MAX: none). */
 	struct hwt_sw_table table;
@@ -82,6 +85,9 @@ int hwt_sw_chunks_open(const struct hwt_bundle *b,
 		hwt_sw_chunks_free(c);
 		return rc;
 	}
+	for (size_t i = 0; i < c->ix->nframes; i++)
+		if (c->ix->frames[i].decoded_len > c->slot_size)
+			c->slot_size = c->ix->frames[i].decoded_len;
 	*out = c;
 	return 0;
 }
@@ -125,8 +131,12 @@ int hwt_sw_chunks_get(struct hwt_sw_chunks *c, const struct hwt_segment *seg,
 			s = &c->slots[k];
 	}
 	/* Frames are megabytes, and on a virtual machine a fault for each
-	 * 4 KiB page of one cost more than its decompression. */
-	if (!s->bytes && !(s->bytes = hwt_huge_alloc(HWT_SW_INDEX_FRAME_MAX)))
+	 * 4 KiB page of one cost more than its decompression; but a huge
+	 * page is cleared whole, 2 MiB for each of a make's hundreds of
+	 * short histories of kilobytes. */
+	if (!s->bytes &&
+	    !(s->bytes = c->slot_size >= HUGE_SLOT ?
+	      hwt_huge_alloc(c->slot_size) : malloc(c->slot_size + 1)))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	s->frame = SIZE_MAX;
 	if ((rc = hwt_sw_index_frame_read(c->ix, c->map, i, s->bytes, err)))
@@ -185,6 +195,6 @@ size_t hwt_sw_chunks_memory(const struct hwt_sw_chunks *c)
 
 	for (int i = 0; i < SLOTS; i++)
 		if (c->slots[i].bytes)
-			n += HWT_SW_INDEX_FRAME_MAX;
+			n += c->slot_size;
 	return n;
 }
