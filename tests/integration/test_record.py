@@ -89,6 +89,19 @@ def main():
         report('core: gdb rip is the faulting pc',
                rip and int(rip[0].split()[1], 16) == stop.get('pc'), f'{rip} vs {stop.get("pc")}')
 
+        # --- the newest N calls, as GDB's function-call history counts -----
+        def calls(*extra):
+            out = run([hwtrace, 'dump', '--calls', '--tsv', *extra, b]).stdout
+            # LEVEL is relative to the part shown: function and range.
+            return [tuple(l.split('\t')[2:5]) for l in out.splitlines()]
+        whole = calls()
+        last5, most = calls('--last', '5'), calls('--last', str(len(whole) - 1))
+        report('dump --calls --last N: the newest N calls of the history',
+               len(whole) > 100 and last5 == whole[-5:] and
+               most == whole[1:] and calls('--last', '100000') == whole,
+               f'{len(whole)} calls; last 5 {last5} vs {whole[-5:]}; '
+               f'{len(most)} of {len(whole) - 1}')
+
         # --- ring wrap: oldest chunks dropped and accounted -------------------
         prog = os.path.join(progs, 'dlopen')
         full, small = os.path.join(tmp, 'full'), os.path.join(tmp, 'small')

@@ -23,7 +23,7 @@ static const char dump_usage[] =
 	"  --ranges             executed address ranges (decoded blocks)\n"
 	"  -t, --thread TID     only this thread\n"
 	"  -r, --range A,B      items A to B (inclusive, 1 = oldest)\n"
-	"  -l, --last N         the newest N items\n"
+	"  -l, --last N         the newest N items (calls with --calls)\n"
 	"  -s, --since FUNC     from the most recent entry into function FUNC\n"
 	"      --tsv            tab-separated output (docs/cli.md)\n"
 	"\n"
@@ -141,13 +141,44 @@ static int dump_insns(const struct dump_args *a, const char *tid,
 	return 0;
 }
 
+/* --last N with --calls: the newest N calls, as GDB's function-call
+ * history counts them, not the calls of the newest N instructions. The
+ * calls of a window that grows from the newest item until it holds more
+ * than N (its oldest may be cut short) or the whole history; *skip:
+ * those before the N. */
+static int newest_calls(struct hwt_history *h, struct hwt_image *img,
+			uint64_t n, struct hwt_calls **out, size_t *skip,
+			struct hwt_err *err)
+{
+	uint64_t count = hwt_history_count(h);
+	uint64_t span = n < UINT64_MAX / 64 ? n * 64 : count;
+
+	for (;;) {
+		uint64_t first = span < count ? count - span + 1 : 1;
+		size_t got;
+		int rc = hwt_calls_build(h, img, first, count, out, err);
+
+		if (rc)
+			return rc;
+		got = hwt_calls_count(*out);
+		if (got > n || first == 1) {
+			*skip = got > n ? got - (size_t)n : 0;
+			return 0;
+		}
+		hwt_calls_free(*out);
+		span = span < UINT64_MAX / 4 ? span * 4 : UINT64_MAX;
+	}
+}
+
 static int dump_calls(const struct dump_args *a, const char *tid,
 		      struct hwt_history *h, struct hwt_image *img,
 		      struct hwt_err *err)
 {
 	struct hwt_calls *calls;
 	uint64_t first, last;
-	int rc = cli_window_apply(&a->win, h, img, &first, &last, err);
+	size_t skip = 0;
+	int rc = a->win.newest ? 0 :
+		cli_window_apply(&a->win, h, img, &first, &last, err);
 
 	if (rc)
 		return rc;
@@ -156,11 +187,14 @@ static int dump_calls(const struct dump_args *a, const char *tid,
 	/* An empty history (a trace with nothing decodable) has no calls. */
 	if (!hwt_history_count(h))
 		return 0;
-	if ((rc = hwt_calls_build(h, img, first, last, &calls, err)))
+	rc = a->win.newest ? newest_calls(h, img, a->win.newest, &calls,
+					  &skip, err) :
+		hwt_calls_build(h, img, first, last, &calls, err);
+	if (rc)
 		return rc;
-	for (size_t i = 0; i < hwt_calls_count(calls); i++) {
-		hwt_format_call(tid, i + 1, hwt_calls_get(calls, i), a->tsv,
-				line, sizeof(line));
+	for (size_t i = skip; i < hwt_calls_count(calls); i++) {
+		hwt_format_call(tid, i - skip + 1, hwt_calls_get(calls, i),
+				a->tsv, line, sizeof(line));
 		puts(line);
 	}
 	hwt_calls_free(calls);
