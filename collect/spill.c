@@ -173,6 +173,16 @@ void hwt_sw_spill_group(struct hwt_sw_spill *s, const uint8_t *g, size_t n)
 	punch(s);
 }
 
+void hwt_sw_spill_rest(struct hwt_sw_spill *s)
+{
+	struct hwt_err e = { 0 };
+
+	if (!s->failed.code && !s->staged &&
+	    hwt_sw_packer_rest(s->packer, &e))
+		fail(s, &e);
+	punch(s);
+}
+
 const char *hwt_sw_spill_failure(const struct hwt_sw_spill *s)
 {
 	return s->failed.code ? s->failed.msg : NULL;

@@ -34,6 +34,10 @@ void hwt_sw_spill_chunk(struct hwt_sw_spill *s, size_t n);
  * runs that name it, valgrind/keep.h) into the file, starting a frame
  * of their own. Never fails the caller, as hwt_sw_spill_chunk. */
 void hwt_sw_spill_group(struct hwt_sw_spill *s, const uint8_t *g, size_t n);
+/* Nothing more will come for a while, or at all (the thread's stream
+ * has ended): the frame being filled goes to the file and the memory
+ * only adding needs is given back (hwt_sw_packer_rest). */
+void hwt_sw_spill_rest(struct hwt_sw_spill *s);
 /* Why the spill stopped keeping history (its file could not be
  * written), or NULL. */
 const char *hwt_sw_spill_failure(const struct hwt_sw_spill *s);

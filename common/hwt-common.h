@@ -462,6 +462,12 @@ int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,
 		      struct hwt_err *err);
 /* Write the frame being filled. */
 int hwt_sw_packer_flush(struct hwt_sw_packer *p, struct hwt_err *err);
+/* Write the frame being filled (err NULL: drop it), then give back the
+ * memory only adding needs (megabytes: frame buffers, the compressor,
+ * the translations read): a packer that will get nothing for a while,
+ * or nothing more, keeps only its index. A RUNS chunk added after it
+ * needs its TABLE chunk again. */
+int hwt_sw_packer_rest(struct hwt_sw_packer *p, struct hwt_err *err);
 /* Forget the oldest written frames until those kept take at most
  * max_bytes of the output (0: everything, the frame being filled too),
  * and the frames after them that go on with runs whose table they held;

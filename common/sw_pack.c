@@ -70,14 +70,10 @@ void hwt_sw_packer_free(struct hwt_sw_packer *p)
 {
 	if (!p)
 		return;
-	ZSTD_freeCCtx(p->cc);
+	hwt_sw_packer_rest(p, NULL);
 	free(p->ix.frames);
 	free(p->ix.chunks);
 	free(p->ix.cuts);
-	free(p->pending);
-	free(p->zbuf);
-	hwt_sw_table_free(&p->table);
-	free(p->cuts);
 	free(p);
 }
 
@@ -87,11 +83,26 @@ int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
 	struct hwt_sw_packer *p = calloc(1, sizeof(*p));
 
 	*out = NULL;
-	if (!p || !(p->cc = ZSTD_createCCtx()) ||
+	if (!p)
+		return hwt_err_set(err, ENOMEM, "out of memory for the trace "
+				   "packer");
+	p->write = write;
+	p->ctx = ctx;
+	*out = p;
+	return 0;
+}
+
+/* The frame buffers and the compressor, made when a chunk first comes
+ * (again, after a rest). */
+static int ready(struct hwt_sw_packer *p, struct hwt_err *err)
+{
+	if (p->cc)
+		return 0;
+	if (!(p->cc = ZSTD_createCCtx()) ||
 	    !(p->pending = malloc(HWT_SW_INDEX_FRAME_MAX)) ||
 	    !(p->zbuf = malloc(p->zcap =
 			       ZSTD_compressBound(HWT_SW_INDEX_FRAME_MAX)))) {
-		hwt_sw_packer_free(p);
+		hwt_sw_packer_rest(p, NULL);
 		return hwt_err_set(err, ENOMEM, "out of memory for the trace "
 				   "packer");
 	}
@@ -100,13 +111,26 @@ int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
 						HWT_SW_ZSTD_LEVEL)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(p->cc, ZSTD_c_checksumFlag,
 						1))) {
-		hwt_sw_packer_free(p);
+		hwt_sw_packer_rest(p, NULL);
 		return hwt_err_set(err, EIO, "zstd refused its parameters");
 	}
-	p->write = write;
-	p->ctx = ctx;
-	*out = p;
 	return 0;
+}
+
+int hwt_sw_packer_rest(struct hwt_sw_packer *p, struct hwt_err *err)
+{
+	int rc = p->cc && err ? hwt_sw_packer_flush(p, err) : 0;
+
+	ZSTD_freeCCtx(p->cc);
+	free(p->pending);
+	free(p->zbuf);
+	hwt_sw_table_free(&p->table);
+	free(p->cuts);
+	p->cc = NULL;
+	p->pending = p->zbuf = p->cuts = NULL;
+	p->pending_n = p->zcap = p->ncuts = 0;
+	p->table_used = false;
+	return rc;
 }
 
 static int add_cut(struct hwt_sw_packer *p,
@@ -328,6 +352,8 @@ int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,
 
 	if (n > HWT_SW_INDEX_FRAME_MAX)
 		return hwt_err_set(err, EBADMSG, "a %zu-byte chunk", n);
+	if ((rc = ready(p, err)))
+		return rc;
 	if (p->pending_n + n > HWT_SW_INDEX_FRAME_MAX &&
 	    (rc = hwt_sw_packer_flush(p, err)))
 		return rc;

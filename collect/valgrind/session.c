@@ -18,12 +18,19 @@
 #include "vg.h"
 
 /* Children whose stream has ended get their place in the order they
- * ended (drains apart; within one, by when they were found). */
+ * ended (drains apart; within one, by when they were found); under
+ * --whole their histories go to their spills. */
 static void note_ended(struct vg_collector *c)
 {
-	for (size_t j = 0; j < c->nchildren; j++)
-		if (c->children[j].rd.ended && !c->children[j].ended_at)
-			c->children[j].ended_at = ++c->end_clock;
+	for (size_t j = 0; j < c->nchildren; j++) {
+		struct vg_child *ch = &c->children[j];
+
+		if (!ch->rd.ended || ch->ended_at)
+			continue;
+		ch->ended_at = ++c->end_clock;
+		for (size_t i = 0; i < ch->rd.nthreads; i++)
+			hwt_vg_thread_spill_ended(&ch->rd.threads[i]);
+	}
 }
 
 static bool running(const struct vg_child *ch)

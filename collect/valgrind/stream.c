@@ -837,6 +837,34 @@ uint64_t hwt_vg_thread_evict(struct hwt_vg_thread *t, uint64_t excess)
 	return freed;
 }
 
+void hwt_vg_thread_spill_ended(struct hwt_vg_thread *t)
+{
+	struct hwt_sw_spill *sp = t->ring.spill;
+	struct hwt_err e = { 0 };
+	size_t off = 0;
+
+	if (!sp || hwt_sw_ring_seal(&t->ring, &e))
+		return;   /* out of memory: staged from memory at the end */
+	while (off + HWT_SW_CHUNK_HDR_SIZE <= t->ring.sealed_size) {
+		size_t len = HWT_SW_CHUNK_HDR_SIZE +
+			hwt_get_le32(t->ring.sealed + off + 4);
+
+		memcpy(hwt_sw_spill_scratch(sp), t->ring.sealed + off, len);
+		hwt_sw_spill_chunk(sp, len);
+		off += len;
+	}
+	free(t->ring.sealed);
+	t->ring.sealed = NULL;
+	t->ring.sealed_size = 0;
+	if (t->kept.n)
+		hwt_sw_spill_group(sp, t->kept.p, t->kept.n);
+	hwt_sw_spill_rest(sp);
+	hwt_bytes_free(&t->kept);
+	if (t->ring.budget)
+		t->ring.budget->used -= t->kept_weight;
+	t->kept_weight = 0;
+}
+
 void hwt_vg_thread_set_window(struct hwt_vg_thread *t, uint64_t capacity)
 {
 	hwt_sw_ring_set_capacity(&t->ring, capacity);

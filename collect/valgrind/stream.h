@@ -156,6 +156,11 @@ void hwt_vg_thread_set_window(struct hwt_vg_thread *t, uint64_t capacity);
  * until excess of its window weight is gone or nothing is left; counted
  * lost. The weight dropped. Under --whole (a spill) nothing is. */
 uint64_t hwt_vg_thread_evict(struct hwt_vg_thread *t, uint64_t excess);
+/* --whole: thread t's stream has ended; its ring's chunks, then its kept
+ * log, go to its spill now rather than wait in memory for the end of the
+ * recording (a make's hundreds of compilers). Nothing without a spill,
+ * or when memory to lay the ring out ran short (then at the end). */
+void hwt_vg_thread_spill_ended(struct hwt_vg_thread *t);
 
 /* ring_capacity: bytes of hwt-sw kept per thread. */
 int hwt_vg_reader_init(struct hwt_vg_reader *r, uint64_t ring_capacity,
