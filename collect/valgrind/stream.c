@@ -817,8 +817,8 @@ uint64_t hwt_vg_thread_evict(struct hwt_vg_thread *t, uint64_t excess)
 	uint64_t before = hwt_sw_ring_used(&t->ring), freed;
 	struct hwt_vg_kept_drop d = { 0 };
 
-	if (t->ring.spill)
-		return 0;   /* --whole: kept to be staged, not dropped */
+	if (t->ring.spill || t->ring.sealed)
+		return 0;   /* --whole: spilled, not dropped; sealed: done */
 	/* The ring's chunks are the oldest (append_kept). */
 	hwt_sw_ring_set_capacity(&t->ring, before > excess ?
 				 before - excess : 0);
