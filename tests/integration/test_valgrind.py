@@ -485,13 +485,20 @@ def check_faults(hwtrace, programs, tmp):
                    f'valgrind {vg[1]}, ptrace {pt[1]}')
 
 
+def build_program(tmp, name, source):
+    """tmp/name, compiled from source (once: a second call reuses it)."""
+    src, prog = os.path.join(tmp, name + '.c'), os.path.join(tmp, name)
+    if not os.path.exists(prog):
+        with open(src, 'w') as f:
+            f.write(source)
+        subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    return prog
+
+
 def check_fork_exec(hwtrace, tmp):
     """A program that forks a child and then execs itself: the child is
     not followed, the exec is, in the same thread with the same exit."""
-    src, prog = os.path.join(tmp, 'fe.c'), os.path.join(tmp, 'fe')
-    with open(src, 'w') as f:
-        f.write(FORK_EXEC_SRC)
-    subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    prog = build_program(tmp, 'fe', FORK_EXEC_SRC)
     bundle = os.path.join(tmp, 'fe.bundle')
     rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
                           '-o', bundle, '--', prog, timeout=300)
@@ -671,10 +678,7 @@ def check_follow_fork(hwtrace, tmp):
     process's history a thread of the bundle from its first instruction
     after the fork; without the option the parent alone; a backend that
     cannot follow says so."""
-    src, prog = os.path.join(tmp, 'ff.c'), os.path.join(tmp, 'ff')
-    with open(src, 'w') as f:
-        f.write(FOLLOW_SRC)
-    subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    prog = build_program(tmp, 'ff', FOLLOW_SRC)
     names = ('main', 'child_work', 'grandchild_work', 'after_exec')
     got = {}
     for follow in (True, False):
@@ -750,10 +754,7 @@ def check_follow_fork_window(hwtrace, tmp):
     first: the last child keeps a part of its window, the first ones are
     dropped, and every child is in the bundle with its instructions
     counted, kept or lost."""
-    src, prog = os.path.join(tmp, 'forks.c'), os.path.join(tmp, 'forks')
-    with open(src, 'w') as f:
-        f.write(FORKS_SRC)
-    subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    prog = build_program(tmp, 'forks', FORKS_SRC)
     bundle = os.path.join(tmp, 'forks.bundle')
     rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
                           '--follow-fork', '--size', '1M', '-o', bundle,
@@ -820,12 +821,7 @@ def check_follow_fork_whole(hwtrace, tmp):
     to its spill file when it ends, and its spill gives its buffers back,
     so the recorder does not hold every ended child's window to the end
     (153 MiB before, about 36 here)."""
-    prog = os.path.join(tmp, 'forks')
-    if not os.path.exists(prog):
-        src = os.path.join(tmp, 'forks.c')
-        with open(src, 'w') as f:
-            f.write(FORKS_SRC)
-        subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    prog = build_program(tmp, 'forks', FORKS_SRC)
     bundle = os.path.join(tmp, 'forks-whole.bundle')
     rc, err, peak = peak_rss_mib([hwtrace, 'record', '-q', '--backend',
                                   'valgrind', '--follow-fork', '--whole',
@@ -898,10 +894,7 @@ def check_jit(hwtrace, tmp):
     """Code generated into anonymous memory, then rewritten and run again:
     Valgrind translates it anew and the history follows the code that ran,
     as the ptrace recorder's does."""
-    src, prog = os.path.join(tmp, 'jit.c'), os.path.join(tmp, 'jit')
-    with open(src, 'w') as f:
-        f.write(JIT_SRC)
-    subprocess.run(['cc', '-O1', '-g', '-o', prog, src], check=True)
+    prog = build_program(tmp, 'jit', JIT_SRC)
     got = {}
     for be in ('valgrind', 'ptrace'):
         bundle = os.path.join(tmp, f'jit-{be}')
