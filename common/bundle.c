@@ -49,6 +49,7 @@ void hwt_bundle_free(struct hwt_bundle *b)
 	}
 	free(b->pt_cpus);
 	free(b->kernel_file);
+	free(b->processes);
 	free(b->threads);
 	free(b->modules);
 	free(b->dir);
@@ -100,4 +101,15 @@ const char *hwt_bundle_thread_name(const struct hwt_bundle *b, size_t i,
 	else
 		snprintf(buf, size, "%lld", (long long)b->threads[i].tid);
 	return buf;
+}
+
+size_t hwt_bundle_nprocesses(const struct hwt_bundle *b)
+{
+	return b->processes && b->nprocesses ? b->nprocesses : 1;
+}
+
+int64_t hwt_bundle_process_pid(const struct hwt_bundle *b, size_t p)
+{
+	return b->processes && p < b->nprocesses ? b->processes[p].pid :
+		b->pid;
 }

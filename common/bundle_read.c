@@ -18,6 +18,9 @@ struct reader {
 	const char *json_path;   /* for messages */
 	struct hwt_err *err;
 	bool lldb;               /* an LLDB intel-pt bundle (docs/intel-pt.md) */
+	/* The process being read, for field paths: processes[proc], whose
+	 * threads and modules start at these indexes of the bundle's. */
+	size_t proc, first_thread, first_module;
 };
 
 static bool is_object(const json_object *v)
@@ -341,7 +344,8 @@ static int read_encoding(struct reader *rd, json_object *t,
 	char *enc = NULL;
 	int rc;
 
-#define P(f) (snprintf(path, cap, "processes[0].threads[%zu].%s", i, f), path)
+#define P(f) (snprintf(path, cap, "processes[%zu].threads[%zu].%s", rd->proc, \
+		      i - rd->first_thread, f), path)
 	if ((rc = get_string(rd, t, "traceEncoding", P("traceEncoding"), false,
 			     &enc)))
 		return rc;
@@ -376,14 +380,17 @@ static int read_thread(struct reader *rd, struct hwt_bundle *b, json_object *t,
 		       size_t i, const char *key)
 {
 	struct hwt_bundle_thread *th = &b->threads[i];
-	char path[64];
+	char path[80];
 	int rc;
 
-#define P(f) (snprintf(path, sizeof(path), "processes[0].threads[%zu].%s", i, f), path)
+#define P(f) (snprintf(path, sizeof(path), "processes[%zu].threads[%zu].%s", \
+		      rd->proc, i - rd->first_thread, f), path)
+	th->process = rd->proc;
 	if (!is_object(t))
 		return field_err(rd, (snprintf(path, sizeof(path),
-					       "processes[0].threads[%zu]", i), path),
-				 "must be an object");
+					       "processes[%zu].threads[%zu]",
+					       rd->proc, i - rd->first_thread),
+				      path), "must be an object");
 	if ((rc = get_i64(rd, t, "tid", P("tid"), true, &th->tid)))
 		return rc;
 	if (th->tid <= 0)
@@ -427,14 +434,17 @@ static int read_module(struct reader *rd, struct hwt_bundle *b, json_object *m,
 		       size_t i)
 {
 	struct hwt_bundle_module *mod = &b->modules[i];
-	char path[64];
+	char path[80];
 	int rc;
 
-#define P(f) (snprintf(path, sizeof(path), "processes[0].modules[%zu].%s", i, f), path)
+#define P(f) (snprintf(path, sizeof(path), "processes[%zu].modules[%zu].%s", \
+		      rd->proc, i - rd->first_module, f), path)
+	mod->process = rd->proc;
 	if (!is_object(m))
 		return field_err(rd, (snprintf(path, sizeof(path),
-					       "processes[0].modules[%zu]", i), path),
-				 "must be an object");
+					       "processes[%zu].modules[%zu]",
+					       rd->proc, i - rd->first_module),
+				      path), "must be an object");
 	if ((rc = get_string(rd, m, "systemPath", P("systemPath"), true,
 			     &mod->system_path)) ||
 	    (rc = get_string(rd, m, "file", P("file"), false, &mod->file)) ||
@@ -513,10 +523,12 @@ static int read_stop(struct reader *rd, json_object *root, struct hwt_bundle *b)
 	return 0;
 }
 
-/* LLDB allows several processes per bundle; hwtrace reads one. Check the
- * shape of every element first, so that a broken second process is
- * reported as what it is. */
-static int check_pt_processes(struct reader *rd, json_object *procs)
+/* LLDB allows several processes per bundle; hwtrace reads several with
+ * per-thread traces and one with per-cpu traces (split into threads by
+ * one process's context switches). Check the shape of every element
+ * first, so that a broken second process is reported as what it is. */
+static int check_pt_processes(struct reader *rd, json_object *procs,
+			      const struct hwt_bundle *b)
 {
 	char path[48];
 	int64_t pid;
@@ -544,65 +556,137 @@ static int check_pt_processes(struct reader *rd, json_object *procs)
 		if ((t = field_value(p, "modules")) && !is_array(t))
 			return field_err(rd, path, "must be an array");
 	}
-	if (json_object_array_length(procs) > 1)
+	if (json_object_array_length(procs) > 1 && b->npt_cpus)
 		return hwt_err_set(rd->err, ENOTSUP, "%s: field 'processes' "
-				   "has %zu processes; hwtrace reads bundles "
-				   "of one process: split the bundle",
+				   "has %zu processes; hwtrace reads per-cpu "
+				   "traces of one process: split the bundle",
 				   rd->json_path,
 				   json_object_array_length(procs));
+	return 0;
+}
+
+/* Element count of array field key of process p (where names it for
+ * messages), between lo and hi; *n. */
+static int array_count(struct reader *rd, json_object *proc, const char *key,
+		       bool required, size_t lo, size_t hi, const char *what,
+		       json_object **arr, size_t *n)
+{
+	char where[64], msg[64];
+	int rc = 0;
+
+	snprintf(where, sizeof(where), "processes[%zu].%s", rd->proc, key);
+	*n = 0;
+	if (!(*arr = get_at(rd, proc, key, where, required, &rc)))
+		return rc;
+	*n = is_array(*arr) ? json_object_array_length(*arr) : 0;
+	if (is_array(*arr) && *n >= lo && *n <= hi)
+		return 0;
+	snprintf(msg, sizeof(msg), "must be an array of %zu to %zu %s", lo,
+		 hi, what);
+	return field_err(rd, where, msg);
+}
+
+/* The threads and modules of every process, the program's first. A
+ * bundle holds at most HWT_BUNDLE_MAX_THREADS threads in all, and each
+ * process at most HWT_BUNDLE_MAX_MODULES modules. */
+static int read_processes(struct reader *rd, json_object *procs,
+			  struct hwt_bundle *b)
+{
+	const char *key = hwt_bundle_trace_key(b->type);
+	size_t np = json_object_array_length(procs), nt = 0, nm = 0, n;
+	json_object *arr;
+	int rc = 0;
+
+	/* Counted first, so that each array is allocated once. */
+	for (rd->proc = 0; rd->proc < np; rd->proc++) {
+		json_object *proc = json_object_array_get_idx(procs, rd->proc);
+		char where[32];
+
+		snprintf(where, sizeof(where), "processes[%zu]", rd->proc);
+		if (!is_object(proc))
+			return field_err(rd, where, "must be an object");
+		if ((rc = array_count(rd, proc, "threads", true, 1,
+				      HWT_BUNDLE_MAX_THREADS, "threads", &arr,
+				      &n)))
+			return rc;
+		if ((nt += n) > HWT_BUNDLE_MAX_THREADS)
+			return field_err(rd, "processes", "must hold at most "
+					 "4096 threads in all");
+		if ((rc = array_count(rd, proc, "modules", false, 0,
+				      HWT_BUNDLE_MAX_MODULES, "modules", &arr,
+				      &n)))
+			return rc;
+		nm += n;
+	}
+	b->processes = calloc(np, sizeof(*b->processes));
+	b->threads = calloc(nt, sizeof(*b->threads));
+	b->modules = calloc(nm ? nm : 1, sizeof(*b->modules));
+	if (!b->processes || !b->threads || !b->modules)
+		return hwt_err_set(rd->err, ENOMEM, "out of memory");
+	/* All counted in, so that freeing a bundle read in part frees what
+	 * was read. */
+	b->nprocesses = np;
+	b->nthreads = nt;
+	b->nmodules = nm;
+	nt = nm = 0;
+	for (rd->proc = 0; rd->proc < np; rd->proc++) {
+		json_object *proc = json_object_array_get_idx(procs, rd->proc);
+		struct hwt_bundle_process *bp = &b->processes[rd->proc];
+		char where[48];
+
+		snprintf(where, sizeof(where), "processes[%zu].pid", rd->proc);
+		if ((rc = get_i64(rd, proc, "pid", where, true, &bp->pid)))
+			return rc;
+		for (size_t q = 0; q < rd->proc; q++)
+			if (b->processes[q].pid == bp->pid)
+				return field_err(rd, where, "names a process "
+						 "twice");
+		if (rd->proc == 0) {
+			b->pid = bp->pid;
+			if ((rc = get_string(rd, proc, "triple",
+					     "processes[0].triple", false,
+					     &b->triple)))
+				return rc;
+		}
+		rd->first_thread = nt;
+		rd->first_module = nm;
+		if ((rc = array_count(rd, proc, "threads", true, 1,
+				      HWT_BUNDLE_MAX_THREADS, "threads", &arr,
+				      &n)))
+			return rc;
+		for (size_t j = 0; j < n; j++, nt++)
+			if ((rc = read_thread(rd, b,
+					      json_object_array_get_idx(arr, j),
+					      nt, key)))
+				return rc;
+		if ((rc = array_count(rd, proc, "modules", false, 0,
+				      HWT_BUNDLE_MAX_MODULES, "modules", &arr,
+				      &n)))
+			return rc;
+		for (size_t j = 0; j < n; j++, nm++)
+			if ((rc = read_module(rd, b,
+					      json_object_array_get_idx(arr, j),
+					      nm)))
+				return rc;
+	}
 	return 0;
 }
 
 static int read_process(struct reader *rd, json_object *root,
 			struct hwt_bundle *b)
 {
-	json_object *procs, *proc, *threads, *modules;
-	const char *key = hwt_bundle_trace_key(b->type);
+	json_object *procs;
 	int rc = 0;
 
 	if (!(procs = get(rd, root, "processes", true, &rc)))
 		return rc;
-	if (rd->lldb && (rc = check_pt_processes(rd, procs)))
+	if (rd->lldb && (rc = check_pt_processes(rd, procs, b)))
 		return rc;
-	if (!is_array(procs) || json_object_array_length(procs) != 1)
+	if (!is_array(procs) || json_object_array_length(procs) == 0 ||
+	    json_object_array_length(procs) > HWT_BUNDLE_MAX_PROCESSES)
 		return field_err(rd, "processes",
-				 "must be an array of exactly one process");
-	proc = json_object_array_get_idx(procs, 0);
-	if (!is_object(proc))
-		return field_err(rd, "processes[0]", "must be an object");
-	if ((rc = get_i64(rd, proc, "pid", "processes[0].pid", true, &b->pid)) ||
-	    (rc = get_string(rd, proc, "triple", "processes[0].triple", false,
-			     &b->triple)))
-		return rc;
-	if (!(threads = get(rd, proc, "threads", true, &rc)))
-		return rc;
-	if (!is_array(threads) || json_object_array_length(threads) == 0 ||
-	    json_object_array_length(threads) > HWT_BUNDLE_MAX_THREADS)
-		return field_err(rd, "processes[0].threads",
-				 "must be an array of 1 to 4096 threads");
-	b->nthreads = json_object_array_length(threads);
-	b->threads = calloc(b->nthreads, sizeof(*b->threads));
-	if (!b->threads)
-		return hwt_err_set(rd->err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < b->nthreads; i++)
-		if ((rc = read_thread(rd, b,
-				json_object_array_get_idx(threads, i), i, key)))
-			return rc;
-	if (!(modules = get(rd, proc, "modules", false, &rc)))
-		return 0;
-	if (!is_array(modules) ||
-	    json_object_array_length(modules) > HWT_BUNDLE_MAX_MODULES)
-		return field_err(rd, "processes[0].modules",
-				 "must be an array of at most 4096 modules");
-	b->nmodules = json_object_array_length(modules);
-	b->modules = calloc(b->nmodules ? b->nmodules : 1, sizeof(*b->modules));
-	if (!b->modules)
-		return hwt_err_set(rd->err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < b->nmodules; i++)
-		if ((rc = read_module(rd, b,
-				json_object_array_get_idx(modules, i), i)))
-			return rc;
-	return 0;
+				 "must be an array of 1 to 4096 processes");
+	return read_processes(rd, procs, b);
 }
 
 static int parse(struct reader *rd, const uint8_t *text, size_t len,

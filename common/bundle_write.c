@@ -226,14 +226,17 @@ static json_object *module_json(const struct hwt_bundle_module *m,
 		    (m->uuid && add_str(o, "uuid", m->uuid)));
 }
 
-static json_object *modules_json(const struct hwt_bundle *b, bool hex_address)
+/* Process p's modules. */
+static json_object *modules_json(const struct hwt_bundle *b, size_t p,
+				 bool hex_address)
 {
 	json_object *arr = json_object_new_array();
 	int rc = 0;
 
 	for (size_t i = 0; !rc && i < b->nmodules; i++)
-		rc = hwt_json_append(arr, module_json(&b->modules[i],
-						      hex_address));
+		if (b->modules[i].process == p)
+			rc = hwt_json_append(arr, module_json(&b->modules[i],
+							      hex_address));
 	return done(arr, rc);
 }
 
@@ -270,8 +273,9 @@ static json_object *stop_json(const struct hwt_bundle *b)
 	return o;
 }
 
-/* processes[0] with its threads, each written by thread. */
-static json_object *process_json(const struct hwt_bundle *b,
+/* Process p with its threads, each written by thread, and its
+ * modules. */
+static json_object *process_json(const struct hwt_bundle *b, size_t p,
 				 json_object *(*thread)(
 					 const struct hwt_bundle *,
 					 const struct hwt_bundle_thread *),
@@ -279,25 +283,36 @@ static json_object *process_json(const struct hwt_bundle *b,
 {
 	json_object *proc = json_object_new_object();
 	json_object *threads = json_object_new_array();
-	int rc = !threads || add_i64(proc, "pid", b->pid) ||
+	int rc = !threads || add_i64(proc, "pid", hwt_bundle_process_pid(b, p)) ||
 		add_str(proc, "triple", b->triple ? b->triple :
 			"x86_64-unknown-linux-gnu");
 
 	for (size_t i = 0; !rc && i < b->nthreads; i++)
-		rc = hwt_json_append(threads, thread(b, &b->threads[i]));
+		if (b->threads[i].process == p)
+			rc = hwt_json_append(threads, thread(b, &b->threads[i]));
 	if (rc) {
 		json_object_put(threads);
 		return done(proc, rc);
 	}
 	return done(proc, hwt_json_add(proc, "threads", threads) ||
-		    hwt_json_add(proc, "modules", modules_json(b, hex_address)));
+		    hwt_json_add(proc, "modules",
+				 modules_json(b, p, hex_address)));
 }
 
-static json_object *one_process(json_object *proc)
+/* Every process, the program's first. */
+static json_object *processes_json(const struct hwt_bundle *b,
+				   json_object *(*thread)(
+					   const struct hwt_bundle *,
+					   const struct hwt_bundle_thread *),
+				   bool hex_address)
 {
 	json_object *arr = json_object_new_array();
+	int rc = 0;
 
-	return done(arr, hwt_json_append(arr, proc));
+	for (size_t p = 0; !rc && p < hwt_bundle_nprocesses(b); p++)
+		rc = hwt_json_append(arr, process_json(b, p, thread,
+						       hex_address));
+	return done(arr, rc);
 }
 
 static json_object *bundle_json(const struct hwt_bundle *b)
@@ -307,8 +322,8 @@ static json_object *bundle_json(const struct hwt_bundle *b)
 	return done(root, add_str(root, "type", b->type) ||
 		    add_i64(root, "version", HWT_BUNDLE_VERSION) ||
 		    hwt_json_add(root, "cpuInfo", cpu_json(&b->cpu)) ||
-		    hwt_json_add(root, "processes", one_process(
-			    process_json(b, thread_json, false))) ||
+		    hwt_json_add(root, "processes",
+				 processes_json(b, thread_json, false)) ||
 		    hwt_json_add(root, "stop", stop_json(b)) ||
 		    (b->core && add_str(root, "core", b->core)) ||
 		    (b->data_history &&
@@ -367,8 +382,8 @@ static json_object *pt_bundle_json(const struct hwt_bundle *b)
 
 	return done(root, add_str(root, "type", HWT_BUNDLE_TYPE_PT) ||
 		    hwt_json_add(root, "cpuInfo", cpu_json(&b->cpu)) ||
-		    hwt_json_add(root, "processes", one_process(
-			    process_json(b, pt_thread_json, true))) ||
+		    hwt_json_add(root, "processes",
+				 processes_json(b, pt_thread_json, true)) ||
 		    (b->npt_cpus &&
 		     hwt_json_add(root, "cpus", pt_cpus_json(b))) ||
 		    (b->has_tsc_conv &&

@@ -511,7 +511,8 @@ int hwt_sw_index_frame_read(const struct hwt_sw_index *ix, const uint8_t *zst,
 #define HWT_BUNDLE_VERSION 1
 #define HWT_BUNDLE_MAX_JSON (16u << 20)
 #define HWT_BUNDLE_MAX_THREADS 4096u
-#define HWT_BUNDLE_MAX_MODULES 4096u
+#define HWT_BUNDLE_MAX_MODULES 4096u     /* per process */
+#define HWT_BUNDLE_MAX_PROCESSES 4096u
 /* Where recorders put the data history in a bundle they write. */
 #define HWT_BUNDLE_DATA_HISTORY "data.past"
 
@@ -545,6 +546,7 @@ struct hwt_bundle_thread {
 	/* Steps whose trap the machine lost (hwt-sw from ptrace): repaired
 	 * from the code, or left as gaps. */
 	uint64_t step_repairs, step_gaps;
+	size_t process;          /* index in processes[]: 0, the program */
 };
 
 struct hwt_bundle_module {
@@ -552,6 +554,14 @@ struct hwt_bundle_module {
 	char *file;              /* copy inside the bundle, or NULL */
 	uint64_t load_address;   /* address of the file's first PT_LOAD page */
 	char *uuid;              /* GNU build-id in hex, or NULL */
+	size_t process;          /* index in processes[]: whose mapping */
+};
+
+/* A process of the recording: processes[0] is the program (b->pid, the
+ * one with the core), the others children it forked that were followed.
+ * Each decodes with its own modules (docs/bundle.md). */
+struct hwt_bundle_process {
+	int64_t pid;
 };
 
 enum hwt_stop_reason {
@@ -643,6 +653,9 @@ bool hwt_snapshot_is(const char *dir);
  * decimal. Returns buf. */
 const char *hwt_bundle_thread_name(const struct hwt_bundle *b, size_t i,
 				   char *buf, size_t size);
+/* How many processes b holds (at least 1), and the pid of process p. */
+size_t hwt_bundle_nprocesses(const struct hwt_bundle *b);
+int64_t hwt_bundle_process_pid(const struct hwt_bundle *b, size_t p);
 
 /* ---- Intel PT bundles (LLDB's intel-pt schema) ------------------------
  * LLDB writes no version, no sizes (the file size is taken), and paths may
@@ -669,8 +682,12 @@ struct hwt_bundle {
 	char *dir;               /* directory the bundle was read from */
 	char *type;              /* HWT_BUNDLE_TYPE_* */
 	struct hwt_cpu_info cpu;
-	int64_t pid;
+	int64_t pid;             /* the program's: processes[0].pid */
 	char *triple;
+	/* Threads and modules of every process, each naming its process.
+	 * NULL processes: one, the program, holding them all. */
+	struct hwt_bundle_process *processes;
+	size_t nprocesses;
 	struct hwt_bundle_thread *threads;
 	size_t nthreads;
 	struct hwt_bundle_module *modules;

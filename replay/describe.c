@@ -50,19 +50,25 @@ static void describe_stop(FILE *f, const struct hwt_bundle *b,
 }
 
 static int describe_threads(FILE *f, const struct hwt_bundle *b,
-			    struct hwt_image *img, struct hwt_err *err)
+			    struct hwt_bundle_images *ims, struct hwt_err *err)
 {
 	fprintf(f, "threads: %zu\n", b->nthreads);
 	for (size_t i = 0; i < b->nthreads; i++) {
 		const struct hwt_bundle_thread *t = &b->threads[i];
 		struct hwt_history *h;
+		struct hwt_image *img;
 		char name[32];
 		int rc;
 
-		if ((rc = hwt_history_open(b, i, img, &h, err)))
+		if ((rc = hwt_bundle_images_thread(ims, i, &img, err)) ||
+		    (rc = hwt_history_open(b, i, img, &h, err)))
 			return rc;
-		fprintf(f, "  thread %s: %" PRIu64 " items in history, ",
-			hwt_bundle_thread_name(b, i, name, sizeof(name)),
+		fprintf(f, "  thread %s: ",
+			hwt_bundle_thread_name(b, i, name, sizeof(name)));
+		if (t->process)
+			fprintf(f, "process %" PRId64 ", ",
+				hwt_bundle_process_pid(b, t->process));
+		fprintf(f, "%" PRIu64 " items in history, ",
 			hwt_history_count(h));
 		/* Only recorders that count instructions (hwt-sw, BTS) fill
 		 * these; hardware traces say nothing about what they lost. */
@@ -158,15 +164,54 @@ static void describe_past(FILE *f, const struct hwt_bundle *b)
 	free(path);
 }
 
-int hwt_bundle_describe(const struct hwt_bundle *b, struct hwt_image *img,
-			char **text, struct hwt_err *err)
+/* Each process's modules, the program's first. */
+static void describe_modules(FILE *f, const struct hwt_bundle *b)
+{
+	for (size_t p = 0; p < hwt_bundle_nprocesses(b); p++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < b->nmodules; i++)
+			n += b->modules[i].process == p;
+		if (p == 0)
+			fprintf(f, "modules: %zu\n", n);
+		else if (n)
+			fprintf(f, "modules of process %" PRId64 ": %zu\n",
+				hwt_bundle_process_pid(b, p), n);
+		else
+			fprintf(f, "modules of process %" PRId64 ": the "
+				"program's\n", hwt_bundle_process_pid(b, p));
+		for (size_t i = 0; i < b->nmodules; i++) {
+			const struct hwt_bundle_module *m = &b->modules[i];
+
+			if (m->process != p)
+				continue;
+			fprintf(f, "  0x%012" PRIx64 " %s%s%s\n",
+				m->load_address, m->system_path,
+				m->uuid ? " build-id " : "",
+				m->uuid ? m->uuid : "");
+		}
+	}
+}
+
+int hwt_bundle_describe(const struct hwt_bundle *b,
+			struct hwt_bundle_images *ims, char **text,
+			struct hwt_err *err)
 {
 	size_t len;
 	FILE *f = open_memstream(text, &len);
+	struct hwt_image *img;
 	int rc;
 
 	if (!f)
 		return hwt_err_set(err, ENOMEM, "out of memory");
+	/* The program's modules are all read: one that cannot be is the
+	 * answer. */
+	if ((rc = hwt_bundle_images_program(ims, &img, err))) {
+		fclose(f);
+		free(*text);
+		*text = NULL;
+		return rc;
+	}
 	fprintf(f, "bundle:  %s\n", b->dir);
 	fprintf(f, "format:  %s\n", b->type);
 	/* CoreSight snapshots name cores per source (below), not a cpu. */
@@ -178,21 +223,16 @@ int hwt_bundle_describe(const struct hwt_bundle *b, struct hwt_image *img,
 		fprintf(f, "process: %" PRId64 "\n", b->pid);
 	else
 		fprintf(f, "process: unknown (the bundle names none)\n");
+	if (hwt_bundle_nprocesses(b) > 1)
+		fprintf(f, "children: %zu followed\n",
+			hwt_bundle_nprocesses(b) - 1);
 	describe_stop(f, b, img);
 	fprintf(f, "core:    %s\n", b->core ? b->core : "(none)");
 	describe_past(f, b);
-	rc = describe_threads(f, b, img, err);
+	rc = describe_threads(f, b, ims, err);
 	if (!rc) {
 		describe_coresight(f, b);
-		fprintf(f, "modules: %zu\n", b->nmodules);
-		for (size_t i = 0; i < b->nmodules; i++) {
-			const struct hwt_bundle_module *m = &b->modules[i];
-
-			fprintf(f, "  0x%012" PRIx64 " %s%s%s\n",
-				m->load_address, m->system_path,
-				m->uuid ? " build-id " : "",
-				m->uuid ? m->uuid : "");
-		}
+		describe_modules(f, b);
 	}
 	if (fclose(f) != 0 && !rc)
 		rc = hwt_err_set(err, ENOMEM, "out of memory");

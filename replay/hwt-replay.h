@@ -37,11 +37,34 @@ int hwt_image_add_elf(struct hwt_image *img, const char *path,
 /* Map the PT_LOAD segments of an ELF core file. */
 int hwt_image_add_core(struct hwt_image *img, const char *path,
 		       struct hwt_err *err);
-/* Modules (bundle copy, else system path) and the core of a bundle.
+/* Modules (bundle copy, else system path) and the core of a bundle: its
+ * program's, process 0.
  * Fails if any file cannot be mapped, after mapping all the others: the
  * image stays usable, code in the missing files reads as unmapped. */
 int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
 			 struct hwt_err *err);
+/* The same for process p of b: its modules (the program's when it lists
+ * none: a forked child that kept its parent's mappings); the core and
+ * memory dumps only for the program. */
+int hwt_image_add_bundle_process(struct hwt_image *img,
+				 const struct hwt_bundle *b, size_t p,
+				 struct hwt_err *err);
+
+/* The images of a bundle's processes, each made when a thread of its is
+ * first asked about (bundle_images.c). */
+struct hwt_bundle_images;
+
+int hwt_bundle_images_new(const struct hwt_bundle *b,
+			  struct hwt_bundle_images **out, struct hwt_err *err);
+/* The image thread t's history decodes with: its process's. An error as
+ * hwt_image_add_bundle's (a file that could not be mapped) leaves *img
+ * usable; only -ENOMEM leaves it NULL. */
+int hwt_bundle_images_thread(struct hwt_bundle_images *ims, size_t t,
+			     struct hwt_image **img, struct hwt_err *err);
+/* The program's image (process 0), as hwt_bundle_images_thread. */
+int hwt_bundle_images_program(struct hwt_bundle_images *ims,
+			      struct hwt_image **img, struct hwt_err *err);
+void hwt_bundle_images_free(struct hwt_bundle_images *ims);
 /* Map size bytes of a raw memory dump from file_offset at address; its
  * code decodes as isa unless a decoder says otherwise (CoreSight
  * snapshots: A64 or A32, Thumb per trace range). */
@@ -346,7 +369,8 @@ int hwt_format_call(const char *tid, size_t n,
  * each thread's history and lost instructions, CoreSight sources and
  * memory dumps, modules. Opens each thread's history to count it. Caller
  * frees *text. */
-int hwt_bundle_describe(const struct hwt_bundle *b, struct hwt_image *img,
+int hwt_bundle_describe(const struct hwt_bundle *b,
+			struct hwt_bundle_images *ims,
 			char **text, struct hwt_err *err);
 
 #ifdef __cplusplus

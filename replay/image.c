@@ -123,6 +123,18 @@ static int module_open(const char *path, struct hwt_module **out,
 	return 0;
 }
 
+/* m reads o's tables when o is a copy of its file: lines at any
+ * address, symbols at its own. */
+static void share_tables(struct hwt_module *m, struct hwt_module *o)
+{
+	if (o->is_core || o->map_size != m->map_size || strcmp(o->path, m->path))
+		return;
+	if (!m->lines_from)
+		m->lines_from = o->lines_from ? o->lines_from : o;
+	if (!m->syms_from && o->bias == m->bias)
+		m->syms_from = o->syms_from ? o->syms_from : o;
+}
+
 static int add_module(struct hwt_image *img, struct hwt_module *m,
 		      struct hwt_err *err)
 {
@@ -132,15 +144,9 @@ static int add_module(struct hwt_image *img, struct hwt_module *m,
 	if (!mods)
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	img->mods = mods;
-	for (size_t i = 0; !m->is_core && i < img->nmods; i++) {
-		struct hwt_module *o = img->mods[i];
-
-		if (!o->is_core && o->map_size == m->map_size &&
-		    !strcmp(o->path, m->path)) {
-			m->lines_from = o->lines_from ? o->lines_from : o;
-			break;
-		}
-	}
+	for (const struct hwt_image *in = img; in && !m->is_core; in = in->kin)
+		for (size_t i = 0; i < in->nmods; i++)
+			share_tables(m, in->mods[i]);
 	img->mods[img->nmods++] = m;
 	return 0;
 }
@@ -407,11 +413,29 @@ int hwt_image_add_raw(struct hwt_image *img, const char *path,
 	return rc;
 }
 
+/* Whether process p lists modules of its own. */
+static bool has_modules(const struct hwt_bundle *b, size_t p)
+{
+	for (size_t i = 0; i < b->nmodules; i++)
+		if (b->modules[i].process == p)
+			return true;
+	return false;
+}
+
 int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
 			 struct hwt_err *err)
 {
+	return hwt_image_add_bundle_process(img, b, 0, err);
+}
+
+int hwt_image_add_bundle_process(struct hwt_image *img,
+				 const struct hwt_bundle *b, size_t p,
+				 struct hwt_err *err)
+{
 	struct hwt_err first = { 0 };
 	size_t failed = 0, tried = 0;
+	/* A child that lists none kept its parent's mappings. */
+	size_t from = has_modules(b, p) ? p : 0;
 
 	for (size_t i = 0; i < b->nmodules; i++) {
 		const struct hwt_bundle_module *m = &b->modules[i];
@@ -419,6 +443,8 @@ int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
 		char *path;
 		int rc;
 
+		if (m->process != from)
+			continue;
 		/* "[vdso]" and the like name no file; the core has them. */
 		if (!m->file && (!m->system_path || m->system_path[0] == '['))
 			continue;
@@ -431,6 +457,9 @@ int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
 		if (rc && failed++ == 0)
 			first = e;
 	}
+	/* The core and the memory dumps are the program's memory. */
+	if (p != 0)
+		goto out;
 	if (b->core) {
 		char *path = hwt_bundle_path(b, b->core);
 		struct hwt_err e = { 0 };
@@ -462,6 +491,7 @@ int hwt_image_add_bundle(struct hwt_image *img, const struct hwt_bundle *b,
 		if (rc && failed++ == 0)
 			first = e;
 	}
+out:
 	/* Every module that could be mapped stays mapped: history of the
 	 * others is still worth showing, so the caller may go on. */
 	if (failed)

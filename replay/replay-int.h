@@ -86,6 +86,10 @@ struct hwt_module {
 	 * process's copy, a dlopen) whose line tables this one reads at its
 	 * own bias: a libc's DWARF is decompressed once. NULL: its own. */
 	struct hwt_module *lines_from;
+	/* The same at the same address, whose symbol table (in run-time
+	 * addresses) this one reads: a cc1 in each of a make's processes
+	 * is loaded and sorted once. NULL: its own. */
+	struct hwt_module *syms_from;
 };
 
 /* Hex GNU build-id of elf into out; false when it has none. */
@@ -139,6 +143,10 @@ struct hwt_sym_slot {
 struct hwt_image {
 	struct hwt_module **mods;
 	size_t nmods;
+	/* Another process's image of the same recording (bundle_images.c),
+	 * whose modules, and its kin's, this one's share tables with; NULL:
+	 * none. It outlives this one. */
+	struct hwt_image *kin;
 	char *interp;            /* PT_INTERP of a module: the dynamic linker */
 	struct hwt_span *raw;    /* everything added, in order */
 	size_t nraw, rawcap;

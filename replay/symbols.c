@@ -353,6 +353,8 @@ static const struct hwt_sym *module_sym(struct hwt_module *m, uint64_t addr)
 {
 	size_t lo = 0, hi;
 
+	if (m->syms_from)
+		m = m->syms_from;
 	if (!m->syms_tried)
 		load_syms(m);
 	hi = m->nsyms;
@@ -430,7 +432,8 @@ int hwt_image_symbolize(struct hwt_image *img, uint64_t addr,
 uint64_t hwt_image_lookup_function(struct hwt_image *img, const char *name)
 {
 	for (size_t i = 0; i < img->nmods; i++) {
-		struct hwt_module *m = img->mods[i];
+		struct hwt_module *m = img->mods[i]->syms_from ?
+			img->mods[i]->syms_from : img->mods[i];
 
 		if (!m->syms_tried)
 			load_syms(m);

@@ -185,11 +185,14 @@ void core_free(struct hwt_core *c)
 
 /* ---- the target: core, bundle, modules ------------------------------- */
 
+/* The program's modules: the core is its process's (a followed child's
+ * threads are not in it). */
 static int core_libraries(struct server *s, struct hwt_err *err)
 {
 	const struct hwt_bundle *b = s->bundle;
 	struct srv_module *mods = calloc(b->nmodules + 1, sizeof(*mods));
 	char **files = calloc(b->nmodules + 1, sizeof(*files));
+	size_t n = 0;
 	int rc;
 
 	if (!mods || !files) {
@@ -198,15 +201,18 @@ static int core_libraries(struct server *s, struct hwt_err *err)
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < b->nmodules; i++) {
-		files[i] = b->modules[i].file ?
+		if (b->modules[i].process != 0)
+			continue;
+		files[n] = b->modules[i].file ?
 			   hwt_bundle_path(b, b->modules[i].file) : NULL;
-		mods[i] = (struct srv_module){ b->modules[i].system_path,
-					       files[i],
+		mods[n] = (struct srv_module){ b->modules[i].system_path,
+					       files[n],
 					       b->modules[i].load_address };
+		n++;
 	}
-	rc = libs_build(s, mods, b->nmodules,
+	rc = libs_build(s, mods, n,
 			libs_at_phdr(s->core->auxv, s->core->auxv_len), err);
-	for (size_t i = 0; i < b->nmodules; i++)
+	for (size_t i = 0; i < n; i++)
 		free(files[i]);
 	free(files);
 	free(mods);

@@ -57,7 +57,7 @@ bool Info(lldb::SBDebugger &dbg, const Command &cmd, const Args &,
 
 	if (!s)
 		return false;
-	if (hwt_bundle_describe(s->Bundle(), s->Image(), &text, &err))
+	if (hwt_bundle_describe(s->Bundle(), s->Images(), &text, &err))
 		return Fail(result, cmd.name, err.msg);
 	Output(result, text);
 	free(text);

@@ -71,7 +71,7 @@ bool Instructions(lldb::SBDebugger &dbg, const Command &cmd,
 
 			if (hwt_history_get(h, i, &it, &err))
 				break;
-			n = hwt_format_item(s->Image(), tid.c_str(), &it, tsv,
+			n = hwt_format_item(s->Image(t), tid.c_str(), &it, tsv,
 					    line, sizeof(line));
 			text.append(line, n < 0 ? sizeof(line) - 1 : (size_t)n);
 			text += '\n';
@@ -107,7 +107,7 @@ bool Calls(lldb::SBDebugger &dbg, const Command &cmd, const Args &args,
 		// An empty history (nothing decodable) has no calls.
 		if (!hwt_history_count(h))
 			continue;
-		if (hwt_calls_build(h, s->Image(), 0, 0, &calls, &err))
+		if (hwt_calls_build(h, s->Image(t), 0, 0, &calls, &err))
 			break;
 		for (size_t i = 0; i < hwt_calls_count(calls); i++) {
 			int n = hwt_format_call(tid.c_str(), i + 1,

@@ -65,7 +65,7 @@ std::string ShowPosition(lldb::SBDebugger &dbg, Session &s, size_t t,
 		 PRIu64 "\n", s.ThreadName(t).c_str(), pos,
 		 hwt_history_count(h));
 	text += line;
-	bool known = hwt_image_symbolize(s.Image(), it.addr, &sym) == 0;
+	bool known = hwt_image_symbolize(s.Image(t), it.addr, &sym) == 0;
 	snprintf(line, sizeof(line), "frame #0: 0x%016" PRIx64 " %s`%s",
 		 it.addr, known && sym.module ? BaseName(sym.module) : "???",
 		 known && sym.function ? sym.function : "???");

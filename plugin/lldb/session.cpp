@@ -25,7 +25,7 @@ Session::~Session()
 		hwt_cursor_free(c);
 	for (hwt_history *h : histories_)
 		hwt_history_free(h);
-	hwt_image_free(image_);
+	hwt_bundle_images_free(images_);
 	hwt_bundle_free(bundle_);
 	// After the handles: the image maps the module copies in it.
 	if (!tmpdir_.empty())
@@ -34,17 +34,27 @@ Session::~Session()
 
 int Session::Open(const char *path, hwt_err *err)
 {
+	hwt_image *program;
 	int rc;
 
 	if ((rc = hwt_bundle_read(path, &bundle_, err)) ||
-	    (rc = hwt_image_new(&image_, err)))
+	    (rc = hwt_bundle_images_new(bundle_, &images_, err)))
 		return rc;
 	path_ = path;
 	histories_.assign(bundle_->nthreads, nullptr);
 	cursors_.assign(bundle_->nthreads, nullptr);
 	// A module that cannot be mapped fails the load, as in `hwtrace
 	// dump`: a history read without its code would mislead.
-	return hwt_image_add_bundle(image_, bundle_, err);
+	return hwt_bundle_images_program(images_, &program, err);
+}
+
+hwt_image *Session::Image(size_t i) const
+{
+	hwt_image *img;
+	hwt_err err = {};
+
+	hwt_bundle_images_thread(images_, i, &img, &err);
+	return img;
 }
 
 std::string Session::ThreadName(size_t i) const
@@ -66,8 +76,11 @@ int Session::History(size_t i, hwt_history **out, hwt_err *err)
 {
 	int rc;
 
+	hwt_image *img;
+
 	if (!histories_[i] &&
-	    (rc = hwt_history_open(bundle_, i, image_, &histories_[i], err))) {
+	    ((rc = hwt_bundle_images_thread(images_, i, &img, err)) ||
+	     (rc = hwt_history_open(bundle_, i, img, &histories_[i], err)))) {
 		histories_[i] = nullptr;
 		return hwt_err_prefix(err, "thread %s: ",
 				      ThreadName(i).c_str()), rc;
@@ -84,7 +97,7 @@ int Session::Cursor(size_t i, hwt_cursor **out, hwt_err *err)
 	if (!cursors_[i]) {
 		if ((rc = History(i, &h, err)))
 			return rc;
-		if ((rc = hwt_cursor_new(h, image_, &cursors_[i], err))) {
+		if ((rc = hwt_cursor_new(h, Image(i), &cursors_[i], err))) {
 			cursors_[i] = nullptr;
 			return rc;
 		}

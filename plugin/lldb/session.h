@@ -26,7 +26,10 @@ public:
 	// Read the bundle at path and map its code; 0 or a negative errno.
 	int Open(const char *path, hwt_err *err);
 	const hwt_bundle *Bundle() const { return bundle_; }
-	hwt_image *Image() const { return image_; }
+	// The code thread i's history decodes with: its process's (made when
+	// first asked for: History(i) says when it cannot be).
+	hwt_image *Image(size_t i) const;
+	hwt_bundle_images *Images() const { return images_; }
 	const std::string &Path() const { return path_; }
 	// How thread i is shown: its tid, or a CoreSight trace ID in hex.
 	std::string ThreadName(size_t i) const;
@@ -53,7 +56,7 @@ public:
 
 private:
 	hwt_bundle *bundle_ = nullptr;
-	hwt_image *image_ = nullptr;
+	hwt_bundle_images *images_ = nullptr;
 	std::string path_;
 	std::vector<hwt_history *> histories_;
 	std::vector<hwt_cursor *> cursors_;

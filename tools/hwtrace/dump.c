@@ -267,7 +267,7 @@ int cmd_dump(int argc, char **argv)
 {
 	struct dump_args a = { 0 };
 	struct hwt_bundle *b = NULL;
-	struct hwt_image *img = NULL;
+	struct hwt_bundle_images *ims = NULL;
 	struct hwt_err err = { 0 };
 	bool found = false;
 	int rc;
@@ -275,11 +275,11 @@ int cmd_dump(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc;
 	if ((rc = hwt_bundle_read(a.path, &b, &err)) ||
-	    (rc = hwt_image_new(&img, &err)) ||
-	    (rc = hwt_image_add_bundle(img, b, &err)))
+	    (rc = hwt_bundle_images_new(b, &ims, &err)))
 		goto out;
 	for (size_t t = 0; t < b->nthreads && !rc; t++) {
 		struct hwt_history *h;
+		struct hwt_image *img;
 		int64_t tid = b->threads[t].tid;
 		char name[32];
 
@@ -287,6 +287,8 @@ int cmd_dump(int argc, char **argv)
 			continue;
 		found = true;
 		hwt_bundle_thread_name(b, t, name, sizeof(name));
+		if ((rc = hwt_bundle_images_thread(ims, t, &img, &err)))
+			break;
 		if ((rc = hwt_history_open(b, t, img, &h, &err))) {
 			hwt_err_prefix(&err, "thread %s: ", name);
 			break;
@@ -314,7 +316,7 @@ int cmd_dump(int argc, char **argv)
 				 "%s has no thread %" PRId64, a.path, a.tid);
 out:
 	fflush(stdout);
-	hwt_image_free(img);
+	hwt_bundle_images_free(ims);
 	hwt_bundle_free(b);
 	return rc ? cli_fail(&err) : 0;
 }

@@ -175,7 +175,7 @@ static int check_x86(const struct hwt_bundle *b, const char *path,
 }
 
 static int export_thread(const struct hwt_bundle *b, size_t t,
-			 struct hwt_image *img, const char *staging,
+			 struct hwt_bundle_images *ims, const char *staging,
 			 struct hwt_bundle_thread *ot, struct hwt_err *err)
 {
 	struct cli_progress pr;
@@ -186,13 +186,17 @@ static int export_thread(const struct hwt_bundle *b, size_t t,
 	size_t size = 0;
 	int rc;
 
+	struct hwt_image *img;
+
 	ot->tid = b->threads[t].tid;
+	ot->process = b->threads[t].process;
 	if (asprintf(&ot->trace_file, "threads/%" PRId64 ".intelpt",
 		     ot->tid) < 0) {
 		ot->trace_file = NULL;
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
-	if ((rc = hwt_history_open(b, t, img, &h, err))) {
+	if ((rc = hwt_bundle_images_thread(ims, t, &img, err)) ||
+	    (rc = hwt_history_open(b, t, img, &h, err))) {
 		hwt_err_prefix(err, "thread %" PRId64 ": ", ot->tid);
 		return rc;
 	}
@@ -223,6 +227,7 @@ static int export_module(const struct hwt_bundle *b,
 	int rc;
 
 	om->load_address = m->load_address;
+	om->process = m->process;
 	om->system_path = strdup(m->system_path);
 	om->uuid = m->uuid ? strdup(m->uuid) : NULL;
 	while (*sp == '/')
@@ -251,24 +256,37 @@ out:
 static int export_lldb(const struct hwt_bundle *b,
 		       const struct export_args *a, struct hwt_err *err)
 {
-	struct hwt_image *img = NULL;
+	struct hwt_bundle_images *ims = NULL;
+	struct hwt_image *img;
 	struct hwt_bundle *o;
 	char *staging = NULL;
 	int rc;
 
 	if ((rc = check_x86(b, a->path, err)))
 		return rc;
+	/* Per-cpu traces are split into threads by the context switches of
+	 * one process. */
+	if (a->per_cpu && hwt_bundle_nprocesses(b) > 1)
+		return hwt_err_set(err, ENOTSUP, "%s holds %zu processes (the "
+				   "program and the children it forked); "
+				   "--per-cpu exports one: export without it",
+				   a->path, hwt_bundle_nprocesses(b));
 	o = calloc(1, sizeof(*o));
 	if (!o || !(o->type = strdup(HWT_BUNDLE_TYPE_PT)) ||
 	    !(o->threads = calloc(b->nthreads + 1, sizeof(*o->threads))) ||
-	    !(o->modules = calloc(b->nmodules + 1, sizeof(*o->modules)))) {
+	    !(o->modules = calloc(b->nmodules + 1, sizeof(*o->modules))) ||
+	    !(o->processes = calloc(hwt_bundle_nprocesses(b),
+				    sizeof(*o->processes)))) {
 		hwt_bundle_free(o);
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
 	o->cpu = export_cpu;
 	o->pid = b->pid;
-	if ((rc = hwt_image_new(&img, err)) ||
-	    (rc = hwt_image_add_bundle(img, b, err)) ||
+	o->nprocesses = hwt_bundle_nprocesses(b);
+	for (size_t p = 0; p < o->nprocesses; p++)
+		o->processes[p].pid = hwt_bundle_process_pid(b, p);
+	if ((rc = hwt_bundle_images_new(b, &ims, err)) ||
+	    (rc = hwt_bundle_images_program(ims, &img, err)) ||
 	    (rc = hwt_bundle_stage_begin(a->out, &staging, err)))
 		goto out;
 	cli_pending_dir(staging);
@@ -279,7 +297,7 @@ static int export_lldb(const struct hwt_bundle *b,
 				    staging, o, err);
 	for (size_t t = 0; !a->per_cpu && t < b->nthreads && !rc;
 	     t++, o->nthreads++)
-		rc = export_thread(b, t, img, staging, &o->threads[t], err);
+		rc = export_thread(b, t, ims, staging, &o->threads[t], err);
 	for (size_t i = 0; i < b->nmodules && !rc; i++, o->nmodules++)
 		rc = export_module(b, &b->modules[i], staging, &o->modules[i],
 				   err);
@@ -290,7 +308,7 @@ static int export_lldb(const struct hwt_bundle *b,
 		hwt_bundle_stage_abort(staging);
 out:
 	free(staging);
-	hwt_image_free(img);
+	hwt_bundle_images_free(ims);
 	hwt_bundle_free(o);
 	return rc;
 }

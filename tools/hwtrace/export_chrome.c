@@ -155,7 +155,8 @@ static int thread_events(const struct hwt_bundle *b, size_t t,
 			 const struct flame *f, const struct clock *k,
 			 json_object *arr)
 {
-	int64_t pid = b->pid, tid = b->threads[t].tid;
+	int64_t pid = hwt_bundle_process_pid(b, b->threads[t].process);
+	int64_t tid = b->threads[t].tid;
 	char name[64], label[96];
 	int rc;
 
@@ -188,7 +189,7 @@ int export_chrome(const struct hwt_bundle *b, const char *path,
 {
 	json_object *root = json_object_new_object(), *arr = json_object_new_array();
 	json_object *other = json_object_new_object();
-	struct hwt_image *img = NULL;
+	struct hwt_bundle_images *ims = NULL;
 	struct flame_set th = { 0 };
 	struct clock k = { .b = b, .async_is_signal =
 			   !strcmp(b->type, HWT_BUNDLE_TYPE_SW) };
@@ -207,9 +208,8 @@ int export_chrome(const struct hwt_bundle *b, const char *path,
 	json_object_object_add(root, "traceEvents", arr);
 	json_object_object_add(root, "otherData", other);
 	snprintf(pname, sizeof(pname), "process %" PRId64, b->pid);
-	if ((rc = hwt_image_new(&img, err)) ||
-	    (rc = hwt_image_add_bundle(img, b, err)) ||
-	    (rc = flame_set_build(b, img, win, &th, err)))
+	if ((rc = hwt_bundle_images_new(b, &ims, err)) ||
+	    (rc = flame_set_build(b, ims, win, &th, err)))
 		goto out;
 	/* One clock for every track: trace time only if all that have
 	 * activations have it. */
@@ -220,6 +220,13 @@ int export_chrome(const struct hwt_bundle *b, const char *path,
 	}
 	k.tsc &= framed;
 	rc = name_event(arr, "process_name", b->pid, b->pid, pname);
+	for (size_t p = 1; p < hwt_bundle_nprocesses(b) && !rc; p++) {
+		int64_t pid = hwt_bundle_process_pid(b, p);
+
+		snprintf(pname, sizeof(pname), "process %" PRId64 " (forked)",
+			 pid);
+		rc = name_event(arr, "process_name", pid, pid, pname);
+	}
 	for (size_t t = 0; t < th.n && !rc; t++)
 		rc = thread_events(b, th.thread[t], &th.f[t], &k, arr);
 	if (rc) {
@@ -235,7 +242,7 @@ int export_chrome(const struct hwt_bundle *b, const char *path,
 		 : hwt_err_set(err, ENOMEM, "out of memory");
 out:
 	flame_set_free(&th);
-	hwt_image_free(img);
+	hwt_bundle_images_free(ims);
 	json_object_put(root);
 	return rc;
 }

@@ -180,16 +180,15 @@ int export_svg(const struct hwt_bundle *b, const char *path,
 	       const struct cli_window *win, const char *out_path,
 	       struct hwt_err *err)
 {
-	struct hwt_image *img = NULL;
+	struct hwt_bundle_images *ims = NULL;
 	struct flame_set set = { 0 };
 	struct out o = { 0 };
 	uint64_t longest = 1;
 	double height = SVG_MARGIN + 28, y, scale;
 	int rc;
 
-	if ((rc = hwt_image_new(&img, err)) ||
-	    (rc = hwt_image_add_bundle(img, b, err)) ||
-	    (rc = flame_set_build(b, img, win, &set, err)))
+	if ((rc = hwt_bundle_images_new(b, &ims, err)) ||
+	    (rc = flame_set_build(b, ims, win, &set, err)))
 		goto out;
 	for (size_t t = 0; t < set.n; t++) {
 		height += band_height(&set.f[t]) + SVG_BAND_GAP;
@@ -221,6 +220,6 @@ int export_svg(const struct hwt_bundle *b, const char *path,
 out:
 	hwt_bytes_free(&o.b);
 	flame_set_free(&set);
-	hwt_image_free(img);
+	hwt_bundle_images_free(ims);
 	return rc;
 }

@@ -154,7 +154,7 @@ void flame_set_free(struct flame_set *th)
 	free(th->thread);
 }
 
-int flame_set_build(const struct hwt_bundle *b, struct hwt_image *img,
+int flame_set_build(const struct hwt_bundle *b, struct hwt_bundle_images *ims,
 		    const struct cli_window *win, struct flame_set *th,
 		    struct hwt_err *err)
 {
@@ -172,11 +172,13 @@ int flame_set_build(const struct hwt_bundle *b, struct hwt_image *img,
 			   true);
 	for (size_t t = 0; t < b->nthreads && !rc; t++) {
 		struct hwt_history *h;
+		struct hwt_image *img;
 		uint64_t first, last;
 
 		cli_progress_step(&pr, t);
 		hwt_bundle_thread_name(b, t, name, sizeof(name));
-		if ((rc = hwt_history_open(b, t, img, &h, err))) {
+		if ((rc = hwt_bundle_images_thread(ims, t, &img, err)) ||
+		    (rc = hwt_history_open(b, t, img, &h, err))) {
 			hwt_err_prefix(err, "thread %s: ", name);
 			break;
 		}

@@ -64,7 +64,8 @@ struct flame_set {
 };
 
 struct cli_window;
-int flame_set_build(const struct hwt_bundle *b, struct hwt_image *img,
+/* Each thread decodes with its process's image from ims. */
+int flame_set_build(const struct hwt_bundle *b, struct hwt_bundle_images *ims,
 		    const struct cli_window *win, struct flame_set *set,
 		    struct hwt_err *err);
 void flame_set_free(struct flame_set *set);

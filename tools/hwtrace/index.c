@@ -87,7 +87,7 @@ static int keep_one(const struct hwt_bundle *b, size_t i,
 int cmd_index(int argc, char **argv)
 {
 	struct hwt_bundle *b = NULL;
-	struct hwt_image *img = NULL;
+	struct hwt_bundle_images *ims = NULL;
 	struct hwt_err err = { 0 };
 	int rc;
 
@@ -98,11 +98,14 @@ int cmd_index(int argc, char **argv)
 	if (argc != 2)
 		return cli_usage_error("index", "expected exactly one bundle");
 	if (!(rc = hwt_bundle_read(argv[1], &b, &err)) &&
-	    !(rc = hwt_image_new(&img, &err)) &&
-	    !(rc = hwt_image_add_bundle(img, b, &err)))
-		for (size_t i = 0; i < b->nthreads && !rc; i++)
-			rc = keep_one(b, i, img, &err);
-	hwt_image_free(img);
+	    !(rc = hwt_bundle_images_new(b, &ims, &err)))
+		for (size_t i = 0; i < b->nthreads && !rc; i++) {
+			struct hwt_image *img;
+
+			if (!(rc = hwt_bundle_images_thread(ims, i, &img, &err)))
+				rc = keep_one(b, i, img, &err);
+		}
+	hwt_bundle_images_free(ims);
 	hwt_bundle_free(b);
 	return rc ? cli_fail(&err) : 0;
 }

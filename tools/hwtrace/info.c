@@ -19,7 +19,7 @@ static const char info_usage[] =
 int cmd_info(int argc, char **argv)
 {
 	struct hwt_bundle *b = NULL;
-	struct hwt_image *img = NULL;
+	struct hwt_bundle_images *ims = NULL;
 	struct hwt_err err = { 0 };
 	char *text = NULL;
 	int rc;
@@ -31,12 +31,11 @@ int cmd_info(int argc, char **argv)
 	if (argc != 2)
 		return cli_usage_error("info", "expected exactly one bundle");
 	if (!(rc = hwt_bundle_read(argv[1], &b, &err)) &&
-	    !(rc = hwt_image_new(&img, &err)) &&
-	    !(rc = hwt_image_add_bundle(img, b, &err)) &&
-	    !(rc = hwt_bundle_describe(b, img, &text, &err)))
+	    !(rc = hwt_bundle_images_new(b, &ims, &err)) &&
+	    !(rc = hwt_bundle_describe(b, ims, &text, &err)))
 		fputs(text, stdout);
 	free(text);
-	hwt_image_free(img);
+	hwt_bundle_images_free(ims);
 	hwt_bundle_free(b);
 	return rc ? cli_fail(&err) : 0;
 }

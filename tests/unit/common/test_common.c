@@ -383,6 +383,108 @@ static void test_bundle(void)
 	free(good);
 }
 
+/* A followed child's threads and modules are a process of their own:
+ * written grouped by process, the program's first, and read back each
+ * naming its process; a pid given twice or a process without threads is
+ * refused. */
+static int write_processes(const char *dir, size_t nprocesses)
+{
+	static const uint8_t trace[16] = { 1 };
+	/* Threads and modules of the two processes interleaved: the writer
+	 * groups them. */
+	struct hwt_bundle_thread th[3] = {
+		{ .tid = 51, .trace_file = "threads/51.hwtsw", .trace_size = 16,
+		  .process = 1 },
+		{ .tid = 50, .trace_file = "threads/50.hwtsw", .trace_size = 16 },
+		{ .tid = 52, .trace_file = "threads/52.hwtsw", .trace_size = 16,
+		  .process = 1 },
+	};
+	struct hwt_bundle_module mod[3] = {
+		{ .system_path = "/usr/bin/true", .load_address = 0x108000,
+		  .process = 1 },
+		{ .system_path = "/usr/bin/make", .load_address = 0x108000 },
+		{ .system_path = "/usr/lib/libc.so.6", .load_address = 0x4847000,
+		  .process = 1 },
+	};
+	struct hwt_bundle_process procs[3] = { { .pid = 50 }, { .pid = 51 },
+					       { .pid = 53 } };
+	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_SW, .pid = 50,
+		.processes = procs, .nprocesses = nprocesses, .threads = th,
+		.nthreads = 3, .modules = mod, .nmodules = 3 };
+	struct hwt_err err = { 0 };
+	char *staging;
+	int rc;
+
+	strcpy(b.cpu.vendor, "AuthenticAMD");
+	if ((rc = hwt_bundle_stage_begin(dir, &staging, &err)))
+		return rc;
+	for (size_t i = 0; !rc && i < 3; i++)
+		rc = hwt_bundle_stage_write(staging, th[i].trace_file, trace,
+					    sizeof(trace), &err);
+	if (!rc)
+		rc = hwt_bundle_stage_commit(staging, dir, &b, &err);
+	if (rc)
+		hwt_bundle_stage_abort(staging);
+	free(staging);
+	return rc;
+}
+
+static void test_bundle_processes(void)
+{
+	struct hwt_bundle *b = NULL;
+	struct hwt_err err = { 0 };
+	char *p = path_in("procs");
+	int rc = write_processes(p, 2);
+
+	if (!rc)
+		rc = hwt_bundle_read(p, &b, &err);
+	CHECK("two processes written grouped and read back",
+	      rc == 0 && b->pid == 50 && hwt_bundle_nprocesses(b) == 2 &&
+	      hwt_bundle_process_pid(b, 0) == 50 &&
+	      hwt_bundle_process_pid(b, 1) == 51 && b->nthreads == 3 &&
+	      b->threads[0].tid == 50 && b->threads[0].process == 0 &&
+	      b->threads[1].tid == 51 && b->threads[1].process == 1 &&
+	      b->threads[2].tid == 52 && b->threads[2].process == 1 &&
+	      b->nmodules == 3 &&
+	      !strcmp(b->modules[0].system_path, "/usr/bin/make") &&
+	      b->modules[0].process == 0 &&
+	      !strcmp(b->modules[1].system_path, "/usr/bin/true") &&
+	      b->modules[1].process == 1 && b->modules[2].process == 1,
+	      "rc %d: %s", rc, err.msg);
+	hwt_bundle_free(b);
+	b = NULL;
+	/* A bundle without processes[] of its own model is one process. */
+	free(p);
+	p = path_in("good");
+	rc = hwt_bundle_read(p, &b, &err);
+	CHECK("a bundle of one process",
+	      rc == 0 && hwt_bundle_nprocesses(b) == 1 &&
+	      hwt_bundle_process_pid(b, 0) == 42 && b->threads[0].process == 0,
+	      "rc %d: %s", rc, err.msg);
+	hwt_bundle_free(b);
+	free(p);
+
+	p = path_in("procs-twice");
+	write_processes(p, 2);
+	replace_json(p, "\"pid\": 51", "\"pid\": 50");
+	expect_bad("a process's pid given twice", p,
+		   "field 'processes[1].pid' names a process twice");
+	free(p);
+
+	p = path_in("procs-nothreads");
+	write_processes(p, 2);
+	replace_json(p, "\"tid\": 51", "\"tid\": 0");
+	expect_bad("a child's thread is checked with its path", p,
+		   "processes[1].threads[0].tid");
+	free(p);
+
+	p = path_in("procs-empty");
+	write_processes(p, 3);
+	expect_bad("a process without threads", p,
+		   "processes[2].threads' must be an array of 1 to 4096");
+	free(p);
+}
+
 /* Unsigned fields of our own bundles and LLDB's timeZero keep every value
  * of the uint64 range through write and read; values they cannot hold
  * are errors naming the field. */
@@ -617,6 +719,7 @@ int main(void)
 	RUN(test_parse);
 	RUN(test_json);
 	RUN(test_bundle);
+	RUN(test_bundle_processes);
 	RUN(test_bundle_big);
 	RUN(test_write_per_cpu);
 	RUN(test_trace_zstd);

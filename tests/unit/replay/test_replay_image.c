@@ -760,6 +760,73 @@ static void test_bundle(const char *dir)
 	hwt_image_free(img);
 }
 
+/* Each process of a bundle decodes with its own modules; one that lists
+ * none with the program's; only the program's has the core. A file two
+ * processes map at one address has its symbols read once. */
+static void test_bundle_processes(const char *dir)
+{
+	const uint64_t delta = 0x40000000000ull;
+	struct hwt_bundle_module mods[] = {
+		{ .system_path = "/proc/self/exe", .load_address = self_load },
+		{ .system_path = "/proc/self/exe",
+		  .load_address = self_load + delta, .process = 1 },
+		{ .system_path = "/proc/self/exe", .load_address = self_load,
+		  .process = 3 },
+	};
+	struct hwt_bundle_thread th[] = {
+		{ .tid = 10 }, { .tid = 11, .process = 1 },
+		{ .tid = 12, .process = 2 }, { .tid = 13, .process = 3 },
+	};
+	struct hwt_bundle_process procs[] = {
+		{ .pid = 10 }, { .pid = 11 }, { .pid = 12 }, { .pid = 13 },
+	};
+	struct hwt_bundle b = { .dir = (char *)dir, .pid = 10,
+				.processes = procs, .nprocesses = 4,
+				.threads = th, .nthreads = 4, .modules = mods,
+				.nmodules = 3, .core = "core" };
+	uint64_t fn = addr_of((const void *)probe_fn);
+	struct hwt_bundle_images *ims;
+	struct hwt_image *img[4] = { 0 };
+	struct hwt_symbol s0 = { 0 }, s3 = { 0 };
+	struct hwt_err err = { 0 };
+	uint8_t buf[4];
+	int rc = hwt_bundle_images_new(&b, &ims, &err);
+
+	for (size_t t = 0; rc == 0 && t < 4; t++)
+		rc = hwt_bundle_images_thread(ims, t, &img[t], &err);
+	CHECK("an image per process", rc == 0 && img[0] && img[1] &&
+	      img[1] != img[0] && img[2] != img[0] && img[3] != img[1],
+	      "rc %d: %s", rc, err.msg);
+	if (rc) {
+		hwt_bundle_images_free(ims);
+		return;
+	}
+	CHECK("the program's image: its module and the core",
+	      hwt_image_read(img[0], fn, buf, 4) == 4 &&
+	      hwt_image_read(img[0], fn + delta, buf, 4) == 0 &&
+	      hwt_image_read(img[0], 0x7000000, buf, 4) == 4,
+	      "module or core missing");
+	CHECK("a child's image: its own modules, not the program's core",
+	      hwt_image_read(img[1], fn + delta, buf, 4) == 4 &&
+	      hwt_image_read(img[1], fn, buf, 4) == 0 &&
+	      hwt_image_read(img[1], 0x7000000, buf, 4) == 0,
+	      "the program's modules or core in a child's image");
+	CHECK("a child that lists no modules: the program's, not its core",
+	      hwt_image_read(img[2], fn, buf, 4) == 4 &&
+	      hwt_image_read(img[2], 0x7000000, buf, 4) == 0,
+	      "wrong modules");
+	rc = hwt_image_symbolize(img[3], fn, &s3);
+	rc |= hwt_image_symbolize(img[0], fn, &s0);
+	CHECK("a file two processes map at one address: one symbol table",
+	      rc == 0 && s0.function && !strcmp(s0.function, "probe_fn") &&
+	      s3.function == s0.function,
+	      "rc %d: %s %p %p", rc, s0.function ? s0.function : "(null)",
+	      (const void *)s0.function, (const void *)s3.function);
+	rc = hwt_bundle_images_thread(ims, 4, &img[0], &err);
+	CHECK("no such thread", rc == -EINVAL && !img[0], "rc %d", rc);
+	hwt_bundle_images_free(ims);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/hwt-test-image-XXXXXX";
@@ -779,6 +846,7 @@ int main(void)
 	RUN(test_core, dir);
 	RUN(test_errors, dir);
 	RUN(test_bundle, dir);
+	RUN(test_bundle_processes, dir);
 	RUN(test_debug_cache, dir);
 	RUN(test_aranges, dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
