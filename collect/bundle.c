@@ -3,9 +3,15 @@
  * written, for `hwtrace record` and hwt-server's qHwtSave alike. The
  * bundle type follows the backend's trace format. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <libelf.h>
 
 #include "backend.h"
 #include "hwt-collect.h"
@@ -66,6 +72,23 @@ static int stage_trace(const char *staging, const struct hwt_collect_thread *t,
 	return rc;
 }
 
+/* The index in b->processes of process pid (0: the program), added
+ * when add; SIZE_MAX when absent. */
+static size_t process_of(struct hwt_bundle *b, pid_t pid, bool add)
+{
+	if (pid == 0)
+		return 0;
+	for (size_t p = 1; p < b->nprocesses; p++)
+		if (b->processes[p].pid == pid)
+			return p;
+	if (!add)
+		return SIZE_MAX;
+	b->processes[b->nprocesses].pid = pid;
+	return b->nprocesses++;
+}
+
+/* Each thread in its process: the program's, or a followed child's
+ * (which then has its own modules, stage_modules). */
 static int stage_threads(const char *staging,
 			 const struct hwt_collect_thread *t, size_t n,
 			 struct hwt_bundle *b, struct hwt_err *err)
@@ -85,8 +108,11 @@ static int stage_threads(const char *staging,
 				   "--backend");
 	b->type = (char *)kinds[f].type;
 	b->threads = calloc(n ? n : 1, sizeof(*b->threads));
-	if (!b->threads)
+	b->processes = calloc(n + 1, sizeof(*b->processes));
+	if (!b->threads || !b->processes)
 		return hwt_err_set(err, ENOMEM, "out of memory");
+	b->processes[0].pid = b->pid;
+	b->nprocesses = 1;
 	for (size_t i = 0; i < n; i++) {
 		struct hwt_bundle_thread *bt = &b->threads[b->nthreads];
 		int rc;
@@ -102,6 +128,7 @@ static int stage_threads(const char *staging,
 		}
 		b->nthreads++;
 		bt->tid = t[i].tid;
+		bt->process = process_of(b, t[i].pid, true);
 		bt->lost_bytes = t[i].lost_bytes;
 		bt->lost_insns = t[i].lost_insns;
 		bt->insn_total = t[i].insn_total;
@@ -114,47 +141,122 @@ static int stage_threads(const char *staging,
 	return 0;
 }
 
-/* Each file once, under modules/ by its system path minus the root; a
- * file gone since it was mapped keeps its path only. */
+/* Bytes from path's load address that its loaded segments (PT_LOAD)
+ * span; 1 when that cannot be read. */
+static uint64_t extent(const char *path)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = NULL;
+	size_t n;
+
+	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE ||
+	    !(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) ||
+	    elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n))
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if ((ph.p_vaddr & ~(uint64_t)4095) < lo)
+			lo = ph.p_vaddr & ~(uint64_t)4095;
+		if (ph.p_vaddr + ph.p_memsz > hi)
+			hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return hi > lo ? hi - lo : 1;
+}
+
+/* Whether a later module of the same process lies over m[i]: a list
+ * holds what a process mapped over its life, and after an exec (or a
+ * dlclose) other files lie where earlier ones were. One list cannot say
+ * which held at a point of the history, so the earlier gives way and
+ * its code reads as unknown, never as the other file's. ext[] caches
+ * each module's extent (0: not read yet). */
+static bool overlaid(const struct hwt_collect_module *m, size_t n, size_t i,
+		     uint64_t *ext)
+{
+	for (size_t j = i + 1; j < n; j++) {
+		if (m[j].pid != m[i].pid || (m[j].load_address ==
+		     m[i].load_address && !strcmp(m[j].path, m[i].path)))
+			continue;
+		if (!ext[i])
+			ext[i] = extent(m[i].path);
+		if (!ext[j])
+			ext[j] = extent(m[j].path);
+		if (m[j].load_address < m[i].load_address + ext[i] &&
+		    m[i].load_address < m[j].load_address + ext[j])
+			return true;
+	}
+	return false;
+}
+
+/* Module m of process proc into b: each file once, under modules/ by its
+ * system path minus the root; a file gone since it was mapped keeps its
+ * path only. */
+static int stage_module(const char *staging, const struct hwt_collect_module *m,
+			size_t proc, bool copy, struct hwt_bundle *b,
+			struct hwt_err *err)
+{
+	struct hwt_bundle_module *bm = &b->modules[b->nmodules];
+	const char *rel = m->path;
+
+	bm->process = proc;
+	bm->system_path = strdup(m->path);
+	bm->uuid = m->build_id ? strdup(m->build_id) : NULL;
+	bm->load_address = m->load_address;
+	if (!bm->system_path || (m->build_id && !bm->uuid))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	b->nmodules++;
+	/* The same file mapped twice (dlopen again, another process) is
+	 * copied once. */
+	for (size_t j = 0; j + 1 < b->nmodules && !bm->file; j++)
+		if (!strcmp(b->modules[j].system_path, bm->system_path) &&
+		    b->modules[j].file &&
+		    !(bm->file = strdup(b->modules[j].file)))
+			return hwt_err_set(err, ENOMEM, "out of memory");
+	if (!copy || bm->file || rel[0] != '/')
+		return 0;
+	while (*rel == '/')
+		rel++;
+	if (asprintf(&bm->file, "modules/%s", rel) < 0) {
+		bm->file = NULL;
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	if (hwt_bundle_stage_copy(staging, bm->file, bm->system_path, err)) {
+		free(bm->file);
+		bm->file = NULL;
+		hwt_err_clear(err);
+	}
+	return 0;
+}
+
+/* Every process's modules but those a later one overlaid. A process
+ * none of whose threads is in the bundle needs none. */
 static int stage_modules(const char *staging,
 			 const struct hwt_collect_module *m, size_t n,
 			 bool copy, struct hwt_bundle *b, struct hwt_err *err)
 {
-	b->modules = calloc(n ? n : 1, sizeof(*b->modules));
-	if (!b->modules)
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		struct hwt_bundle_module *bm = &b->modules[b->nmodules];
-		const char *rel = m[i].path;
+	uint64_t *ext = calloc(n + 1, sizeof(*ext));
+	int rc = 0;
 
-		bm->system_path = strdup(m[i].path);
-		bm->uuid = m[i].build_id ? strdup(m[i].build_id) : NULL;
-		bm->load_address = m[i].load_address;
-		if (!bm->system_path || (m[i].build_id && !bm->uuid))
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		b->nmodules++;
-		/* The same file mapped twice (dlopen again) is copied once. */
-		for (size_t j = 0; j + 1 < b->nmodules && !bm->file; j++)
-			if (!strcmp(b->modules[j].system_path, bm->system_path) &&
-			    b->modules[j].file &&
-			    !(bm->file = strdup(b->modules[j].file)))
-				return hwt_err_set(err, ENOMEM, "out of memory");
-		if (!copy || bm->file || rel[0] != '/')
-			continue;
-		while (*rel == '/')
-			rel++;
-		if (asprintf(&bm->file, "modules/%s", rel) < 0) {
-			bm->file = NULL;
-			return hwt_err_set(err, ENOMEM, "out of memory");
-		}
-		if (hwt_bundle_stage_copy(staging, bm->file, bm->system_path,
-					  err)) {
-			free(bm->file);
-			bm->file = NULL;
-			hwt_err_clear(err);
-		}
+	b->modules = calloc(n ? n : 1, sizeof(*b->modules));
+	if (!b->modules || !ext) {
+		free(ext);
+		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
-	return 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		size_t proc = process_of(b, m[i].pid, false);
+
+		if (proc != SIZE_MAX && !overlaid(m, n, i, ext))
+			rc = stage_module(staging, &m[i], proc, copy, b, err);
+	}
+	free(ext);
+	return rc;
 }
 
 /* The registers and memory of the past, where the backend keeps them
@@ -211,9 +313,11 @@ void hwt_collect_stage_free(struct hwt_bundle *b)
 		free(b->modules[i].file);
 		free(b->modules[i].uuid);
 	}
+	free(b->processes);
 	free(b->threads);
 	free(b->modules);
+	b->processes = NULL;
 	b->threads = NULL;
 	b->modules = NULL;
-	b->nthreads = b->nmodules = 0;
+	b->nprocesses = b->nthreads = b->nmodules = 0;
 }

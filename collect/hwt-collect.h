@@ -124,6 +124,7 @@ enum hwt_collect_format {
 /* One thread's trace, oldest chunk first. */
 struct hwt_collect_thread {
 	pid_t tid;
+	pid_t pid;                /* a followed child's pid; 0: the program */
 	enum hwt_collect_format format;
 	const uint8_t *trace;     /* in that format */
 	size_t trace_size;
@@ -148,6 +149,7 @@ struct hwt_collect_module {
 	 * return trampoline): needed to decode the history, but no module
 	 * of the program's, so not in a debugger's library list. */
 	bool recorder;
+	pid_t pid;                /* a followed child's pid; 0: the program */
 };
 
 struct hwt_collect_end {

@@ -504,6 +504,10 @@ static size_t vg_modules(struct hwt_collector *base,
 {
 	struct vg_collector *c = vg_of(base);
 
+	if (c->modules) {
+		*modules = c->modules;
+		return c->nmodules;
+	}
 	*modules = c->rd.modules.v;
 	return c->rd.modules.n;
 }

@@ -203,8 +203,10 @@ static void log_head(struct vg_collector *c, char *out, size_t size)
 		fclose(f);
 }
 
-/* rd's threads that ran, appended to c->threads. */
-static void add_threads(struct vg_collector *c, const struct hwt_vg_reader *rd)
+/* rd's threads that ran, appended to c->threads: process pid's (0: the
+ * program's). */
+static void add_threads(struct vg_collector *c, const struct hwt_vg_reader *rd,
+			pid_t pid)
 {
 	for (size_t i = 0; i < rd->nthreads; i++) {
 		const struct hwt_vg_thread *t = &rd->threads[i];
@@ -214,6 +216,7 @@ static void add_threads(struct vg_collector *c, const struct hwt_vg_reader *rd)
 			continue;
 		c->threads[c->nthreads++] = (struct hwt_collect_thread){
 			.tid = t->tid,
+			.pid = pid,
 			.format = HWT_COLLECT_FMT_SW,
 			.trace = t->ring.sealed,
 			.trace_size = t->ring.sealed_size,
@@ -238,9 +241,9 @@ int vg_collect_threads(struct vg_collector *c, struct hwt_err *err)
 	if (!c->threads)
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	/* The program's threads, then each followed child's. */
-	add_threads(c, &c->rd);
+	add_threads(c, &c->rd, 0);
 	for (size_t k = 0; k < c->nchildren; k++)
-		add_threads(c, &c->children[k].rd);
+		add_threads(c, &c->children[k].rd, c->children[k].pid);
 	return 0;
 }
 

@@ -1100,6 +1100,28 @@ static int read_map(struct hwt_vg_reader *r, struct cursor *c,
 	return hwt_modset_add(&r->modules, path, start, off, err);
 }
 
+/* A forked child has its parent's mappings: the code it runs up to an
+ * exec is the parent's (its modules as the parent's stream has read
+ * them, at least up to the fork). */
+static int inherit_modules(struct hwt_vg_reader *r,
+			   const struct hwt_vg_reader *parent,
+			   struct hwt_err *err)
+{
+	for (size_t i = 0; i < parent->modules.n; i++) {
+		const struct hwt_collect_module *m = &parent->modules.v[i];
+		int rc = hwt_modset_add(&r->modules, m->path, m->load_address,
+					0, err);
+
+		if (rc < 0)
+			return rc;
+		for (size_t j = 0; m->recorder && j < r->modules.n; j++)
+			if (r->modules.v[j].load_address == m->load_address &&
+			    !strcmp(r->modules.v[j].path, m->path))
+				r->modules.v[j].recorder = true;
+	}
+	return 0;
+}
+
 /* A forked child's stream starts sharing the first n translations of its
  * parent's (process ppid). The parent's stream holds them by the time
  * the child's exists, but may not have been read that far yet: then the
@@ -1161,7 +1183,7 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 	}
 	parent->forks_taken++;
 	drop_if_done(parent);
-	return 0;
+	return inherit_modules(r, parent, err);
 }
 
 /* One rare record, its kind already read. */

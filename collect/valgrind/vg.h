@@ -57,6 +57,9 @@ struct vg_collector {
 	bool follow_fork;
 	struct vg_child *children;
 	size_t nchildren, children_cap;
+	/* With children: every process's modules (vg_children_finish). */
+	struct hwt_collect_module *modules;
+	size_t nmodules;
 	uint64_t end_clock;       /* children's streams ended so far */
 	struct vg_child **by_end; /* share_window: ended ones, newest */
 	size_t by_end_alloc;      /* first */
@@ -111,7 +114,7 @@ void vg_share_now(void *ctx);
 int vg_children_find(struct vg_collector *c, struct hwt_err *err);
 int vg_children_drain(struct vg_collector *c, bool *got, struct hwt_err *err);
 /* children.c: the program ended: read the children's streams to their
- * end, their modules into the program's; a damaged one is a warning. */
+ * end and list every process's modules; a damaged one is a warning. */
 int vg_children_finish(struct vg_collector *c, struct hwt_err *err);
 void vg_children_free(struct vg_collector *c);
 /* session.c: c->threads from the reader's rings (sealed or snapshots). */

@@ -625,11 +625,11 @@ def load_extent(path):
 
 
 def check_follow_fork_modules(hwtrace, programs, tmp):
-    """--follow-fork where a child maps another file at the address of one
-    of the program's (Valgrind lays every process out alike: the program's
-    first library, libhwtdemo.so, where /bin/true has libc): the program's
-    history is decoded with its own modules, and the recording says that
-    the child's are not."""
+    """--follow-fork where a child exec's a program that maps other files
+    where the program has its own (Valgrind lays every process out alike:
+    /bin/true's libc where the program has libhwtdemo.so and its libc a
+    few pages higher): each process is a process of the bundle with its
+    own modules, and each history names its own functions."""
     src, prog = os.path.join(tmp, 'clash.c'), os.path.join(tmp, 'clash')
     with open(src, 'w') as f:
         f.write(CLASH_SRC)
@@ -645,18 +645,11 @@ def check_follow_fork_modules(hwtrace, programs, tmp):
                           timeout=300)
     rc2, out, err2 = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle,
                               timeout=300)
+    rc3, calls, err3 = run_tool(hwtrace, 'dump', '--calls', '--tsv', bundle,
+                                timeout=300)
     with open(os.path.join(bundle, 'trace.json')) as f:
-        proc = json.load(f)['processes'][0]
-    pid = str(proc['pid'])
-    # Where the layouts meet depends on Valgrind's placement, not on this
-    # test: the warning is due exactly when two files overlap, each
-    # spanning its loaded segments from its load address.
-    spans = [(m['loadAddress'], m['loadAddress'] +
-              load_extent(m['systemPath']), m['systemPath'])
-             for m in proc.get('modules', [])
-             if os.path.isfile(m.get('systemPath', ''))]
-    overlap = any(a[2] != b[2] and a[0] < b[1] and b[0] < a[1]
-                  for a in spans for b in spans)
+        procs = json.load(f)['processes']
+    pid = str(procs[0]['pid'])
     seqs = entries_by_thread(out, ('main', 'hwt_demo_apply', 'twice'))
     # hwt_demo_apply(twice, 3) calls twice three times.
     report('--follow-fork, a child\'s file where the program has a library: '
@@ -666,11 +659,38 @@ def check_follow_fork_modules(hwtrace, programs, tmp):
                                       'twice'],
            f'record {rc}, dump {rc2}, {seqs.get(pid)}; '
            f'{(err + err2).strip()[-300:]}')
-    report('--follow-fork, a child\'s file where the program has a library: '
-           'the recording warns that the child\'s history may name the '
-           'wrong functions there, exactly when files overlap',
-           ('forked children mapped other files' in err) == overlap,
-           f'overlap {overlap}: {err.strip()[-300:]}')
+    paths = [sorted({m['systemPath'] for m in p.get('modules', [])})
+             for p in procs]
+    # One file per address in each process: where the exec'd program's
+    # files lie over the parent's, the parent's are left out.
+    spans = [[(m['loadAddress'], m['loadAddress'] +
+               load_extent(m['systemPath']), m['systemPath'])
+              for m in p.get('modules', [])
+              if os.path.isfile(m.get('systemPath', ''))] for p in procs]
+    overlaps = [[(a[2], b[2]) for i, a in enumerate(sp) for b in sp[i + 1:]
+                 if a[0] < b[1] and b[0] < a[1]] for sp in spans]
+    child = str(procs[-1]['pid'])
+    report('--follow-fork: the program and its child are two processes of '
+           'the bundle, each with the modules it mapped',
+           len(procs) == 2 and
+           [[t['tid'] for t in p['threads']] for p in procs] ==
+           [[int(pid)], [int(child)]] and
+           '/usr/bin/true' in paths[1] and '/usr/bin/true' not in paths[0]
+           and any(p.endswith('libhwtdemo.so') for p in paths[0]) and
+           overlaps == [[], []],
+           f'{[(p["pid"], p["threads"], q) for p, q in zip(procs, paths)]}'
+           f', overlapping {overlaps}')
+    # /bin/true ends through libc's exit, decoded with its own libc
+    # (where the program's libc lies a few pages off, every name would
+    # be another function's).
+    ended = [f[2] for f in (line.split('\t') for line in calls.splitlines())
+             if len(f) >= 5 and f[0] == child]
+    report('--follow-fork: the exec\'d child\'s history names its own '
+           'functions (libc\'s exit path, none of the program\'s '
+           'library)',
+           rc3 == 0 and ended[-2:] == ['__run_exit_handlers', '_exit'] and
+           not any(n.startswith('hwt_demo') for n in ended),
+           f'dump {rc3}: {ended[-6:]}; {err3.strip()[-300:]}')
 
 
 def check_follow_fork(hwtrace, tmp):
@@ -746,6 +766,11 @@ int main(int argc, char **argv)
 '''
 
 
+def all_threads(doc):
+    """Every thread of a bundle's trace.json, each process's in turn."""
+    return [t for p in doc['processes'] for t in p['threads']]
+
+
 def check_follow_fork_window(hwtrace, tmp):
     """--follow-fork keeps the window for all processes together: twelve
     children one after the other, each running more than the window, in
@@ -762,8 +787,7 @@ def check_follow_fork_window(hwtrace, tmp):
     try:
         with open(os.path.join(bundle, 'trace.json')) as f:
             doc = json.load(f)
-        threads = sorted(doc['processes'][0]['threads'],
-                         key=lambda t: t['tid'])
+        threads = sorted(all_threads(doc), key=lambda t: t['tid'])
     except (OSError, ValueError, KeyError, IndexError) as e:
         report('--follow-fork window: twelve children in one window', False,
                f'record {rc}: {e}; {err.strip()[-300:]}')
@@ -830,7 +854,7 @@ def check_follow_fork_whole(hwtrace, tmp):
         with open(os.path.join(bundle, 'trace.json')) as f:
             doc = json.load(f)
         main_pid = doc['processes'][0]['pid']
-        children = [t for t in doc['processes'][0]['threads']
+        children = [t for t in all_threads(doc)
                     if t['tid'] != main_pid]
     except (OSError, ValueError, KeyError, IndexError) as e:
         report('--whole --follow-fork: every child whole', False,
