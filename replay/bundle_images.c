@@ -2,11 +2,13 @@
 /* bundle_images.c - one image per process of a bundle: a followed child
  * that exec'd another program has other files where the program has its
  * own, so each process's history decodes with its own modules. Images
- * are made when a thread of theirs is first asked about, and share the
- * symbol and line tables of files they have in common (a cc1 in each
- * of a make's processes is read once). */
+ * are made when a thread of theirs is first asked about; processes with
+ * the same modules share one, and images share the files they have in
+ * common at one address (mapping, symbols, line tables). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "replay-int.h"
 
@@ -34,6 +36,51 @@ int hwt_bundle_images_new(const struct hwt_bundle *b,
 	return 0;
 }
 
+/* The process whose modules process p decodes with: its own, or the
+ * program's when it lists none. */
+static size_t modules_of(const struct hwt_bundle *b, size_t p)
+{
+	for (size_t i = 0; i < b->nmodules; i++)
+		if (b->modules[i].process == p)
+			return p;
+	return 0;
+}
+
+/* Whether processes p and q list the same files at the same addresses,
+ * in the same order. */
+static bool same_modules(const struct hwt_bundle *b, size_t p, size_t q)
+{
+	size_t i = 0, j = 0;
+
+	for (;;) {
+		while (i < b->nmodules && b->modules[i].process != p)
+			i++;
+		while (j < b->nmodules && b->modules[j].process != q)
+			j++;
+		if (i == b->nmodules || j == b->nmodules)
+			return i == b->nmodules && j == b->nmodules;
+		if (b->modules[i].load_address != b->modules[j].load_address ||
+		    strcmp(b->modules[i].system_path, b->modules[j].system_path))
+			return false;
+		i++, j++;
+	}
+}
+
+/* An image made already that process p can decode with: one of a process
+ * with the same modules (make's twenty cc1s share one). The program's
+ * holds its core and memory dumps too, so no child shares it. */
+static struct hwt_image *alike(struct hwt_bundle_images *ims, size_t p)
+{
+	const struct hwt_bundle *b = ims->b;
+	size_t mp = modules_of(b, p);
+
+	for (size_t q = p ? 1 : ims->n; q < ims->n; q++)
+		if (q != p && ims->img[q] &&
+		    same_modules(b, mp, modules_of(b, q)))
+			return ims->img[q];
+	return NULL;
+}
+
 static int process_image(struct hwt_bundle_images *ims, size_t p,
 			 struct hwt_image **img, struct hwt_err *err)
 {
@@ -43,6 +90,8 @@ static int process_image(struct hwt_bundle_images *ims, size_t p,
 	if (p >= ims->n)
 		return hwt_err_set(err, EINVAL, "no process %zu in the bundle",
 				   p);
+	if (!ims->img[p])
+		ims->img[p] = alike(ims, p);
 	if (ims->img[p]) {
 		*img = ims->img[p];
 		return 0;

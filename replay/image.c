@@ -47,6 +47,10 @@ int hwt_image_new(struct hwt_image **out, struct hwt_err *err)
 
 static void module_free(struct hwt_module *m)
 {
+	if (m->refs > 1) {
+		m->refs--;
+		return;
+	}
 	hwt_module_syms_free(m);
 	hwt_module_lines_free(m);
 	if (m->elf)
@@ -99,6 +103,7 @@ static int module_open(const char *path, struct hwt_module **out,
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
 	m->dbg_fd = m->flat_fd = -1;
+	m->refs = 1;
 	m->map_size = (size_t)st.st_size;
 	m->map = mmap(NULL, m->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
 		      fd, 0);
@@ -272,15 +277,55 @@ static int map_load_segments(struct hwt_image *img, struct hwt_module *m,
 	return 0;
 }
 
+/* A kin image's module of path added at load_address, or NULL. */
+static struct hwt_module *kin_module(const struct hwt_image *img,
+				     const char *path, uint64_t load_address)
+{
+	for (const struct hwt_image *in = img->kin; in; in = in->kin)
+		for (size_t i = 0; i < in->nmods; i++) {
+			struct hwt_module *m = in->mods[i];
+
+			if (!m->is_core && m->load_address == load_address &&
+			    !strcmp(m->path, path))
+				return m;
+		}
+	return NULL;
+}
+
+/* Another process's module, the same file at the same address, shared
+ * as it is: its mapping, symbols and line tables. */
+static int add_shared(struct hwt_image *img, struct hwt_module *m,
+		      struct hwt_err *err)
+{
+	struct hwt_module **mods;
+	size_t nph;
+	int rc;
+
+	if (elf_getphdrnum(m->elf, &nph))
+		return hwt_err_set(err, EINVAL, "%s: unreadable ELF header: "
+				   "%s", m->path, elf_errmsg(-1));
+	mods = realloc(img->mods, (img->nmods + 1) * sizeof(*mods));
+	if (!mods)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	img->mods = mods;
+	img->mods[img->nmods++] = m;
+	m->refs++;
+	note_linker(img, m, nph);
+	rc = map_load_segments(img, m, nph, m->bias, PRIO_FILE, err);
+	return rc;
+}
+
 int hwt_image_add_elf(struct hwt_image *img, const char *path,
 		      uint64_t load_address, struct hwt_err *err)
 {
-	struct hwt_module *m;
+	struct hwt_module *m = kin_module(img, path, load_address);
 	GElf_Ehdr eh;
 	size_t nph;
 	uint64_t base = UINT64_MAX;
 	int rc;
 
+	if (m)
+		return add_shared(img, m, err);
 	rc = module_open(path, &m, err);
 	if (rc)
 		return rc;
@@ -315,6 +360,7 @@ int hwt_image_add_elf(struct hwt_image *img, const char *path,
 	}
 	base &= ~(uint64_t)(HWT_PAGE_SIZE - 1);
 	m->bias = load_address - base;
+	m->load_address = load_address;
 	note_linker(img, m, nph);
 	rc = add_module(img, m, err);
 	if (rc)
@@ -575,11 +621,14 @@ static int rebuild(struct hwt_image *img)
 	img->nmap = n;
 	img->last = 0;
 	img->dirty = false;
-	/* What an address holds may have changed: forget every answer. */
-	if (img->icache)
+	/* What an address holds may have changed: forget every answer
+	 * (a cache never written is left untouched: it is a megabyte the
+	 * kernel has not backed yet). */
+	if (img->icache && img->icache_filled)
 		memset(img->icache, 0, HWT_ICACHE_SIZE * sizeof(*img->icache));
-	if (img->scache)
+	if (img->scache && img->scache_filled)
 		memset(img->scache, 0, HWT_SCACHE_SIZE * sizeof(*img->scache));
+	img->icache_filled = img->scache_filled = false;
 	img->fcache.valid = false;
 	img->lcache.valid = false;
 	return 0;

@@ -118,6 +118,7 @@ int hwt_image_insn_detail(struct hwt_image *img, uint64_t addr,
 		s->addr = addr;
 		s->isa = (uint8_t)isa;
 		s->rc = (int8_t)rc;
+		img->icache_filled = true;
 	}
 	*out = s->info;
 	return s->rc;

@@ -59,6 +59,11 @@ bool hwt_aranges_read(Elf *elf, struct hwt_cu **v, size_t *n, size_t *cap);
 
 struct hwt_module {
 	char *path;
+	/* Images holding it: another process's image of the same recording
+	 * with the file at the same address uses it as it is (bundle_
+	 * images.c). */
+	unsigned refs;
+	uint64_t load_address;   /* as added (hwt_image_add_elf) */
 	uint8_t *map;            /* whole file, mmapped private */
 	size_t map_size;
 	Elf *elf;
@@ -159,6 +164,7 @@ struct hwt_image {
 	struct hwt_x86 x86;
 	struct hwt_arm arm;
 	struct hwt_insn_slot *icache;
+	bool icache_filled, scache_filled; /* a slot was set since cleared */
 	/* symbols.c / lines.c: the last answers, reused while addr is
 	 * inside their range, and a small cache for hwt_image_symbolize */
 	struct hwt_func_cache {

@@ -424,8 +424,10 @@ int hwt_image_symbolize(struct hwt_image *img, uint64_t addr,
 		out->file = l.file;
 		out->line = l.line;
 	}
-	if (slot)
+	if (slot) {
 		*slot = (struct hwt_sym_slot){ addr, true, *out };
+		img->scache_filled = true;
+	}
 	return 0;
 }
 

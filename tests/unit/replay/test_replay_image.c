@@ -772,31 +772,38 @@ static void test_bundle_processes(const char *dir)
 		  .load_address = self_load + delta, .process = 1 },
 		{ .system_path = "/proc/self/exe", .load_address = self_load,
 		  .process = 3 },
+		{ .system_path = "/proc/self/exe",
+		  .load_address = self_load + delta, .process = 4 },
 	};
 	struct hwt_bundle_thread th[] = {
 		{ .tid = 10 }, { .tid = 11, .process = 1 },
 		{ .tid = 12, .process = 2 }, { .tid = 13, .process = 3 },
+		{ .tid = 14, .process = 4 },
 	};
 	struct hwt_bundle_process procs[] = {
 		{ .pid = 10 }, { .pid = 11 }, { .pid = 12 }, { .pid = 13 },
+		{ .pid = 14 },
 	};
 	struct hwt_bundle b = { .dir = (char *)dir, .pid = 10,
-				.processes = procs, .nprocesses = 4,
-				.threads = th, .nthreads = 4, .modules = mods,
-				.nmodules = 3, .core = "core" };
+				.processes = procs, .nprocesses = 5,
+				.threads = th, .nthreads = 5, .modules = mods,
+				.nmodules = 4, .core = "core" };
 	uint64_t fn = addr_of((const void *)probe_fn);
 	struct hwt_bundle_images *ims;
-	struct hwt_image *img[4] = { 0 };
+	struct hwt_image *img[5] = { 0 };
 	struct hwt_symbol s0 = { 0 }, s3 = { 0 };
 	struct hwt_err err = { 0 };
 	uint8_t buf[4];
 	int rc = hwt_bundle_images_new(&b, &ims, &err);
 
-	for (size_t t = 0; rc == 0 && t < 4; t++)
+	for (size_t t = 0; rc == 0 && t < 5; t++)
 		rc = hwt_bundle_images_thread(ims, t, &img[t], &err);
 	CHECK("an image per process", rc == 0 && img[0] && img[1] &&
-	      img[1] != img[0] && img[2] != img[0] && img[3] != img[1],
+	      img[1] != img[0] && img[2] != img[0] && img[3] != img[1] &&
+	      img[3] != img[0],
 	      "rc %d: %s", rc, err.msg);
+	CHECK("processes with the same modules share one image",
+	      img[4] == img[1], "two images");
 	if (rc) {
 		hwt_bundle_images_free(ims);
 		return;
@@ -822,7 +829,7 @@ static void test_bundle_processes(const char *dir)
 	      s3.function == s0.function,
 	      "rc %d: %s %p %p", rc, s0.function ? s0.function : "(null)",
 	      (const void *)s0.function, (const void *)s3.function);
-	rc = hwt_bundle_images_thread(ims, 4, &img[0], &err);
+	rc = hwt_bundle_images_thread(ims, 5, &img[0], &err);
 	CHECK("no such thread", rc == -EINVAL && !img[0], "rc %d", rc);
 	hwt_bundle_images_free(ims);
 }
