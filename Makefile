@@ -47,7 +47,9 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRC))
 # decodes x86 with Zydis to keep the old bytes of what the ptrace
 # recorder's instructions store.
 EXT_COMMON  := -ljson-c -lelf -lzstd
-EXT_REPLAY  := -lZydis -lcapstone -ldw -lipt -lopencsd_c_api -lopencsd $(EXT_COMMON)
+# Capstone is loaded when Arm code is first decoded (replay/arm.c); only
+# the decoder benchmark, which compares it with Zydis, links it.
+EXT_REPLAY  := -lZydis -ldw -lipt -lopencsd_c_api -lopencsd $(EXT_COMMON)
 EXT_COLLECT := -lZydis $(EXT_COMMON)
 
 .PHONY: all binaries deps check check-unit check-gdb demo bench clean programs fuzz fuzz-long print-collect-src
@@ -165,7 +167,7 @@ demo: deps
 
 BENCH_BINS := $(O)/bench/bench_replay $(O)/bench/bench_decode $(O)/bench/bench_past
 $(O)/bench/%: $(O)/bench/%.o $(LIB_REPLAY) $(LIB_COMMON)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_REPLAY) -lcapstone
 
 bench: all $(BENCH_BINS)
 	@bench/run.sh build

@@ -1,9 +1,51 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* arm.c - Arm decoding with Capstone (see arm.h). */
+/* arm.c - Arm decoding with Capstone (see arm.h).
+ *
+ * Capstone is loaded when Arm code is first decoded, not linked: its
+ * 77,000 relocations cost every program that links it 7 ms and 375 page
+ * faults at start (hwtrace, hwt-server, the LLDB plugin), and only
+ * CoreSight traces need it. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "arm.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* The library the header is of: its soname carries its API version. */
+#define CAPSTONE_SONAME "libcapstone.so." STR(CS_API_MAJOR)
+
+/* Capstone's entry points, each typed as the header declares it. */
+static struct {
+	__typeof__(cs_open) *open;
+	__typeof__(cs_option) *option;
+	__typeof__(cs_malloc) *malloc;
+	__typeof__(cs_disasm_iter) *disasm_iter;
+	__typeof__(cs_free) *free;
+	__typeof__(cs_close) *close;
+	bool ok;
+} cs;
+static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
+
+static void load_capstone(void)
+{
+	/* Kept loaded for the life of the process: handles outlive any
+	 * one image. */
+	void *h = dlopen(CAPSTONE_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	cs.open = (__typeof__(cs.open))dlsym(h, "cs_open");
+	cs.option = (__typeof__(cs.option))dlsym(h, "cs_option");
+	cs.malloc = (__typeof__(cs.malloc))dlsym(h, "cs_malloc");
+	cs.disasm_iter = (__typeof__(cs.disasm_iter))dlsym(h, "cs_disasm_iter");
+	cs.free = (__typeof__(cs.free))dlsym(h, "cs_free");
+	cs.close = (__typeof__(cs.close))dlsym(h, "cs_close");
+	cs.ok = cs.open && cs.option && cs.malloc && cs.disasm_iter &&
+		cs.free && cs.close;
+}
 
 /* Slot of isa in struct hwt_arm, or -1 for a non-Arm isa. */
 static int slot(enum hwt_isa isa)
@@ -21,13 +63,14 @@ static cs_insn *open_isa(struct hwt_arm *a, int s)
 	};
 
 	if (!a->open[s]) {
-		if (cs_open(modes[s].arch, (cs_mode)modes[s].mode,
-			    &a->cs[s]) != CS_ERR_OK)
+		pthread_once(&cs_once, load_capstone);
+		if (!cs.ok || cs.open(modes[s].arch, (cs_mode)modes[s].mode,
+				      &a->cs[s]) != CS_ERR_OK)
 			return NULL;
 		/* the classification reads operands and condition codes */
-		if (cs_option(a->cs[s], CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-		    !(a->insn[s] = cs_malloc(a->cs[s]))) {
-			cs_close(&a->cs[s]);
+		if (cs.option(a->cs[s], CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+		    !(a->insn[s] = cs.malloc(a->cs[s]))) {
+			cs.close(&a->cs[s]);
 			return NULL;
 		}
 		a->open[s] = true;
@@ -39,8 +82,8 @@ void hwt_arm_fini(struct hwt_arm *a)
 {
 	for (int s = 0; s < 3; s++)
 		if (a->open[s]) {
-			cs_free(a->insn[s], 1);
-			cs_close(&a->cs[s]);
+			cs.free(a->insn[s], 1);
+			cs.close(&a->cs[s]);
 			a->open[s] = false;
 		}
 }
@@ -188,7 +231,7 @@ static int capstone(struct hwt_arm *a, int s, const uint8_t *code, size_t n,
 
 	if (!in)
 		return -ENOMEM;
-	if (!cs_disasm_iter(a->cs[s], &p, &n, &at, in))
+	if (!cs.disasm_iter(a->cs[s], &p, &n, &at, in))
 		return -EILSEQ;
 	*out = in;
 	return 0;
