@@ -297,7 +297,7 @@ struct hwt_sw_table {
 	/* Tables read in part: their chunks' payloads, and by id 1 + the
 	 * offset of its translation there (0: none). */
 	uint8_t *src;
-	size_t src_n;
+	size_t src_n, src_cap;
 	uint32_t *src_at;
 };
 
@@ -311,6 +311,12 @@ int hwt_sw_table_add(struct hwt_sw_table *t, const uint8_t *pay, size_t n,
  * a translation when it is read. A table is read one way only. */
 int hwt_sw_table_add_lazy(struct hwt_sw_table *t, const uint8_t *pay,
 			  size_t n, struct hwt_err *err);
+/* Before the first hwt_sw_table_add_lazy: room for bytes of payload in
+ * all and the translations they can hold, taken at once (a compiler's
+ * table is megabytes: grown chunk by chunk it is copied each time into
+ * fresh pages). 0 or -ENOMEM. */
+int hwt_sw_table_reserve(struct hwt_sw_table *t, size_t bytes,
+			 struct hwt_err *err);
 /* Translation id: 0, -ENOENT when t has none, -EBADMSG saying how its
  * bytes are damaged, -ENOMEM. */
 int hwt_sw_table_get(struct hwt_sw_table *t, uint64_t id,

@@ -282,10 +282,13 @@ int hwt_sw_table_add_lazy(struct hwt_sw_table *t, const uint8_t *pay,
 	if (!t->src_at && !(t->src_at = calloc(t->n ? t->n : 1,
 					       sizeof(*t->src_at))))
 		goto nomem;
-	if (!(src = realloc(t->src, base + n + 1)))
-		goto nomem;
-	t->src = src;
-	memcpy(src + base, pay, n);
+	if (base + n + 1 > t->src_cap) {
+		if (!(src = realloc(t->src, base + n + 1)))
+			goto nomem;
+		t->src = src;
+		t->src_cap = base + n + 1;
+	}
+	memcpy(t->src + base, pay, n);
 	t->src_n = base + n;
 	t->bytes += n;
 	while (c.p < c.end) {
@@ -301,6 +304,32 @@ int hwt_sw_table_add_lazy(struct hwt_sw_table *t, const uint8_t *pay,
 	return 0;
 nomem:
 	return hwt_err_set(err, ENOMEM, "out of memory for translations");
+}
+
+int hwt_sw_table_reserve(struct hwt_sw_table *t, size_t bytes,
+			 struct hwt_err *err)
+{
+	/* A translation takes 4 bytes at least: id, count, one pc, exits. */
+	size_t ids = bytes / 4 + 1;
+
+	if (t->src || t->v || t->src_at)
+		return 0;
+	if (ids > TABLE_MAX_ID)
+		ids = TABLE_MAX_ID;
+	/* calloc gives untouched zero pages: only what is written faults. */
+	t->src = malloc(bytes + 1);
+	t->v = calloc(ids, sizeof(*t->v));
+	t->src_at = calloc(ids, sizeof(*t->src_at));
+	if (!t->src || !t->v || !t->src_at) {
+		hwt_sw_table_free(t);
+		return hwt_err_set(err, ENOMEM, "out of memory for "
+				   "translations");
+	}
+	hwt_advise_huge(t->src, bytes + 1);
+	t->src_cap = bytes + 1;
+	t->n = ids;
+	t->bytes += bytes + 1 + ids * (sizeof(*t->v) + sizeof(*t->src_at));
+	return 0;
 }
 
 int hwt_sw_table_get(struct hwt_sw_table *t, uint64_t id,

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "replay-int.h"
 
 static const char *const class_names[] = {
@@ -95,17 +96,31 @@ static size_t slot_of(uint64_t addr)
 		(HWT_ICACHE_SIZE - 1);
 }
 
+/* The cache in one huge page where the kernel gives one: its slots are
+ * touched all over (that is what hashing is for), and page by page that
+ * is a fault per 4 KiB, 2.5 ms for a newest view on a virtual machine. */
+static struct hwt_insn_slot *icache_new(void)
+{
+	const size_t huge = (size_t)2 << 20;
+	size_t len = (HWT_ICACHE_SIZE * sizeof(struct hwt_insn_slot) +
+		      huge - 1) & ~(huge - 1);
+	struct hwt_insn_slot *c = aligned_alloc(huge, len);
+
+	if (c) {
+		hwt_advise_huge(c, len);
+		memset(c, 0, len);
+	}
+	return c;
+}
+
 int hwt_image_insn_detail(struct hwt_image *img, uint64_t addr,
 			  enum hwt_isa isa, struct hwt_insn_info *out)
 {
 	struct hwt_insn_slot *s;
 	int rc;
 
-	if (!img->icache) {
-		img->icache = calloc(HWT_ICACHE_SIZE, sizeof(*img->icache));
-		if (!img->icache)
-			return -ENOMEM;
-	}
+	if (!img->icache && !(img->icache = icache_new()))
+		return -ENOMEM;
 	/* Keyed by the isa asked for, so that the common DEFAULT lookup
 	 * costs no span search on a hit; the image clears the cache when
 	 * what DEFAULT means at an address changes. */

@@ -136,7 +136,7 @@ struct hwt_insn_slot {
 	bool used;
 };
 
-#define HWT_ICACHE_SIZE (1u << 15)
+#define HWT_ICACHE_SIZE (1u << 16)     /* 2 MiB: one huge page */
 #define HWT_SCACHE_SIZE 1024u
 
 struct hwt_sym_slot {

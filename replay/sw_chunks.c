@@ -151,6 +151,17 @@ found:
 	return 0;
 }
 
+/* The payload bytes of the TABLE chunks from chunk first on. */
+static size_t table_bytes(const struct hwt_sw_index *ix, size_t first)
+{
+	size_t n = 0;
+
+	for (size_t k = first; k < ix->nchunks &&
+	     (ix->chunks[k].hdr.flags & HWT_SW_CHUNK_TABLE); k++)
+		n += ix->chunks[k].hdr.payload_size;
+	return n;
+}
+
 int hwt_sw_chunks_table(struct hwt_sw_chunks *c, size_t first,
 			struct hwt_sw_table **out, struct hwt_err *err)
 {
@@ -163,6 +174,7 @@ int hwt_sw_chunks_table(struct hwt_sw_chunks *c, size_t first,
 	}
 	hwt_sw_table_free(&c->table);
 	c->table_first = SIZE_MAX;
+	rc = hwt_sw_table_reserve(&c->table, table_bytes(ix, first), err);
 	for (size_t k = first; k < ix->nchunks && !rc &&
 	     (ix->chunks[k].hdr.flags & HWT_SW_CHUNK_TABLE); k++) {
 		const struct hwt_sw_index_chunk *e = &ix->chunks[k];

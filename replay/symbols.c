@@ -49,6 +49,10 @@ static int load_symtab(struct hwt_module *m, Elf *elf, Elf_Scn *scn,
 	if (!data || !sh->sh_entsize)
 		return 0;
 	n = data->d_size / sh->sh_entsize;
+	/* Room for them all at once: doubling would copy a large table
+	 * (cc1's 29,000) several times, each copy into fresh pages. */
+	if (HWT_ARRAY_RESERVE(sv->v, sv->cap, sv->n + n, 256))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Shdr secsh;
