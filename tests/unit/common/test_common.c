@@ -429,6 +429,20 @@ static int write_processes(const char *dir, size_t nprocesses)
 	return rc;
 }
 
+/* A bundle of nprocesses with from replaced by to in its trace.json (no
+ * replacement when from is NULL) is refused saying needle. */
+static void bad_processes(const char *name, size_t nprocesses,
+			  const char *from, const char *to, const char *needle)
+{
+	char *p = path_in(name);
+
+	write_processes(p, nprocesses);
+	if (from)
+		replace_json(p, from, to);
+	expect_bad(name, p, needle);
+	free(p);
+}
+
 static void test_bundle_processes(void)
 {
 	struct hwt_bundle *b = NULL;
@@ -464,25 +478,14 @@ static void test_bundle_processes(void)
 	hwt_bundle_free(b);
 	free(p);
 
-	p = path_in("procs-twice");
-	write_processes(p, 2);
-	replace_json(p, "\"pid\": 51", "\"pid\": 50");
-	expect_bad("a process's pid given twice", p,
-		   "field 'processes[1].pid' names a process twice");
-	free(p);
-
-	p = path_in("procs-nothreads");
-	write_processes(p, 2);
-	replace_json(p, "\"tid\": 51", "\"tid\": 0");
-	expect_bad("a child's thread is checked with its path", p,
-		   "processes[1].threads[0].tid");
-	free(p);
-
-	p = path_in("procs-empty");
-	write_processes(p, 3);
-	expect_bad("a process without threads", p,
-		   "processes[2].threads' must be an array of 1 to 4096");
-	free(p);
+	bad_processes("a process's pid given twice", 2, "\"pid\": 51",
+		      "\"pid\": 50",
+		      "field 'processes[1].pid' names a process twice");
+	bad_processes("a child's thread is checked with its path", 2,
+		      "\"tid\": 51", "\"tid\": 0",
+		      "processes[1].threads[0].tid");
+	bad_processes("a process without threads", 3, NULL, NULL,
+		      "processes[2].threads' must be an array of 1 to 4096");
 }
 
 /* Unsigned fields of our own bundles and LLDB's timeZero keep every value
