@@ -46,7 +46,8 @@ static int write_frame(void *ctx, const uint8_t *p, size_t n,
 }
 
 int hwt_sw_spill_new(const char *dir, pid_t tid, uint64_t bound,
-		     struct hwt_sw_spill **out, struct hwt_err *err)
+		     struct hwt_sw_pack_work *work, struct hwt_sw_spill **out,
+		     struct hwt_err *err)
 {
 	struct hwt_sw_spill *s = calloc(1, sizeof(*s));
 	int rc;
@@ -74,6 +75,8 @@ int hwt_sw_spill_new(const char *dir, pid_t tid, uint64_t bound,
 		hwt_sw_spill_free(s);
 		return rc;
 	}
+	if (work)
+		hwt_sw_packer_share(s->packer, work);
 	*out = s;
 	return 0;
 }
@@ -168,6 +171,10 @@ void hwt_sw_spill_group(struct hwt_sw_spill *s, const uint8_t *g, size_t n)
 		add(s, g + off, len);
 		off += len;
 	}
+	/* The next group comes with its own table. */
+	if (!s->failed.code && !s->staged &&
+	    hwt_sw_packer_rest(s->packer, &e))
+		fail(s, &e);
 	hwt_sw_packer_forget(s->packer, s->bound, &s->lost_insns,
 			     &s->lost_bytes);
 	punch(s);

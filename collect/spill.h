@@ -21,9 +21,11 @@
 struct hwt_sw_spill;
 
 /* A spill file for thread tid in dir, keeping at most bound bytes of
- * compressed history (at least two frames' worth). */
+ * compressed history (at least two frames' worth); compressing with
+ * work, shared by the recording's spills (NULL: its own). */
 int hwt_sw_spill_new(const char *dir, pid_t tid, uint64_t bound,
-		     struct hwt_sw_spill **out, struct hwt_err *err);
+		     struct hwt_sw_pack_work *work, struct hwt_sw_spill **out,
+		     struct hwt_err *err);
 /* Room for one chunk the ring is about to drop (header and payload). */
 uint8_t *hwt_sw_spill_scratch(struct hwt_sw_spill *s);
 /* The chunk in the scratch (n bytes) into the file. Never fails the
@@ -31,8 +33,10 @@ uint8_t *hwt_sw_spill_scratch(struct hwt_sw_spill *s);
  * the chunk, like every later one, is counted as lost. */
 void hwt_sw_spill_chunk(struct hwt_sw_spill *s, size_t n);
 /* Chunks that read only together (g, n bytes: a TABLE chunk and the
- * runs that name it, valgrind/keep.h) into the file, starting a frame
- * of their own. Never fails the caller, as hwt_sw_spill_chunk. */
+ * runs that name it, valgrind/keep.h) into the file, a frame of their
+ * own; the frame buffer and the translations it read are given back
+ * after it (a recording of 64 threads held 64 of each). Never fails the
+ * caller, as hwt_sw_spill_chunk. */
 void hwt_sw_spill_group(struct hwt_sw_spill *s, const uint8_t *g, size_t n);
 /* Nothing more will come for a while, or at all (the thread's stream
  * has ended): the frame being filled goes to the file and the memory

@@ -462,6 +462,14 @@ typedef int (*hwt_sw_pack_write_fn)(void *ctx, const uint8_t *frame,
 struct hwt_sw_packer;
 int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
 		      struct hwt_sw_packer **out, struct hwt_err *err);
+/* A compressor and its output buffer (megabytes) that packers used from
+ * one thread take turns with: a recording of many threads needs one,
+ * not one a thread. */
+struct hwt_sw_pack_work;
+int hwt_sw_pack_work_new(struct hwt_sw_pack_work **out, struct hwt_err *err);
+void hwt_sw_pack_work_free(struct hwt_sw_pack_work *w);
+/* p compresses with w from now on; w outlives p. */
+void hwt_sw_packer_share(struct hwt_sw_packer *p, struct hwt_sw_pack_work *w);
 /* Add the chunk at c (header and payload, n bytes); -EBADMSG when it is
  * not a plain chunk whose records agree with its header (nothing added). */
 int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,

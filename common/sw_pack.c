@@ -27,18 +27,28 @@
 #include "hwt-common.h"
 #include "sw_index_layout.h"
 
+/* A compressor and the buffer it writes a frame into: a frame is
+ * compressed and written in one call, so packers used from one thread
+ * can take turns with one. */
+struct hwt_sw_pack_work {
+	ZSTD_CCtx *cc;
+	uint8_t *zbuf;           /* a compressed frame */
+	size_t zcap;
+};
+
 struct hwt_sw_packer {
 	hwt_sw_pack_write_fn write;
 	void *ctx;
-	ZSTD_CCtx *cc;
+	/* Its compressor: shared (hwt_sw_packer_share), or its own, made
+	 * with the frame buffer and given back with it. */
+	struct hwt_sw_pack_work *work;
+	bool shared;
 	/* The kept frames, their chunks and cuts; frames[nframes] is the
 	 * one being filled while pending_n > 0. */
 	struct hwt_sw_index ix;
 	size_t frame_cap, chunk_cap, cut_cap;
 	uint8_t *pending;        /* chunks of the frame being filled */
 	size_t pending_n;
-	uint8_t *zbuf;           /* a compressed frame */
-	size_t zcap;
 	uint64_t end;            /* bytes written */
 	uint64_t decoded;        /* decoded bytes of the kept frames */
 	uint64_t insns;          /* instructions of the kept frames */
@@ -92,43 +102,74 @@ int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
 	return 0;
 }
 
-/* The frame buffers and the compressor, made when a chunk first comes
- * (again, after a rest). */
-static int ready(struct hwt_sw_packer *p, struct hwt_err *err)
+int hwt_sw_pack_work_new(struct hwt_sw_pack_work **out, struct hwt_err *err)
 {
-	if (p->cc)
-		return 0;
-	if (!(p->cc = ZSTD_createCCtx()) ||
-	    !(p->pending = malloc(HWT_SW_INDEX_FRAME_MAX)) ||
-	    !(p->zbuf = malloc(p->zcap =
+	struct hwt_sw_pack_work *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (!w || !(w->cc = ZSTD_createCCtx()) ||
+	    !(w->zbuf = malloc(w->zcap =
 			       ZSTD_compressBound(HWT_SW_INDEX_FRAME_MAX)))) {
-		hwt_sw_packer_rest(p, NULL);
+		hwt_sw_pack_work_free(w);
 		return hwt_err_set(err, ENOMEM, "out of memory for the trace "
 				   "packer");
 	}
-	if (ZSTD_isError(ZSTD_CCtx_setParameter(p->cc,
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cc,
 						ZSTD_c_compressionLevel,
 						HWT_SW_ZSTD_LEVEL)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(p->cc, ZSTD_c_checksumFlag,
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cc, ZSTD_c_checksumFlag,
 						1))) {
-		hwt_sw_packer_rest(p, NULL);
+		hwt_sw_pack_work_free(w);
 		return hwt_err_set(err, EIO, "zstd refused its parameters");
 	}
+	*out = w;
+	return 0;
+}
+
+void hwt_sw_pack_work_free(struct hwt_sw_pack_work *w)
+{
+	if (!w)
+		return;
+	ZSTD_freeCCtx(w->cc);
+	free(w->zbuf);
+	free(w);
+}
+
+void hwt_sw_packer_share(struct hwt_sw_packer *p, struct hwt_sw_pack_work *w)
+{
+	if (!p->shared && p->work)
+		hwt_sw_pack_work_free(p->work);
+	p->work = w;
+	p->shared = true;
+}
+
+/* The frame buffer and the compressor, made when a chunk first comes
+ * (again, after a rest). */
+static int ready(struct hwt_sw_packer *p, struct hwt_err *err)
+{
+	int rc;
+
+	if (!p->work && (rc = hwt_sw_pack_work_new(&p->work, err)))
+		return rc;
+	if (!p->pending && !(p->pending = malloc(HWT_SW_INDEX_FRAME_MAX)))
+		return hwt_err_set(err, ENOMEM, "out of memory for the trace "
+				   "packer");
 	return 0;
 }
 
 int hwt_sw_packer_rest(struct hwt_sw_packer *p, struct hwt_err *err)
 {
-	int rc = p->cc && err ? hwt_sw_packer_flush(p, err) : 0;
+	int rc = p->pending && err ? hwt_sw_packer_flush(p, err) : 0;
 
-	ZSTD_freeCCtx(p->cc);
+	if (!p->shared) {
+		hwt_sw_pack_work_free(p->work);
+		p->work = NULL;
+	}
 	free(p->pending);
-	free(p->zbuf);
 	hwt_sw_table_free(&p->table);
 	free(p->cuts);
-	p->cc = NULL;
-	p->pending = p->zbuf = p->cuts = NULL;
-	p->pending_n = p->zcap = p->ncuts = 0;
+	p->pending = p->cuts = NULL;
+	p->pending_n = p->ncuts = 0;
 	p->table_used = false;
 	return rc;
 }
@@ -319,17 +360,17 @@ int hwt_sw_packer_flush(struct hwt_sw_packer *p, struct hwt_err *err)
 	if (grow((void **)&ix->frames, ix->nframes, &p->frame_cap,
 		 sizeof(*ix->frames)))
 		return hwt_err_set(err, ENOMEM, "out of memory");
-	got = ZSTD_compress2(p->cc, p->zbuf, p->zcap, p->pending,
-			     p->pending_n);
+	got = ZSTD_compress2(p->work->cc, p->work->zbuf, p->work->zcap,
+			     p->pending, p->pending_n);
 	if (ZSTD_isError(got))
 		return hwt_err_set(err, EIO, "compressing the trace: %s",
 				   ZSTD_getErrorName(got));
-	if ((rc = p->write(p->ctx, p->zbuf, got, err)))
+	if ((rc = p->write(p->ctx, p->work->zbuf, got, err)))
 		return rc;
 	f = &ix->frames[ix->nframes];
 	*f = (struct hwt_sw_index_frame){
 		.file_off = p->end, .file_len = (uint32_t)got,
-		.checksum = hwt_get_le32(p->zbuf + got - 4),
+		.checksum = hwt_get_le32(p->work->zbuf + got - 4),
 		.decoded_len = (uint32_t)p->pending_n,
 	};
 	/* The chunks not yet in a frame are this one's. */

@@ -196,6 +196,8 @@ static void vg_close(struct hwt_collector *base)
 		hwt_remove_tree(c->dir);
 	hwt_vg_reader_free(&c->rd);
 	vg_children_free(c);
+	/* After the spills that used it, freed with the threads above. */
+	hwt_sw_pack_work_free(c->pack_work);
 	free(c->threads);
 	free(c->piece);
 	free(c->used);
@@ -260,8 +262,12 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		rc = hwt_err_set(err, errno, "cannot make a directory for the "
 				 "trace stream (%s): %s", c->dir,
 				 strerror(errno));
-	/* --whole: what the window drops goes beside the stream. */
+	/* --whole: what the window drops goes beside the stream, through
+	 * one compressor for all threads. */
 	c->rd.whole_dir = opts->whole_bound ? c->dir : NULL;
+	if (rc == 0 && opts->whole_bound &&
+	    (rc = hwt_sw_pack_work_new(&c->pack_work, err)) == 0)
+		c->rd.pack_work = c->pack_work;
 	c->budget = (struct hwt_sw_ring_budget){
 		.limit = 2 * opts->buffer_size, .over = vg_share_now, .ctx = c,
 	};

@@ -52,6 +52,7 @@ static int add_child(struct vg_collector *c, pid_t pid, const char *path,
 	ch->rd.tool_path = c->rd.tool_path;
 	ch->rd.tool_alias = c->rd.tool_alias;
 	ch->rd.whole_dir = c->rd.whole_dir;
+	ch->rd.pack_work = c->rd.pack_work;
 	ch->rd.defer = c->rd.defer;
 	ch->rd.budget = c->rd.budget;
 	ch->rd.whole_bound = c->rd.whole_bound;

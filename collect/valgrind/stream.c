@@ -235,7 +235,7 @@ static struct hwt_vg_thread *add(struct hwt_vg_reader *r, uint64_t tid,
 	}
 	if (rc == 0 && r->whole_dir)
 		rc = hwt_sw_spill_new(r->whole_dir, t->tid, r->whole_bound,
-				      &t->ring.spill, err);
+				      r->pack_work, &t->ring.spill, err);
 	if (rc < 0) {
 		hwt_sw_ring_free(&t->ring);
 		return NULL;

@@ -95,6 +95,8 @@ struct hwt_vg_reader {
 	 * whole_bound bytes (collect/spill.h); NULL: the window alone. */
 	const char *whole_dir;
 	uint64_t whole_bound;
+	/* The compressor every spill of the recording takes turns with. */
+	struct hwt_sw_pack_work *pack_work;
 	/* The window all threads share (the collector's), or NULL. */
 	struct hwt_sw_ring_budget *budget;
 	/* The tool's file, whose code runs as the program's (the signal

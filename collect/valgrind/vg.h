@@ -51,6 +51,8 @@ struct vg_collector {
 	size_t used_alloc;
 	bool reaped;
 	struct hwt_vg_reader rd;
+	/* --whole: the compressor of every thread's spill, children's too */
+	struct hwt_sw_pack_work *pack_work;
 	struct hwt_collect_thread *threads;
 	size_t nthreads;
 	char *core_path;          /* Valgrind's core of a fatal signal */
