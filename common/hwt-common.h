@@ -470,6 +470,11 @@ int hwt_sw_pack_work_new(struct hwt_sw_pack_work **out, struct hwt_err *err);
 void hwt_sw_pack_work_free(struct hwt_sw_pack_work *w);
 /* p compresses with w from now on; w outlives p. */
 void hwt_sw_packer_share(struct hwt_sw_packer *p, struct hwt_sw_pack_work *w);
+/* Keep one restart point in every of the RUNS chunks added from now on
+ * (1, the default: all): the index lives in memory until it is written,
+ * and older history needs fewer (a segment of 64 K instructions decodes
+ * in about a millisecond). */
+void hwt_sw_packer_thin(struct hwt_sw_packer *p, unsigned every);
 /* Add the chunk at c (header and payload, n bytes); -EBADMSG when it is
  * not a plain chunk whose records agree with its header (nothing added). */
 int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,

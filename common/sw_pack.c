@@ -59,6 +59,8 @@ struct hwt_sw_packer {
 	/* A CUTS chunk's payload, for the RUNS chunk after it. */
 	uint8_t *cuts;
 	size_t ncuts;
+	/* One restart point of a RUNS chunk kept in thin (1: all). */
+	unsigned thin;
 };
 
 /* Room for one more element of *v (n used of *cap). */
@@ -98,8 +100,14 @@ int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
 				   "packer");
 	p->write = write;
 	p->ctx = ctx;
+	p->thin = 1;
 	*out = p;
 	return 0;
+}
+
+void hwt_sw_packer_thin(struct hwt_sw_packer *p, unsigned every)
+{
+	p->thin = every ? every : 1;
 }
 
 int hwt_sw_pack_work_new(struct hwt_sw_pack_work **out, struct hwt_err *err)
@@ -203,7 +211,7 @@ static int cut_runs(struct hwt_sw_packer *p, const struct hwt_sw_chunk_hdr *h,
 			 h->flags & HWT_SW_CHUNK_PREV, h->first_pc);
 	while ((rc = hwt_sw_runs_next(&w, &tr, &n, &async, NULL)) > 0) {
 		total += n;
-		if (total - last_cut < HWT_SW_INDEX_STRIDE ||
+		if (total - last_cut < (uint64_t)HWT_SW_INDEX_STRIDE * p->thin ||
 		    !hwt_sw_runs_at_cut(&w) || total >= h->insn_count)
 			continue;
 		struct hwt_sw_index_cut cut = {
@@ -242,7 +250,7 @@ static int given_cuts(struct hwt_sw_packer *p, const struct hwt_sw_chunk_hdr *h,
 		    (pay[cut.rec_off] & 3) != HWT_SW_RUNS_EXEC ||
 		    (pay[cut.rec_off - 1] & 0x80))
 			return -EBADMSG;
-		if (add_cut(p, &cut))
+		if ((k + 1) % p->thin == 0 && add_cut(p, &cut))
 			return -ENOMEM;
 		off = cut.rec_off;
 		insns = cut.insns;

@@ -536,6 +536,105 @@ static int count_write(void *ctx, const uint8_t *frame, size_t n,
 	return 0;
 }
 
+static int append_write(void *ctx, const uint8_t *frame, size_t n,
+			struct hwt_err *err)
+{
+	hwt_bytes_put(ctx, frame, n);
+	return 0;
+}
+
+/* The index of trace t as a packer keeping one restart point in thin
+ * writes it (a spill's, for older history), or NULL. */
+static struct hwt_sw_index *pack_thin(const struct hwt_bytes *t, unsigned thin)
+{
+	struct hwt_bytes zst = { 0 };
+	struct hwt_sw_packer *p = NULL;
+	struct hwt_sw_index *ix = NULL;
+	uint8_t *idx = NULL;
+	size_t idx_n, off = 0;
+	int rc = hwt_sw_packer_new(append_write, &zst, &p, NULL);
+
+	if (!rc)
+		hwt_sw_packer_thin(p, thin);
+	while (!rc && off < t->n) {
+		struct hwt_sw_chunk_hdr h;
+
+		if (hwt_sw_chunk_hdr_unpack_flags(t->p + off, t->n - off,
+						  HWT_SW_CHUNK_RUNS_FLAGS, &h,
+						  NULL))
+			break;
+		rc = hwt_sw_packer_add(p, t->p + off, HWT_SW_CHUNK_HDR_SIZE +
+				       h.payload_size, NULL);
+		off += HWT_SW_CHUNK_HDR_SIZE + h.payload_size;
+	}
+	if (!rc && !hwt_sw_packer_flush(p, NULL) &&
+	    !hwt_sw_packer_index(p, &idx, &idx_n, NULL))
+		hwt_sw_index_parse(idx, idx_n, zst.p, zst.n, t->n, &ix, NULL);
+	hwt_sw_packer_free(p);
+	free(idx);
+	hwt_bytes_free(&zst);
+	return ix;
+}
+
+/* One restart point in four: a quarter of them, each at a run 16 K
+ * instructions or more from the last, the index still valid, and a walk
+ * begun at each goes on as the whole. */
+static void test_pack_thin(void)
+{
+	struct hwt_bytes t = { 0 };
+	struct hwt_err err = { 0 };
+	size_t reps = 30000;
+	uint64_t *all = malloc((3 * reps + 3) * 8);
+	struct collect c = { all, 0 };
+	struct hwt_sw_index *full, *thin;
+	bool same = true;
+
+	load_table();
+	runs_trace(&t, reps, 0x1005);
+	full = pack_thin(&t, 1);
+	thin = pack_thin(&t, 4);
+	CHECK("pack thin: one restart point in four",
+	      full && thin && full->nchunks == 2 && thin->nchunks == 2 &&
+	      full->chunks[1].ncuts == 21 && thin->chunks[1].ncuts == 5,
+	      "%zu and %zu cuts", full ? full->ncuts : 0,
+	      thin ? thin->ncuts : 0);
+	if (!full || !thin || thin->nchunks != 2)
+		goto out;
+	{
+		const uint8_t *items = t.p + t.n - thin->chunks[1].hdr.payload_size;
+		uint32_t size = thin->chunks[1].hdr.payload_size;
+		struct hwt_sw_runs w;
+		uint64_t given, last = 0;
+
+		hwt_sw_runs_init(&w, &table, items, size, 0, true, 0x777);
+		hwt_sw_runs_each(&w, UINT64_MAX, collect_insn, &c, &given,
+				 &err);
+		for (size_t k = 0; k < thin->chunks[1].ncuts; k++) {
+			const struct hwt_sw_index_cut *cut = &thin->cuts[k];
+			uint64_t part[8];
+			struct collect pc = { part, 0 };
+
+			same = same && cut->insns >= last + 4 * 4096 &&
+				cut->pc == all[cut->insns - 1];
+			last = cut->insns;
+			hwt_sw_runs_init(&w, &table, items, size, cut->rec_off,
+					 cut->prev_known, cut->pc);
+			hwt_sw_runs_each(&w, 8, collect_insn, &pc, &given,
+					 &err);
+			same = same && given == 8 &&
+				!memcmp(part, all + cut->insns, sizeof(part));
+		}
+	}
+	CHECK("pack thin: each restart point 16 K instructions on, a walk "
+	      "from it as the whole", same && c.n == 3 * reps + 3,
+	      "differs (%zu instructions)", c.n);
+out:
+	hwt_sw_index_free(full);
+	hwt_sw_index_free(thin);
+	free(all);
+	hwt_bytes_free(&t);
+}
+
 /* Frames of groups (a table and its runs, each group a frame of its
  * own, a --whole spill's), one group going on into a second frame:
  * forgetting the frame with its table forgets that second frame too,
@@ -593,6 +692,7 @@ int main(void)
 	RUN(test_runs_lazy);
 	RUN(test_flatten);
 	RUN(test_pack);
+	RUN(test_pack_thin);
 	RUN(test_forget_groups);
 	hwt_sw_table_free(&table);
 	return check_exit();
