@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#include "array.h"
 #include "replay-int.h"
 
 static const char *const class_names[] = {
@@ -37,10 +37,45 @@ static bool is_x86(enum hwt_isa isa)
 	return isa == HWT_ISA_X86_64 || isa == HWT_ISA_X86_32;
 }
 
+#define HUGE_PAGE ((size_t)2 << 20)
+#define ICACHE_BYTES ((HWT_ICACHE_SIZE * sizeof(struct hwt_insn_slot) + \
+		       HUGE_PAGE - 1) & ~(HUGE_PAGE - 1))
+
+/* The cache in one huge page where the kernel gives one: its slots are
+ * touched all over (that is what hashing is for), and page by page that
+ * is a fault per 4 KiB, 2.5 ms for a newest view on a virtual machine.
+ * Mapped, not allocated: the kernel's pages come zeroed, so it is
+ * cleared once, not twice. */
+static struct hwt_insn_slot *icache_new(void)
+{
+	uint8_t *p = mmap(NULL, ICACHE_BYTES + HUGE_PAGE,
+			  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	uintptr_t at;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Cut to a huge page's alignment. */
+	at = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	if (at > (uintptr_t)p)
+		munmap(p, at - (uintptr_t)p);
+	if ((uintptr_t)p + HUGE_PAGE > at)
+		munmap((uint8_t *)at + ICACHE_BYTES,
+		       (uintptr_t)p + HUGE_PAGE - at);
+	madvise((void *)at, ICACHE_BYTES, MADV_HUGEPAGE);
+	return (struct hwt_insn_slot *)at;
+}
+
+static void icache_free(struct hwt_insn_slot *c)
+{
+	if (c)
+		munmap(c, ICACHE_BYTES);
+}
+
 void hwt_insn_fini(struct hwt_image *img)
 {
 	hwt_arm_fini(&img->arm);
-	free(img->icache);
+	icache_free(img->icache);
 	img->icache = NULL;
 }
 
@@ -96,22 +131,6 @@ static size_t slot_of(uint64_t addr)
 		(HWT_ICACHE_SIZE - 1);
 }
 
-/* The cache in one huge page where the kernel gives one: its slots are
- * touched all over (that is what hashing is for), and page by page that
- * is a fault per 4 KiB, 2.5 ms for a newest view on a virtual machine. */
-static struct hwt_insn_slot *icache_new(void)
-{
-	const size_t huge = (size_t)2 << 20;
-	size_t len = (HWT_ICACHE_SIZE * sizeof(struct hwt_insn_slot) +
-		      huge - 1) & ~(huge - 1);
-	struct hwt_insn_slot *c = aligned_alloc(huge, len);
-
-	if (c) {
-		hwt_advise_huge(c, len);
-		memset(c, 0, len);
-	}
-	return c;
-}
 
 int hwt_image_insn_detail(struct hwt_image *img, uint64_t addr,
 			  enum hwt_isa isa, struct hwt_insn_info *out)
