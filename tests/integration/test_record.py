@@ -3,6 +3,7 @@
 """hwtrace record's contract: exit status, core files GDB can open, ring
 wrap accounting, atomic bundles, threads and modules, cpu pinning."""
 import json
+import re
 import os
 import shutil
 import signal
@@ -33,6 +34,53 @@ def tsv_items(hwtrace, bundle, tid=None):
 def bundle_json(bundle):
     with open(os.path.join(bundle, 'trace.json')) as f:
         return json.load(f)
+
+
+LOOP_SRC = r'''
+static volatile unsigned long acc;
+__attribute__((noinline)) static void f(int i) { acc += (unsigned long)i; }
+int main(void)
+{
+    for (int i = 0; i < 200; i++)
+        f(i);
+    for (unsigned long i = 0; i < 400000; i++)   /* no call */
+        acc ^= i + (acc >> 3);
+    return (int)(acc & 1) * 0;
+}
+'''
+
+
+def check_calls_stop(hwtrace, tmp):
+    """dump --calls --last N where the newest N calls lie behind a long
+    loop without calls: the search stops (it would decode the whole
+    history) and says where, and the calls it shows are the newest of
+    the whole list, the oldest of them cut short."""
+    avail = run([hwtrace, 'backends']).stdout
+    if not re.search(r'^valgrind\s+available', avail, re.M):
+        print('SKIP dump --calls --last N past a loop without calls: the '
+              'valgrind backend is not available here', flush=True)
+        return
+    src, prog = os.path.join(tmp, 'loop.c'), os.path.join(tmp, 'loop')
+    with open(src, 'w') as f:
+        f.write(LOOP_SRC)
+    subprocess.run(['cc', '-O1', '-o', prog, src], check=True)
+    b = os.path.join(tmp, 'loop.bundle')
+    p = run([hwtrace, 'record', '-q', '--backend', 'valgrind', '-o', b, '--',
+             prog])
+    whole = run([hwtrace, 'dump', '--calls', '--tsv', b]).stdout
+    q = run([hwtrace, 'dump', '--calls', '--tsv', '--last', '150', b])
+    names = [tuple(l.split('\t')[2:3]) for l in whole.splitlines()]
+    shown = [tuple(l.split('\t')[2:3]) for l in q.stdout.splitlines()]
+    m = re.search(r'of the newest 150 calls: the search stopped at item '
+                  r'(\d+)', q.stderr)
+    report('dump --calls --last N past a loop without calls: the search '
+           'stops, says where, and shows the newest calls',
+           p.returncode == 0 and q.returncode == 0 and m and
+           1 < len(shown) < 150 and len(names) > 200 and
+           shown[1:] == names[len(names) - len(shown) + 1:] and
+           shown[0] == ('main',),
+           f'record {p.returncode}, dump {q.returncode}: {len(shown)} shown '
+           f'of {len(names)}, first {shown[:2]}; {q.stderr.strip()[-300:]}')
 
 
 def main():
@@ -101,6 +149,9 @@ def main():
                most == whole[1:] and calls('--last', '100000') == whole,
                f'{len(whole)} calls; last 5 {last5} vs {whole[-5:]}; '
                f'{len(most)} of {len(whole) - 1}')
+
+        # --- a long loop without calls: the search for them stops, says so -
+        check_calls_stop(hwtrace, tmp)
 
         # --- ring wrap: oldest chunks dropped and accounted -------------------
         prog = os.path.join(progs, 'dlopen')

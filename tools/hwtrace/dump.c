@@ -141,18 +141,29 @@ static int dump_insns(const struct dump_args *a, const char *tid,
 	return 0;
 }
 
+/* How far back --calls --last N looks: a thread that runs one loop
+ * without calls for a billion instructions would be decoded whole. The
+ * search stops when two growths of the window found no call more, or
+ * at this many instructions, and says so. */
+#define NEWEST_CALLS_STALLS 2
+#define NEWEST_CALLS_SPAN_MAX ((uint64_t)1 << 24)
+
 /* --last N with --calls: the newest N calls, as GDB's function-call
  * history counts them, not the calls of the newest N instructions. The
  * calls of a window that grows from the newest item until it holds more
- * than N (its oldest may be cut short) or the whole history; *skip:
- * those before the N. */
+ * than N (its oldest may be cut short), the whole history, or the search
+ * stops (*cut: the window's first item then); *skip: those before the
+ * N. */
 static int newest_calls(struct hwt_history *h, struct hwt_image *img,
 			uint64_t n, struct hwt_calls **out, size_t *skip,
-			struct hwt_err *err)
+			uint64_t *cut, struct hwt_err *err)
 {
 	uint64_t count = hwt_history_count(h);
 	uint64_t span = n < UINT64_MAX / 64 ? n * 64 : count;
+	size_t before = 0;
+	int stalls = 0;
 
+	*cut = 0;
 	for (;;) {
 		uint64_t first = span < count ? count - span + 1 : 1;
 		size_t got;
@@ -161,8 +172,12 @@ static int newest_calls(struct hwt_history *h, struct hwt_image *img,
 		if (rc)
 			return rc;
 		got = hwt_calls_count(*out);
-		if (got > n || first == 1) {
+		stalls = got > before ? 0 : stalls + 1;
+		before = got;
+		if (got > n || first == 1 || stalls == NEWEST_CALLS_STALLS ||
+		    span >= NEWEST_CALLS_SPAN_MAX) {
 			*skip = got > n ? got - (size_t)n : 0;
+			*cut = got > n || first == 1 ? 0 : first;
 			return 0;
 		}
 		hwt_calls_free(*out);
@@ -175,7 +190,7 @@ static int dump_calls(const struct dump_args *a, const char *tid,
 		      struct hwt_err *err)
 {
 	struct hwt_calls *calls;
-	uint64_t first, last;
+	uint64_t first, last, cut = 0;
 	size_t skip = 0;
 	int rc = a->win.newest ? 0 :
 		cli_window_apply(&a->win, h, img, &first, &last, err);
@@ -188,7 +203,7 @@ static int dump_calls(const struct dump_args *a, const char *tid,
 	if (!hwt_history_count(h))
 		return 0;
 	rc = a->win.newest ? newest_calls(h, img, a->win.newest, &calls,
-					  &skip, err) :
+					  &skip, &cut, err) :
 		hwt_calls_build(h, img, first, last, &calls, err);
 	if (rc)
 		return rc;
@@ -197,6 +212,12 @@ static int dump_calls(const struct dump_args *a, const char *tid,
 				a->tsv, line, sizeof(line));
 		puts(line);
 	}
+	if (cut)
+		fprintf(stderr, "hwtrace: thread %s: %zu of the newest %" PRIu64
+			" calls: the search stopped at item %" PRIu64 ", where "
+			"the oldest shown may have begun earlier (--range "
+			"1,%" PRIu64 " for the calls before)\n", tid,
+			hwt_calls_count(calls), a->win.newest, cut, cut);
 	hwt_calls_free(calls);
 	return 0;
 }
