@@ -15,6 +15,7 @@
 struct hwt_bundle_images {
 	const struct hwt_bundle *b;
 	struct hwt_image **img;  /* per process; NULL: not made yet */
+	bool *made;              /* img[p] was made for p, not shared */
 	size_t n;
 	struct hwt_image *newest; /* the last made: the kin of the next */
 };
@@ -26,7 +27,11 @@ int hwt_bundle_images_new(const struct hwt_bundle *b,
 
 	*out = NULL;
 	if (!ims || !(ims->img = calloc(hwt_bundle_nprocesses(b),
-					sizeof(*ims->img)))) {
+					sizeof(*ims->img))) ||
+	    !(ims->made = calloc(hwt_bundle_nprocesses(b),
+				 sizeof(*ims->made)))) {
+		if (ims)
+			free(ims->img);
 		free(ims);
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
@@ -68,14 +73,16 @@ static bool same_modules(const struct hwt_bundle *b, size_t p, size_t q)
 
 /* An image made already that process p can decode with: one of a process
  * with the same modules (make's twenty cc1s share one). The program's
- * holds its core and memory dumps too, so no child shares it. */
+ * holds its core and memory dumps too, so no child shares it. Only the
+ * processes that made an image are compared: a few, however many
+ * share them. */
 static struct hwt_image *alike(struct hwt_bundle_images *ims, size_t p)
 {
 	const struct hwt_bundle *b = ims->b;
 	size_t mp = modules_of(b, p);
 
 	for (size_t q = p ? 1 : ims->n; q < ims->n; q++)
-		if (q != p && ims->img[q] &&
+		if (q != p && ims->made[q] &&
 		    same_modules(b, mp, modules_of(b, q)))
 			return ims->img[q];
 	return NULL;
@@ -98,6 +105,7 @@ static int process_image(struct hwt_bundle_images *ims, size_t p,
 	}
 	if ((rc = hwt_image_new(&ims->img[p], err)))
 		return rc;
+	ims->made[p] = true;
 	ims->img[p]->kin = ims->newest;
 	ims->newest = ims->img[p];
 	*img = ims->img[p];
@@ -133,5 +141,6 @@ void hwt_bundle_images_free(struct hwt_bundle_images *ims)
 		ims->newest = kin;
 	}
 	free(ims->img);
+	free(ims->made);
 	free(ims);
 }
