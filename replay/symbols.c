@@ -15,6 +15,7 @@
 
 #include "replay-int.h"
 #include "array.h"
+#include "radix.h"
 
 struct symvec {
 	struct hwt_sym *v;
@@ -279,13 +280,45 @@ static bool name_syms(struct hwt_module *m, struct hwt_sym *v, size_t n)
 	return true;
 }
 
-static int sym_cmp(const void *a, const void *b)
+/* v[0..n) by start, the best-ranked alias of each address first, then
+ * one symbol per start address; their number, or 0 out of memory. */
+static size_t sort_syms(struct hwt_sym *v, size_t n)
 {
-	const struct hwt_sym *x = a, *y = b;
+	struct hwt_radix_item *item = malloc(2 * n * sizeof(*item));
+	size_t out = 0;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return y->rank - x->rank;
+	if (!item)
+		return 0;
+	/* By rank (high first), then stably by start. */
+	for (size_t i = 0; i < n; i++)
+		item[i] = (struct hwt_radix_item){ .key = 7 - (unsigned)v[i].rank,
+						   .index = i };
+	hwt_radix_sort(item, item + n, n);
+	for (size_t i = 0; i < n; i++)
+		item[i].key = v[item[i].index].start;
+	hwt_radix_sort(item, item + n, n);
+	/* Into place a cycle at a time: no second table of fresh pages. */
+	for (size_t i = 0; i < n; i++) {
+		struct hwt_sym first = v[i];
+		size_t j = i;
+
+		while (item[j].index != i && item[j].index != j) {
+			size_t from = item[j].index;
+
+			v[j] = v[from];
+			item[j].index = j;
+			j = from;
+		}
+		if (item[j].index == i && j != i)
+			v[j] = first;
+		item[j].index = j;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!out || v[out - 1].start != v[i].start)
+			v[out++] = v[i];
+	}
+	free(item);
+	return out;
 }
 
 /* Out of memory on the way leaves the module with fewer names, or none;
@@ -312,14 +345,7 @@ static void load_syms(struct hwt_module *m)
 		load_symtab(m, m->elf, scn, &sh, &sv);
 	if (!load_relocs(m->elf, &rel, &nrel))
 		load_plt(m, rel, nrel, &sv);
-	if (sv.n)
-		qsort(sv.v, sv.n, sizeof(*sv.v), sym_cmp);
-	/* One symbol per start address: the best-ranked alias. */
-	for (size_t i = 0; i < sv.n; i++) {
-		if (out && sv.v[out - 1].start == sv.v[i].start)
-			continue;
-		sv.v[out++] = sv.v[i];
-	}
+	out = sv.n ? sort_syms(sv.v, sv.n) : 0;
 	for (size_t i = 0; i + 1 < out; i++) {
 		if (!sv.v[i].sized && sv.v[i].end > sv.v[i + 1].start)
 			sv.v[i].end = sv.v[i + 1].start;
