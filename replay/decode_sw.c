@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "array.h"
 #include "decode.h"
 #include "replay-int.h"
 
@@ -370,7 +371,11 @@ int hwt_sw_index_segments(const struct hwt_sw_index *ix, uint64_t lost_insns,
 	uint64_t next_seq = 0;
 	size_t table = SIZE_MAX;
 	bool table_ended = true;
-	int rc = 0;
+	/* A segment per chunk and restart point, and a gap between chunks
+	 * at most: reserved at once, as doubling copies them into fresh
+	 * pages several times over. */
+	int rc = HWT_ARRAY_RESERVE(segs->v, segs->cap, segs->n + 2 *
+				   (ix->nchunks + ix->ncuts) + 1, 64);
 
 	for (size_t i = 0; i < ix->nchunks && !rc; i++) {
 		const struct hwt_sw_index_chunk *c = &ix->chunks[i];
