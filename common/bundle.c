@@ -96,8 +96,13 @@ int hwt_bundle_load_file(const struct hwt_bundle *b, const char *rel,
 const char *hwt_bundle_thread_name(const struct hwt_bundle *b, size_t i,
 				   char *buf, size_t size)
 {
+	uint32_t by = hwt_bundle_process_replaced_by(b, b->threads[i].process);
+
 	if (b->type && !strcmp(b->type, HWT_BUNDLE_TYPE_CORESIGHT))
 		snprintf(buf, size, "0x%llx", (unsigned long long)b->threads[i].tid);
+	else if (by)
+		snprintf(buf, size, "%lld (before exec %u)",
+			 (long long)b->threads[i].tid, by);
 	else
 		snprintf(buf, size, "%lld", (long long)b->threads[i].tid);
 	return buf;
@@ -112,4 +117,22 @@ int64_t hwt_bundle_process_pid(const struct hwt_bundle *b, size_t p)
 {
 	return b->processes && p < b->nprocesses ? b->processes[p].pid :
 		b->pid;
+}
+
+bool hwt_bundle_thread_faulted(const struct hwt_bundle *b, size_t t)
+{
+	return b->stop_reason == HWT_STOP_FAULT && t < b->nthreads &&
+		b->stop_tid == b->threads[t].tid && b->threads[t].process == 0;
+}
+
+uint32_t hwt_bundle_process_replaced_by(const struct hwt_bundle *b, size_t p)
+{
+	if (!b->processes || p >= b->nprocesses)
+		return 0;
+	/* A later program of its pid: the next exec replaced p's. */
+	for (size_t q = 0; q < b->nprocesses; q++)
+		if (b->processes[q].pid == b->processes[p].pid &&
+		    b->processes[q].exec > b->processes[p].exec)
+			return b->processes[p].exec + 1;
+	return 0;
 }

@@ -632,15 +632,31 @@ static int read_processes(struct reader *rd, json_object *procs,
 	for (rd->proc = 0; rd->proc < np; rd->proc++) {
 		json_object *proc = json_object_array_get_idx(procs, rd->proc);
 		struct hwt_bundle_process *bp = &b->processes[rd->proc];
+		uint64_t exec;
 		char where[48];
 
 		snprintf(where, sizeof(where), "processes[%zu].pid", rd->proc);
 		if ((rc = get_i64(rd, proc, "pid", where, true, &bp->pid)))
 			return rc;
-		for (size_t q = 0; q < rd->proc; q++)
-			if (b->processes[q].pid == bp->pid)
-				return field_err(rd, where, "names a process "
-						 "twice");
+		snprintf(where, sizeof(where), "processes[%zu].exec", rd->proc);
+		exec = 0;
+		if ((rc = get_u64(rd, proc, "exec", where, false, &exec)))
+			return rc;
+		if (exec > HWT_BUNDLE_MAX_EXECS)
+			return field_err(rd, where, "must be at most 4096");
+		bp->exec = (uint32_t)exec;
+		for (size_t q = 0; q < rd->proc; q++) {
+			if (b->processes[q].pid != bp->pid)
+				continue;
+			if (b->processes[q].exec == bp->exec)
+				return field_err(rd, where, "names a program "
+						 "of a process twice");
+			/* The core is of the program's last. */
+			if (q == 0 && bp->exec > b->processes[0].exec)
+				return field_err(rd, where, "is later than "
+						 "processes[0]'s, which must "
+						 "be the program's last");
+		}
 		if (rd->proc == 0) {
 			b->pid = bp->pid;
 			if ((rc = get_string(rd, proc, "triple",

@@ -283,7 +283,11 @@ static json_object *process_json(const struct hwt_bundle *b, size_t p,
 {
 	json_object *proc = json_object_new_object();
 	json_object *threads = json_object_new_array();
+	/* LLDB's schema has one program per process: no exec. */
+	uint32_t exec = b->processes && p < b->nprocesses && !hex_address ?
+		b->processes[p].exec : 0;
 	int rc = !threads || add_i64(proc, "pid", hwt_bundle_process_pid(b, p)) ||
+		(exec && add_i64(proc, "exec", exec)) ||
 		add_str(proc, "triple", b->triple ? b->triple :
 			"x86_64-unknown-linux-gnu");
 

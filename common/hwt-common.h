@@ -578,10 +578,17 @@ struct hwt_bundle_module {
 
 /* A process of the recording: processes[0] is the program (b->pid, the
  * one with the core), the others children it forked that were followed.
- * Each decodes with its own modules (docs/bundle.md). */
+ * Each decodes with its own modules (docs/bundle.md). A process that
+ * exec'd is there once per program it ran, exec counting the execs
+ * before it (0: the one it started with); processes[0] is the program's
+ * last. */
 struct hwt_bundle_process {
 	int64_t pid;
+	uint32_t exec;
 };
+
+/* Execs a process may be seen to make: more are refused. */
+#define HWT_BUNDLE_MAX_EXECS 4096
 
 enum hwt_stop_reason {
 	HWT_STOP_NONE = 0,       /* still running when saved */
@@ -669,12 +676,19 @@ int hwt_snapshot_read(const char *dir, struct hwt_bundle **out,
 /* Whether dir is a snapshot directory (holds snapshot.ini). */
 bool hwt_snapshot_is(const char *dir);
 /* How a thread is shown: CoreSight "0x10" (its trace ID), else the tid in
- * decimal. Returns buf. */
+ * decimal, followed by " (before exec N)" when its history ran a program
+ * its process replaced by its Nth exec; cut to fit size. Returns buf. */
 const char *hwt_bundle_thread_name(const struct hwt_bundle *b, size_t i,
 				   char *buf, size_t size);
 /* How many processes b holds (at least 1), and the pid of process p. */
 size_t hwt_bundle_nprocesses(const struct hwt_bundle *b);
 int64_t hwt_bundle_process_pid(const struct hwt_bundle *b, size_t p);
+/* Whether thread t's history ends at the fault that stopped the
+ * recording: the faulting tid's, in the program's last program. */
+bool hwt_bundle_thread_faulted(const struct hwt_bundle *b, size_t t);
+/* The exec of process p's program after which it ran no more, or 0 when
+ * p is the last program of its pid. */
+uint32_t hwt_bundle_process_replaced_by(const struct hwt_bundle *b, size_t p);
 
 /* ---- Intel PT bundles (LLDB's intel-pt schema) ------------------------
  * LLDB writes no version, no sizes (the file size is taken), and paths may

@@ -49,6 +49,34 @@ static void describe_stop(FILE *f, const struct hwt_bundle *b,
 		fprintf(f, "note:    %s\n", b->stop_note);
 }
 
+/* Followed children, and the programs processes ran before an exec. */
+static void describe_processes(FILE *f, const struct hwt_bundle *b)
+{
+	size_t children = 0, replaced = 0;
+
+	for (size_t p = 1; p < hwt_bundle_nprocesses(b); p++) {
+		if (hwt_bundle_process_replaced_by(b, p))
+			replaced++;
+		else if (hwt_bundle_process_pid(b, p) != b->pid)
+			children++;
+	}
+	if (children)
+		fprintf(f, "children: %zu followed\n", children);
+	if (replaced)
+		fprintf(f, "execs:   %zu programs replaced by an exec, each "
+			"with its own history\n", replaced);
+}
+
+/* "process P", and " before exec N" when an exec replaced its program. */
+static void describe_process(FILE *f, const struct hwt_bundle *b, size_t p)
+{
+	uint32_t by = hwt_bundle_process_replaced_by(b, p);
+
+	fprintf(f, "process %" PRId64, hwt_bundle_process_pid(b, p));
+	if (by)
+		fprintf(f, " before exec %u", by);
+}
+
 static int describe_threads(FILE *f, const struct hwt_bundle *b,
 			    struct hwt_bundle_images *ims, struct hwt_err *err)
 {
@@ -172,14 +200,16 @@ static void describe_modules(FILE *f, const struct hwt_bundle *b)
 
 		for (size_t i = 0; i < b->nmodules; i++)
 			n += b->modules[i].process == p;
-		if (p == 0)
+		if (p == 0) {
 			fprintf(f, "modules: %zu\n", n);
-		else if (n)
-			fprintf(f, "modules of process %" PRId64 ": %zu\n",
-				hwt_bundle_process_pid(b, p), n);
-		else
-			fprintf(f, "modules of process %" PRId64 ": the "
-				"program's\n", hwt_bundle_process_pid(b, p));
+		} else {
+			fprintf(f, "modules of ");
+			describe_process(f, b, p);
+			if (n)
+				fprintf(f, ": %zu\n", n);
+			else
+				fprintf(f, ": the program's\n");
+		}
 		for (size_t i = 0; i < b->nmodules; i++) {
 			const struct hwt_bundle_module *m = &b->modules[i];
 
@@ -223,9 +253,7 @@ int hwt_bundle_describe(const struct hwt_bundle *b,
 		fprintf(f, "process: %" PRId64 "\n", b->pid);
 	else
 		fprintf(f, "process: unknown (the bundle names none)\n");
-	if (hwt_bundle_nprocesses(b) > 1)
-		fprintf(f, "children: %zu followed\n",
-			hwt_bundle_nprocesses(b) - 1);
+	describe_processes(f, b);
 	describe_stop(f, b, img);
 	fprintf(f, "core:    %s\n", b->core ? b->core : "(none)");
 	describe_past(f, b);

@@ -349,8 +349,8 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 		if (rc)
 			return hwt_err_prefix(err, "trace of thread %lld: ",
 					      (long long)t->tid);
-		end_pc = b->stop_reason == HWT_STOP_FAULT &&
-			b->stop_tid == t->tid ? b->stop_pc : 0;
+		end_pc = hwt_bundle_thread_faulted(b, thread_idx) ?
+			b->stop_pc : 0;
 		rc = open_trace(dec, map, size, NULL, t->lost_insns, end_pc,
 				&b->cpu, b, thread_idx, NULL, 0, img, out,
 				err);
@@ -367,8 +367,7 @@ int hwt_history_open(const struct hwt_bundle *b, size_t thread_idx,
 		return hwt_err_prefix(err, "trace of thread %lld: ",
 				      (long long)t->tid);
 	/* The only current pc a bundle gives is the faulting thread's. */
-	end_pc = b->stop_reason == HWT_STOP_FAULT && b->stop_tid == t->tid ?
-		b->stop_pc : 0;
+	end_pc = hwt_bundle_thread_faulted(b, thread_idx) ? b->stop_pc : 0;
 	rc = open_trace(dec, data, size, data, t->lost_insns, end_pc,
 			&b->cpu, b, thread_idx, NULL, 0, img, out, err);
 	if (!rc && note[0])

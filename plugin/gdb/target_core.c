@@ -461,8 +461,11 @@ int server_open(struct server *s, const char *bundle_dir,
 		t->tid = s->core->threads[i].tid;
 		t->core = &s->core->threads[i];
 		t->bundle_idx = -1;
+		/* The program's last: a history of the same tid before
+		 * its exec ran other code. */
 		for (size_t j = 0; j < s->bundle->nthreads; j++)
-			if (s->bundle->threads[j].tid == t->tid)
+			if (s->bundle->threads[j].tid == t->tid &&
+			    s->bundle->threads[j].process == 0)
 				t->bundle_idx = (long)j;
 		/* Recorded already: GDB's record btrace reopens on connect,
 		 * and gets the whole recording whenever it enables. */

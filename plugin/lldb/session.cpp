@@ -66,10 +66,18 @@ std::string Session::ThreadName(size_t i) const
 
 long Session::FindThread(int64_t tid) const
 {
-	for (size_t i = 0; i < bundle_->nthreads; i++)
-		if (bundle_->threads[i].tid == tid)
+	long found = -1;
+
+	/* The program's, else a child's last: a history of the same tid
+	 * before its exec ran other code. */
+	for (size_t i = 0; i < bundle_->nthreads; i++) {
+		if (bundle_->threads[i].tid != tid)
+			continue;
+		if (bundle_->threads[i].process == 0)
 			return (long)i;
-	return -1;
+		found = (long)i;
+	}
+	return found;
 }
 
 int Session::History(size_t i, hwt_history **out, hwt_err *err)

@@ -174,9 +174,11 @@ static int check_x86(const struct hwt_bundle *b, const char *path,
 	return 0;
 }
 
+/* Thread t of b as o's, in o's process process. */
 static int export_thread(const struct hwt_bundle *b, size_t t,
 			 struct hwt_bundle_images *ims, const char *staging,
-			 struct hwt_bundle_thread *ot, struct hwt_err *err)
+			 size_t process, struct hwt_bundle_thread *ot,
+			 struct hwt_err *err)
 {
 	struct cli_progress pr;
 	const HWT_OPTS(hwt_pt_encode_opts, opts, .cpu = export_cpu,
@@ -189,7 +191,7 @@ static int export_thread(const struct hwt_bundle *b, size_t t,
 	struct hwt_image *img;
 
 	ot->tid = b->threads[t].tid;
-	ot->process = b->threads[t].process;
+	ot->process = process;
 	if (asprintf(&ot->trace_file, "threads/%" PRId64 ".intelpt",
 		     ot->tid) < 0) {
 		ot->trace_file = NULL;
@@ -217,9 +219,11 @@ static int export_thread(const struct hwt_bundle *b, size_t t,
 }
 
 /* Copy a module into modules/<system path> so that the bundle is
- * self-contained; the source is the source bundle's copy when it has one. */
+ * self-contained; the source is the source bundle's copy when it has one.
+ * om is o->modules[k], after the k exported before it. */
 static int export_module(const struct hwt_bundle *b,
 			 const struct hwt_bundle_module *m, const char *staging,
+			 size_t process, const struct hwt_bundle *o,
 			 struct hwt_bundle_module *om, struct hwt_err *err)
 {
 	const char *sp = m->system_path;
@@ -227,7 +231,7 @@ static int export_module(const struct hwt_bundle *b,
 	int rc;
 
 	om->load_address = m->load_address;
-	om->process = m->process;
+	om->process = process;
 	om->system_path = strdup(m->system_path);
 	om->uuid = m->uuid ? strdup(m->uuid) : NULL;
 	while (*sp == '/')
@@ -240,9 +244,10 @@ static int export_module(const struct hwt_bundle *b,
 		free(src);
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
-	/* The same file mapped twice (dlopen again) is copied once. */
+	/* The same file mapped twice (dlopen again, another process) is
+	 * copied once. */
 	rc = 0;
-	for (const struct hwt_bundle_module *p = b->modules; p < m; p++)
+	for (const struct hwt_bundle_module *p = o->modules; p < om; p++)
 		if (!strcmp(p->system_path, m->system_path))
 			goto out;
 	rc = hwt_bundle_stage_copy(staging, om->file, src, err);
@@ -253,6 +258,24 @@ out:
 	return rc;
 }
 
+/* o's processes: b's but the programs an exec replaced, which LLDB's
+ * schema cannot tell from the last of their pid. Where each of b's went
+ * (SIZE_MAX: left out), malloc'd; NULL out of memory. */
+static size_t *keep_last_programs(const struct hwt_bundle *b,
+				  struct hwt_bundle *o)
+{
+	size_t *kept = malloc(hwt_bundle_nprocesses(b) * sizeof(*kept));
+
+	for (size_t p = 0; kept && p < hwt_bundle_nprocesses(b); p++) {
+		kept[p] = hwt_bundle_process_replaced_by(b, p) ? SIZE_MAX :
+			o->nprocesses;
+		if (kept[p] != SIZE_MAX)
+			o->processes[o->nprocesses++].pid =
+				hwt_bundle_process_pid(b, p);
+	}
+	return kept;
+}
+
 static int export_lldb(const struct hwt_bundle *b,
 		       const struct export_args *a, struct hwt_err *err)
 {
@@ -260,6 +283,7 @@ static int export_lldb(const struct hwt_bundle *b,
 	struct hwt_image *img;
 	struct hwt_bundle *o;
 	char *staging = NULL;
+	size_t *kept = NULL, replaced = 0;
 	int rc;
 
 	if ((rc = check_x86(b, a->path, err)))
@@ -268,9 +292,10 @@ static int export_lldb(const struct hwt_bundle *b,
 	 * one process. */
 	if (a->per_cpu && hwt_bundle_nprocesses(b) > 1)
 		return hwt_err_set(err, ENOTSUP, "%s holds %zu processes (the "
-				   "program and the children it forked); "
-				   "--per-cpu exports one: export without it",
-				   a->path, hwt_bundle_nprocesses(b));
+				   "program, children it forked, programs an "
+				   "exec replaced); --per-cpu exports one: "
+				   "export without it", a->path,
+				   hwt_bundle_nprocesses(b));
 	o = calloc(1, sizeof(*o));
 	if (!o || !(o->type = strdup(HWT_BUNDLE_TYPE_PT)) ||
 	    !(o->threads = calloc(b->nthreads + 1, sizeof(*o->threads))) ||
@@ -282,9 +307,10 @@ static int export_lldb(const struct hwt_bundle *b,
 	}
 	o->cpu = export_cpu;
 	o->pid = b->pid;
-	o->nprocesses = hwt_bundle_nprocesses(b);
-	for (size_t p = 0; p < o->nprocesses; p++)
-		o->processes[p].pid = hwt_bundle_process_pid(b, p);
+	if (!(kept = keep_last_programs(b, o))) {
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
 	if ((rc = hwt_bundle_images_new(b, &ims, err)) ||
 	    (rc = hwt_bundle_images_program(ims, &img, err)) ||
 	    (rc = hwt_bundle_stage_begin(a->out, &staging, err)))
@@ -295,18 +321,33 @@ static int export_lldb(const struct hwt_bundle *b,
 				    a->cpus ? a->cpus : EXPORT_CPUS,
 				    a->slice ? a->slice : EXPORT_SLICE,
 				    staging, o, err);
-	for (size_t t = 0; !a->per_cpu && t < b->nthreads && !rc;
-	     t++, o->nthreads++)
-		rc = export_thread(b, t, ims, staging, &o->threads[t], err);
-	for (size_t i = 0; i < b->nmodules && !rc; i++, o->nmodules++)
-		rc = export_module(b, &b->modules[i], staging, &o->modules[i],
-				   err);
+	for (size_t t = 0; !a->per_cpu && t < b->nthreads && !rc; t++) {
+		if (kept[b->threads[t].process] == SIZE_MAX) {
+			replaced++;
+			continue;
+		}
+		rc = export_thread(b, t, ims, staging,
+				   kept[b->threads[t].process],
+				   &o->threads[o->nthreads++], err);
+	}
+	for (size_t i = 0; i < b->nmodules && !rc; i++) {
+		if (kept[b->modules[i].process] == SIZE_MAX)
+			continue;
+		rc = export_module(b, &b->modules[i], staging,
+				   kept[b->modules[i].process], o,
+				   &o->modules[o->nmodules++], err);
+	}
+	if (replaced)
+		fprintf(stderr, "hwtrace: %zu histories of programs an exec "
+			"replaced are left out: LLDB knows one program per "
+			"process\n", replaced);
 	if (!rc)
 		rc = hwt_bundle_stage_commit(staging, a->out, o, err);
 	cli_pending_dir(NULL);
 	if (rc)
 		hwt_bundle_stage_abort(staging);
 out:
+	free(kept);
 	free(staging);
 	hwt_bundle_images_free(ims);
 	hwt_bundle_free(o);

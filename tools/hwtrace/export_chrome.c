@@ -167,8 +167,7 @@ static int thread_events(const struct hwt_bundle *b, size_t t,
 		rc = frame_event(arr, k, pid, tid, &f->frames[i]);
 	for (size_t i = 0; !rc && i < f->nmarks; i++)
 		rc = mark_event(arr, k, pid, tid, &f->marks[i]);
-	if (!rc && b->stop_reason == HWT_STOP_FAULT && b->stop_tid == tid &&
-	    f->nframes) {
+	if (!rc && hwt_bundle_thread_faulted(b, t) && f->nframes) {
 		const struct flame_frame *end = &f->frames[0];
 		struct flame_mark fault = { .item = f->base + f->items,
 					    .kind = FLAME_SIGNAL };

@@ -167,7 +167,7 @@ static void band(struct out *o, const struct hwt_bundle *bu, size_t t,
 		    band_height(f) - SVG_CAPTION,
 		    m->kind == FLAME_GAP ? "#999" : "#d00");
 	}
-	if (bu->stop_reason == HWT_STOP_FAULT && bu->stop_tid == bu->threads[t].tid)
+	if (hwt_bundle_thread_faulted(bu, t))
 		put(o, "<g><title>%s at 0x%" PRIx64 ": the process ended here"
 		    "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"4\" "
 		    "height=\"%.1f\" fill=\"#c00\"/></g>\n",

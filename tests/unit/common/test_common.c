@@ -387,7 +387,12 @@ static void test_bundle(void)
  * written grouped by process, the program's first, and read back each
  * naming its process; a pid given twice or a process without threads is
  * refused. */
-static int write_processes(const char *dir, size_t nprocesses)
+static const struct hwt_bundle_process two_children[3] = {
+	{ .pid = 50 }, { .pid = 51 }, { .pid = 53 } };
+
+static int write_processes(const char *dir,
+			   const struct hwt_bundle_process *given,
+			   size_t nprocesses)
 {
 	static const uint8_t trace[16] = { 1 };
 	/* Threads and modules of the two processes interleaved: the writer
@@ -406,8 +411,7 @@ static int write_processes(const char *dir, size_t nprocesses)
 		{ .system_path = "/usr/lib/libc.so.6", .load_address = 0x4847000,
 		  .process = 1 },
 	};
-	struct hwt_bundle_process procs[3] = { { .pid = 50 }, { .pid = 51 },
-					       { .pid = 53 } };
+	struct hwt_bundle_process procs[3];
 	struct hwt_bundle b = { .type = HWT_BUNDLE_TYPE_SW, .pid = 50,
 		.processes = procs, .nprocesses = nprocesses, .threads = th,
 		.nthreads = 3, .modules = mod, .nmodules = 3 };
@@ -415,6 +419,7 @@ static int write_processes(const char *dir, size_t nprocesses)
 	char *staging;
 	int rc;
 
+	memcpy(procs, given, nprocesses * sizeof(*procs));
 	strcpy(b.cpu.vendor, "AuthenticAMD");
 	if ((rc = hwt_bundle_stage_begin(dir, &staging, &err)))
 		return rc;
@@ -436,10 +441,39 @@ static void bad_processes(const char *name, size_t nprocesses,
 {
 	char *p = path_in(name);
 
-	write_processes(p, nprocesses);
+	write_processes(p, two_children, nprocesses);
 	if (from)
 		replace_json(p, from, to);
 	expect_bad(name, p, needle);
+	free(p);
+}
+
+/* A process that exec'd: once per program, the program's last first;
+ * the histories before the exec are named so. */
+static void test_bundle_execs(void)
+{
+	static const struct hwt_bundle_process execs[2] = {
+		{ .pid = 50, .exec = 1 }, { .pid = 50 } };
+	struct hwt_bundle *b = NULL;
+	struct hwt_err err = { 0 };
+	char *p = path_in("execs");
+	char name[32] = "";
+	int rc = write_processes(p, execs, 2);
+
+	if (!rc)
+		rc = hwt_bundle_read(p, &b, &err);
+	if (!rc)
+		hwt_bundle_thread_name(b, 1, name, sizeof(name));
+	CHECK("a process's programs before and after its exec read back",
+	      rc == 0 && hwt_bundle_nprocesses(b) == 2 &&
+	      b->processes[0].pid == 50 && b->processes[0].exec == 1 &&
+	      b->processes[1].pid == 50 && b->processes[1].exec == 0 &&
+	      hwt_bundle_process_replaced_by(b, 0) == 0 &&
+	      hwt_bundle_process_replaced_by(b, 1) == 1 &&
+	      b->threads[1].tid == 51 && b->threads[1].process == 1 &&
+	      !strcmp(name, "51 (before exec 1)"),
+	      "rc %d: %s; thread named '%s'", rc, err.msg, name);
+	hwt_bundle_free(b);
 	free(p);
 }
 
@@ -448,7 +482,7 @@ static void test_bundle_processes(void)
 	struct hwt_bundle *b = NULL;
 	struct hwt_err err = { 0 };
 	char *p = path_in("procs");
-	int rc = write_processes(p, 2);
+	int rc = write_processes(p, two_children, 2);
 
 	if (!rc)
 		rc = hwt_bundle_read(p, &b, &err);
@@ -478,9 +512,17 @@ static void test_bundle_processes(void)
 	hwt_bundle_free(b);
 	free(p);
 
-	bad_processes("a process's pid given twice", 2, "\"pid\": 51",
+	test_bundle_execs();
+	bad_processes("a process's program given twice", 2, "\"pid\": 51",
 		      "\"pid\": 50",
-		      "field 'processes[1].pid' names a process twice");
+		      "field 'processes[1].exec' names a program of a process "
+		      "twice");
+	bad_processes("a program later than the program's last", 2,
+		      "\"pid\": 51", "\"pid\": 50, \"exec\": 2",
+		      "field 'processes[1].exec' is later than processes[0]'s");
+	bad_processes("an exec count out of range", 2, "\"pid\": 51",
+		      "\"pid\": 51, \"exec\": 4097",
+		      "field 'processes[1].exec' must be at most 4096");
 	bad_processes("a child's thread is checked with its path", 2,
 		      "\"tid\": 51", "\"tid\": 0",
 		      "processes[1].threads[0].tid");
