@@ -57,9 +57,7 @@ static int stage_trace(const char *staging, const struct hwt_collect_thread *t,
 	bt->trace_size = n;
 	rc = hwt_bundle_stage_write(staging, bt->trace_file, packed, n, err);
 	if (!rc && idx) {
-		if (asprintf(&bt->index_file, "threads/%d.hwtsw.idx",
-			     (int)t->tid) < 0) {
-			bt->index_file = NULL;
+		if (!(bt->index_file = hwt_sw_index_name(bt->trace_file))) {
 			rc = hwt_err_set(err, ENOMEM, "out of memory");
 		} else {
 			bt->index_size = idx_n;
@@ -72,19 +70,39 @@ static int stage_trace(const char *staging, const struct hwt_collect_thread *t,
 	return rc;
 }
 
-/* The index in b->processes of process pid (0: the program), added
- * when add; SIZE_MAX when absent. */
-static size_t process_of(struct hwt_bundle *b, pid_t pid, bool add)
+/* The index in b->processes of the program process pid (0: the
+ * program) ran after exec execs, added when add; SIZE_MAX when absent. */
+static size_t process_of(struct hwt_bundle *b, pid_t pid, uint32_t exec,
+			 bool add)
 {
-	if (pid == 0)
-		return 0;
-	for (size_t p = 1; p < b->nprocesses; p++)
-		if (b->processes[p].pid == pid)
+	int64_t want = pid ? pid : b->pid;
+
+	for (size_t p = 0; p < b->nprocesses; p++)
+		if (b->processes[p].pid == want && b->processes[p].exec == exec)
 			return p;
 	if (!add)
 		return SIZE_MAX;
-	b->processes[b->nprocesses].pid = pid;
+	b->processes[b->nprocesses] = (struct hwt_bundle_process){
+		.pid = want, .exec = exec };
 	return b->nprocesses++;
+}
+
+/* The name of thread t's trace: threads/TID.SUFFIX, and when the bundle
+ * has a history of that tid already (a thread that exec'd, a tid the
+ * system reused), threads/TID.N.SUFFIX. */
+static char *trace_name(const struct hwt_bundle *b,
+			const struct hwt_collect_thread *t, const char *suffix)
+{
+	size_t same = 0;
+	char *name;
+
+	for (size_t i = 0; i < b->nthreads; i++)
+		same += b->threads[i].tid == t->tid;
+	if ((same ? asprintf(&name, "threads/%d.%zu.%s", (int)t->tid, same,
+			     suffix) :
+	     asprintf(&name, "threads/%d.%s", (int)t->tid, suffix)) < 0)
+		return NULL;
+	return name;
 }
 
 /* Each thread in its process: the program's, or a followed child's
@@ -111,7 +129,11 @@ static int stage_threads(const char *staging,
 	b->processes = calloc(n + 1, sizeof(*b->processes));
 	if (!b->threads || !b->processes)
 		return hwt_err_set(err, ENOMEM, "out of memory");
+	/* The program's last: the one the core is of. */
 	b->processes[0].pid = b->pid;
+	for (size_t i = 0; i < n; i++)
+		if (t[i].pid == 0 && t[i].exec > b->processes[0].exec)
+			b->processes[0].exec = t[i].exec;
 	b->nprocesses = 1;
 	for (size_t i = 0; i < n; i++) {
 		struct hwt_bundle_thread *bt = &b->threads[b->nthreads];
@@ -121,14 +143,11 @@ static int stage_threads(const char *staging,
 			return hwt_err_set(err, EPROTO, "thread %d's trace "
 					   "format differs from thread %d's",
 					   (int)t[i].tid, (int)t[0].tid);
-		if (asprintf(&bt->trace_file, "threads/%d.%s", (int)t[i].tid,
-			     kinds[f].suffix) < 0) {
-			bt->trace_file = NULL;
+		if (!(bt->trace_file = trace_name(b, &t[i], kinds[f].suffix)))
 			return hwt_err_set(err, ENOMEM, "out of memory");
-		}
 		b->nthreads++;
 		bt->tid = t[i].tid;
-		bt->process = process_of(b, t[i].pid, true);
+		bt->process = process_of(b, t[i].pid, t[i].exec, true);
 		bt->lost_bytes = t[i].lost_bytes;
 		bt->lost_insns = t[i].lost_insns;
 		bt->insn_total = t[i].insn_total;
@@ -171,18 +190,19 @@ static uint64_t extent(const char *path)
 	return hi > lo ? hi - lo : 1;
 }
 
-/* Whether a later module of the same process lies over m[i]: a list
- * holds what a process mapped over its life, and after an exec (or a
- * dlclose) other files lie where earlier ones were. One list cannot say
- * which held at a point of the history, so the earlier gives way and
- * its code reads as unknown, never as the other file's. ext[] caches
- * each module's extent (0: not read yet). */
+/* Whether a later module of the same program lies over m[i]: a list
+ * holds what a program mapped over its life, and after a dlclose other
+ * files may lie where earlier ones were (an exec starts another list).
+ * One list cannot say which held at a point of the history, so the
+ * earlier gives way and its code reads as unknown, never as the other
+ * file's. ext[] caches each module's extent (0: not read yet). */
 static bool overlaid(const struct hwt_collect_module *m, size_t n, size_t i,
 		     uint64_t *ext)
 {
 	for (size_t j = i + 1; j < n; j++) {
-		if (m[j].pid != m[i].pid || (m[j].load_address ==
-		     m[i].load_address && !strcmp(m[j].path, m[i].path)))
+		if (m[j].pid != m[i].pid || m[j].exec != m[i].exec ||
+		    (m[j].load_address == m[i].load_address &&
+		     !strcmp(m[j].path, m[i].path)))
 			continue;
 		if (!ext[i])
 			ext[i] = extent(m[i].path);
@@ -250,7 +270,7 @@ static int stage_modules(const char *staging,
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
-		size_t proc = process_of(b, m[i].pid, false);
+		size_t proc = process_of(b, m[i].pid, m[i].exec, false);
 
 		if (proc != SIZE_MAX && !overlaid(m, n, i, ext))
 			rc = stage_module(staging, &m[i], proc, copy, b, err);

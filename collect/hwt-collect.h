@@ -125,6 +125,9 @@ enum hwt_collect_format {
 struct hwt_collect_thread {
 	pid_t tid;
 	pid_t pid;                /* a followed child's pid; 0: the program */
+	/* The execs its process had made when this history began: a thread
+	 * that exec's goes on as a new history of the new program. */
+	uint32_t exec;
 	enum hwt_collect_format format;
 	const uint8_t *trace;     /* in that format */
 	size_t trace_size;
@@ -150,6 +153,7 @@ struct hwt_collect_module {
 	 * of the program's, so not in a debugger's library list. */
 	bool recorder;
 	pid_t pid;                /* a followed child's pid; 0: the program */
+	uint32_t exec;            /* mapped by the program of that exec */
 };
 
 struct hwt_collect_end {

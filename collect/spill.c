@@ -50,7 +50,18 @@ static int write_frame(void *ctx, const uint8_t *p, size_t n,
 	return 0;
 }
 
-int hwt_sw_spill_new(const char *dir, pid_t tid, uint64_t bound,
+char *hwt_sw_index_name(const char *trace_file)
+{
+	size_t n = strlen(trace_file);
+	char *name;
+
+	if (n >= 4 && !strcmp(trace_file + n - 4, ".zst"))
+		n -= 4;
+	return asprintf(&name, "%.*s.idx", (int)n, trace_file) < 0 ? NULL :
+		name;
+}
+
+int hwt_sw_spill_new(const char *dir, pid_t tid, uint32_t exec, uint64_t bound,
 		     struct hwt_sw_pack_work *work, struct hwt_sw_spill **out,
 		     struct hwt_err *err)
 {
@@ -58,7 +69,8 @@ int hwt_sw_spill_new(const char *dir, pid_t tid, uint64_t bound,
 	int rc;
 
 	*out = NULL;
-	if (!s || asprintf(&s->path, "%s/whole-%d.zst", dir, (int)tid) < 0 ||
+	if (!s || asprintf(&s->path, "%s/whole-%d.%u.zst", dir, (int)tid,
+			   exec) < 0 ||
 	    !(s->scratch = malloc(HWT_SW_CHUNK_HDR_SIZE +
 				  HWT_SW_MAX_CHUNK_PAYLOAD))) {
 		if (s)
@@ -315,8 +327,7 @@ int hwt_sw_spill_stage(struct hwt_sw_spill *s, const uint8_t *sealed,
 	bt->decoded_size = hwt_sw_packer_decoded(s->packer);
 	bt->trace_size = hwt_sw_packer_end(s->packer) -
 		hwt_sw_packer_kept_from(s->packer);
-	if (asprintf(&bt->index_file, "threads/%lld.hwtsw.idx",
-		     (long long)bt->tid) < 0) {
+	if (!(bt->index_file = hwt_sw_index_name(bt->trace_file))) {
 		bt->index_file = NULL;
 		free(idx);
 		return hwt_err_set(err, ENOMEM, "out of memory");

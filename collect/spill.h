@@ -22,10 +22,15 @@ struct hwt_sw_spill;
 
 /* A spill file for thread tid in dir, keeping at most bound bytes of
  * compressed history (at least two frames' worth); compressing with
- * work, shared by the recording's spills (NULL: its own). */
-int hwt_sw_spill_new(const char *dir, pid_t tid, uint64_t bound,
+ * work, shared by the recording's spills (NULL: its own). exec tells
+ * apart the histories of a thread that exec'd. */
+int hwt_sw_spill_new(const char *dir, pid_t tid, uint32_t exec, uint64_t bound,
 		     struct hwt_sw_pack_work *work, struct hwt_sw_spill **out,
 		     struct hwt_err *err);
+/* The name of the index beside a compressed hwt-sw trace file
+ * ("threads/T.hwtsw.zst": "threads/T.hwtsw.idx"), malloc'd; NULL out of
+ * memory. */
+char *hwt_sw_index_name(const char *trace_file);
 /* Room for one chunk the ring is about to drop (header and payload). */
 uint8_t *hwt_sw_spill_scratch(struct hwt_sw_spill *s);
 /* The chunk in the scratch (n bytes) into the file. Never fails the

@@ -14,7 +14,7 @@ static bool known(const struct hwt_modset *s, const char *path,
 		  size_t path_len, uint64_t load)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].load_address == load &&
+		if (s->v[i].load_address == load && s->v[i].exec == s->exec &&
 		    strncmp(s->v[i].path, path, path_len) == 0 &&
 		    s->v[i].path[path_len] == '\0')
 			return true;
@@ -42,6 +42,7 @@ static int add(struct hwt_modset *s, const char *path, size_t path_len,
 	if (!(m->path = strndup(path, path_len)))
 		return hwt_err_set(err, ENOMEM, "out of memory listing modules");
 	m->load_address = load;
+	m->exec = s->exec;
 	/* A file without build-id (or gone since) still names the code. */
 	if (hwt_elf_build_id(m->path, id, sizeof(id), NULL) == 0)
 		m->build_id = strdup(id);

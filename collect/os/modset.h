@@ -15,6 +15,9 @@
 struct hwt_modset {
 	struct hwt_collect_module *v;
 	size_t n, cap;
+	/* The exec of the program mapping what is added now: the same file
+	 * at the same address is another module after an exec. */
+	uint32_t exec;
 };
 
 /* Add the file mapped at addr from file offset pgoff (an executable

@@ -34,6 +34,9 @@ int vg_write_past(struct hwt_collector *base, const char *path,
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < c->rd.nthreads; i++) {
+		/* The tool kept the values of the program's last only. */
+		if (c->rd.threads[i].exec != c->rd.modules.exec)
+			continue;
 		t[n].tid = c->rd.threads[i].tid;
 		if (hwt_vg_reader_last_pc(&c->rd, &c->rd.threads[i],
 					  &t[n].last_pc))

@@ -217,6 +217,7 @@ static void add_threads(struct vg_collector *c, const struct hwt_vg_reader *rd,
 		c->threads[c->nthreads++] = (struct hwt_collect_thread){
 			.tid = t->tid,
 			.pid = pid,
+			.exec = t->exec,
 			.format = HWT_COLLECT_FMT_SW,
 			.trace = t->ring.sealed,
 			.trace_size = t->ring.sealed_size,

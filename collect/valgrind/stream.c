@@ -224,7 +224,8 @@ static struct hwt_vg_thread *add(struct hwt_vg_reader *r, uint64_t tid,
 	if (cur != SIZE_MAX)
 		r->cur = &r->threads[cur];
 	t = &r->threads[r->nthreads];
-	*t = (struct hwt_vg_thread){ .tid = (pid_t)tid };
+	*t = (struct hwt_vg_thread){ .tid = (pid_t)tid,
+				     .exec = r->modules.exec };
 	rc = hwt_sw_ring_init(&t->ring, r->ring_capacity,
 			      hwt_sw_ring_chunk_payload_for(r->ring_capacity),
 			      err);
@@ -234,7 +235,8 @@ static struct hwt_vg_thread *add(struct hwt_vg_reader *r, uint64_t tid,
 		t->log.hold = r->whole_dir != NULL;
 	}
 	if (rc == 0 && r->whole_dir)
-		rc = hwt_sw_spill_new(r->whole_dir, t->tid, r->whole_bound,
+		rc = hwt_sw_spill_new(r->whole_dir, t->tid, t->exec,
+				      r->whole_bound,
 				      r->pack_work, &t->ring.spill, err);
 	if (rc < 0) {
 		hwt_sw_ring_free(&t->ring);
@@ -1100,6 +1102,17 @@ static int read_map(struct hwt_vg_reader *r, struct cursor *c,
 	return hwt_modset_add(&r->modules, path, start, off, err);
 }
 
+/* r->cur exec'd: its history so far stays with the program it ran, and
+ * the thread goes on as a new history of the new program, whose modules
+ * are told apart from the old one's (docs/valgrind.md, Processes). */
+static int exec_thread(struct hwt_vg_reader *r, struct hwt_err *err)
+{
+	r->modules.exec++;
+	if (!(r->cur = add(r, (uint64_t)r->cur->tid, err)))
+		return -(err->code ? err->code : EINVAL);
+	return 0;
+}
+
 /* A forked child has its parent's mappings: the code it runs up to an
  * exec is the parent's (its modules as the parent's stream has read
  * them, at least up to the fork). */
@@ -1279,12 +1292,13 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		else
 			expand_all(r);
 		for (size_t i = 0; i < r->nthreads; i++)
-			if (&r->threads[i] != r->cur)
+			if (&r->threads[i] != r->cur ||
+			    r->modules.exec < HWT_BUNDLE_MAX_EXECS)
 				r->threads[i].exited = true;
 		drop_translations(r);
 		r->forks = r->forks_taken = 0;
 		r->exit_seen = false;
-		return 0;
+		return r->cur && r->cur->exited ? exec_thread(r, err) : 0;
 	case HWT_VG_REC_FORK:
 		a = get_u(c);
 		b = get_u(c);

@@ -43,6 +43,7 @@ struct hwt_vg_sb_hot {
 
 struct hwt_vg_thread {
 	pid_t tid;
+	uint32_t exec;            /* its process's execs when it began */
 	struct hwt_sw_ring ring;
 	bool exited;
 	bool async_next;          /* its next instruction enters a handler */

@@ -497,26 +497,36 @@ def build_program(tmp, name, source):
 
 def check_fork_exec(hwtrace, tmp):
     """A program that forks a child and then execs itself: the child is
-    not followed, the exec is, in the same thread with the same exit."""
+    not followed, the exec is: the thread's history before it is the
+    first program's, a process of its own in the bundle, and the one
+    after it the program's, with the same exit."""
     prog = build_program(tmp, 'fe', FORK_EXEC_SRC)
     bundle = os.path.join(tmp, 'fe.bundle')
     rc, _, err = run_tool(hwtrace, 'record', '-q', '--backend', 'valgrind',
                           '-o', bundle, '--', prog, timeout=300)
     rc2, out, err2 = run_tool(hwtrace, 'dump', '--insn', '--tsv', bundle,
                               timeout=300)
-    tids = set()
-    entries = []
+    entries = {}
     for line in out.splitlines():
         f = line.split('\t')
         if len(f) >= 5:
-            tids.add(f[0])
+            seq = entries.setdefault(f[0], [])
             if f[4] in ('main+0', 'child_work+0', 'after_exec+0'):
-                entries.append(f[4][:-2])
-    report('fork and exec: the exec is followed in the same thread, the '
-           'forked child is not', rc == 7 and rc2 == 0 and len(tids) == 1
-           and entries == ['main', 'main', 'after_exec'],
-           f'record {rc} ({err.strip()[-200:]}), dump {rc2}, threads {tids}, '
-           f'functions entered {entries}')
+                seq.append(f[4][:-2])
+    try:
+        with open(os.path.join(bundle, 'trace.json')) as f:
+            procs = [(p['pid'], p.get('exec', 0))
+                     for p in json.load(f)['processes']]
+    except (OSError, ValueError, KeyError) as e:
+        procs = str(e)
+    pid = procs[0][0] if isinstance(procs, list) else 0
+    report('fork and exec: the exec is followed, each program its own '
+           'history of the thread, the forked child is not',
+           rc == 7 and rc2 == 0 and procs == [(pid, 1), (pid, 0)] and
+           entries == {str(pid): ['main', 'after_exec'],
+                       f'{pid} (before exec 1)': ['main']},
+           f'record {rc} ({err.strip()[-200:]}), dump {rc2}, processes '
+           f'{procs}, functions entered {entries}')
 
 
 FOLLOW_SRC = r'''
@@ -670,14 +680,19 @@ def check_follow_fork_modules(hwtrace, programs, tmp):
     overlaps = [[(a[2], b[2]) for i, a in enumerate(sp) for b in sp[i + 1:]
                  if a[0] < b[1] and b[0] < a[1]] for sp in spans]
     child = str(procs[-1]['pid'])
-    report('--follow-fork: the program and its child are two processes of '
-           'the bundle, each with the modules it mapped',
-           len(procs) == 2 and
+    # The child is there once per program it ran: the program's code up
+    # to its exec, with the program's modules, then /bin/true.
+    report('--follow-fork: the program and its child\'s two programs are '
+           'three processes of the bundle, each with the modules it mapped',
+           len(procs) == 3 and
+           [(p['pid'], p.get('exec', 0)) for p in procs] ==
+           [(int(pid), 0), (int(child), 0), (int(child), 1)] and
            [[t['tid'] for t in p['threads']] for p in procs] ==
-           [[int(pid)], [int(child)]] and
-           '/usr/bin/true' in paths[1] and '/usr/bin/true' not in paths[0]
-           and any(p.endswith('libhwtdemo.so') for p in paths[0]) and
-           overlaps == [[], []],
+           [[int(pid)], [int(child)], [int(child)]] and
+           '/usr/bin/true' in paths[2] and '/usr/bin/true' not in paths[0]
+           and paths[1] == paths[0] and
+           any(p.endswith('libhwtdemo.so') for p in paths[0]) and
+           overlaps == [[], [], []],
            f'{[(p["pid"], p["threads"], q) for p, q in zip(procs, paths)]}'
            f', overlapping {overlaps}')
     # /bin/true ends through libc's exit, decoded with its own libc
@@ -691,13 +706,25 @@ def check_follow_fork_modules(hwtrace, programs, tmp):
            rc3 == 0 and ended[-2:] == ['__run_exit_handlers', '_exit'] and
            not any(n.startswith('hwt_demo') for n in ended),
            f'dump {rc3}: {ended[-6:]}; {err3.strip()[-300:]}')
+    # Before its exec the child ran the program's code: back from fork in
+    # main, into execl, ending in the execve system call; read with the
+    # program's libc, never /bin/true's a few pages off.
+    before = [f[2] for f in (line.split('\t')
+                             for line in calls.splitlines())
+              if len(f) >= 5 and f[0] == child + ' (before exec 1)']
+    report('--follow-fork: the child\'s history before its exec names the '
+           'program\'s functions, up to execve',
+           rc3 == 0 and 'main' in before and 'execl' in before and
+           before[-1:] == ['execve'],
+           f'dump {rc3}: {before[:4]} ... {before[-4:]}')
 
 
 def check_follow_fork(hwtrace, tmp):
     """--follow-fork: a child that forks a grandchild and execs, each
     process's history a thread of the bundle from its first instruction
-    after the fork; without the option the parent alone; a backend that
-    cannot follow says so."""
+    after the fork, the child's in two: the program it ran up to its
+    exec, and the one it ran after; without the option the parent alone;
+    a backend that cannot follow says so."""
     prog = build_program(tmp, 'ff', FOLLOW_SRC)
     names = ('main', 'child_work', 'grandchild_work', 'after_exec')
     got = {}
@@ -714,21 +741,26 @@ def check_follow_fork(hwtrace, tmp):
             f = line.split('\t')
             if len(f) >= 5:
                 firsts.setdefault(f[0], f[4].split('+')[0])
-        got[follow] = (rc, rc2, sorted(entries_by_thread(out, names)
-                                       .values()), err + err2,
-                       sorted(firsts.values()))
-    want = sorted([['main'], ['child_work', 'main', 'after_exec'],
+        entered = entries_by_thread(out, names)
+        got[follow] = (rc, rc2, sorted(entered.values()), err + err2,
+                       sorted(firsts.values()),
+                       [v for k, v in entered.items()
+                        if k.endswith(' (before exec 1)')])
+    want = sorted([['main'], ['child_work'], ['main', 'after_exec'],
                    ['grandchild_work', 'child_work']])
-    rc, rc2, seqs, err, firsts = got[True]
+    rc, rc2, seqs, err, firsts, before = got[True]
     # The parent starts in the dynamic loader, each child after the
-    # system call in glibc's _Fork, where a cpu resumes it.
-    report('--follow-fork: the child (through its exec) and the grandchild '
-           'are threads of the bundle, each from its first instruction',
+    # system call in glibc's _Fork, where a cpu resumes it; the child's
+    # program after its exec in the dynamic loader again.
+    report('--follow-fork: the child (before and after its exec) and the '
+           'grandchild are threads of the bundle, each from its first '
+           'instruction',
            rc == 5 and rc2 == 0 and seqs == want and
-           firsts.count('_Fork') == 2,
+           firsts.count('_Fork') == 2 and before == [['child_work']],
            f'record {rc}, dump {rc2}, functions entered by thread {seqs}, '
-           f'first functions {firsts}; {err.strip()[-300:]}')
-    rc, rc2, seqs, err, _ = got[False]
+           f'first functions {firsts}, before the exec {before}; '
+           f'{err.strip()[-300:]}')
+    rc, rc2, seqs, err, _, _ = got[False]
     report('without --follow-fork the program\'s own thread alone',
            rc == 5 and rc2 == 0 and seqs == [['main']],
            f'record {rc}, dump {rc2}, {seqs}; {err.strip()[-300:]}')

@@ -60,7 +60,7 @@ static struct result record(const uint64_t *pcs, size_t n, uint64_t ring,
 	snprintf(final, sizeof(final), "%s/%s", dir, name);
 	if (hwt_sw_ring_init(&r, ring, hwt_sw_ring_chunk_payload_for(ring),
 			     &err) ||
-	    hwt_sw_spill_new(dir, 1, bound, NULL, &r.spill, &err))
+	    hwt_sw_spill_new(dir, 1, 0, bound, NULL, &r.spill, &err))
 		goto fail;
 	hwt_sw_ring_start(&r, pcs[0]);
 	for (size_t i = 1; i < n; i++)

@@ -119,6 +119,20 @@ static void sb(struct stream *s, uint64_t id, const uint64_t *pc, size_t n,
 	sb_told(s, id, pc, n, rep, after, nexits, 0, 0, NULL);
 }
 
+/* An executable mapping of file path: MAP. */
+static void map(struct stream *s, uint64_t start, uint64_t len, uint64_t off,
+		const char *path)
+{
+	rec(s, HWT_VG_REC_MAP);
+	u(s, start);
+	u(s, len);
+	u(s, off);
+	u(s, HWT_VG_MAP_R | HWT_VG_MAP_X);
+	u(s, strlen(path));
+	memcpy(s->b + s->n, path, strlen(path));
+	s->n += strlen(path);
+}
+
 static void thread(struct stream *s, unsigned kind, uint64_t tid)
 {
 	rec(s, kind);
@@ -401,17 +415,22 @@ static void test_many_translations(void)
 }
 
 /* An exec under Valgrind: the new program's tool continues the stream
- * with EXEC, numbering its translations from 0 again; the thread that
- * exec'd goes on, the others ended. */
+ * with EXEC, numbering its translations from 0 again; the others ended.
+ * The thread that exec'd goes on as a new history of the new program,
+ * its history before kept with the old program's modules. */
 static void test_exec(void)
 {
 	static const uint64_t old[] = { 0x8000, 0x8002 };
 	static const uint64_t new_[] = { 0x9000 };
-	static const uint64_t want[] = { 0x8000, 0x8002, 0x9000 };
+	static const uint64_t after[] = { 0x9000 };
+	uint64_t pcs[8];
+	bool async[8];
 	struct outcome o;
 	struct stream s;
+	size_t before_n = 0;
 
 	start(&s);
+	map(&s, 0x8000, 0x1000, 0, "/bin/sh");
 	sb(&s, 0, old, 2, NULL, NULL, 0);
 	thread(&s, HWT_VG_REC_THREAD, 20);
 	thread(&s, HWT_VG_REC_BORN, 21);
@@ -419,15 +438,32 @@ static void test_exec(void)
 	thread(&s, HWT_VG_REC_THREAD, 20);
 	run(&s, 0);
 	rec(&s, HWT_VG_REC_EXEC);
+	map(&s, 0x8000, 0x1000, 0, "/bin/sh");
 	sb(&s, 0, new_, 1, NULL, NULL, 0);
 	run(&s, 0);
 	rec(&s, HWT_VG_REC_END);
-	read_thread(&o, &s, 3, 0);
-	CHECK("stream: an exec goes on in the thread that made it, with the "
-	      "new program's translations",
-	      o.rc == 0 && o.r.nthreads == 2 && same(o.pcs, o.n, want, 3),
+	read_thread(&o, &s, 3, 2);
+	if (o.rc == 0 && o.r.nthreads == 3)
+		before_n = history(&o.r.threads[0], pcs, async, 8);
+	CHECK("stream: an exec goes on as a new history of the thread that "
+	      "made it, with the new program's translations",
+	      o.rc == 0 && o.r.nthreads == 3 && o.r.threads[2].tid == 20 &&
+	      o.r.threads[2].exec == 1 &&
+	      same(o.pcs, o.n, after, 1),
 	      "rc %d (%s), %zu threads, %zu instructions", o.rc, o.err.msg,
 	      o.r.nthreads, o.n);
+	CHECK("stream: the history before the exec ends there, with the old "
+	      "program",
+	      o.rc == 0 && o.r.nthreads == 3 && o.r.threads[0].tid == 20 &&
+	      o.r.threads[0].exec == 0 && o.r.threads[0].exited &&
+	      same(pcs, before_n, old, 2),
+	      "%zu instructions", before_n);
+	/* The same file at the same address before and after: one module
+	 * of each program. */
+	CHECK("stream: each program has its modules",
+	      o.rc == 0 && o.r.modules.n == 2 && o.r.modules.v[0].exec == 0 &&
+	      o.r.modules.v[1].exec == 1 && o.r.modules.exec == 1,
+	      "%zu modules", o.r.modules.n);
 	hwt_vg_reader_free(&o.r);
 }
 
@@ -462,14 +498,7 @@ static void test_modules(void)
 	int rc;
 
 	start(&s);
-	rec(&s, HWT_VG_REC_MAP);
-	u(&s, 0x4800000);
-	u(&s, 0x1000);
-	u(&s, 0);
-	u(&s, HWT_VG_MAP_R | HWT_VG_MAP_X);
-	u(&s, sizeof(path) - 1);
-	memcpy(s.b + s.n, path, sizeof(path) - 1);
-	s.n += sizeof(path) - 1;
+	map(&s, 0x4800000, 0x1000, 0, path);
 	rec(&s, HWT_VG_REC_MAP);          /* anonymous code: no module */
 	u(&s, 0x9000000);
 	u(&s, 0x1000);
