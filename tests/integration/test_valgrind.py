@@ -527,6 +527,27 @@ def check_fork_exec(hwtrace, tmp):
                        f'{pid} (before exec 1)': ['main']},
            f'record {rc} ({err.strip()[-200:]}), dump {rc2}, processes '
            f'{procs}, functions entered {entries}')
+    # Perfetto draws a thread's track once: the first program's calls,
+    # then the last's, one after the other, under the last's name.
+    out_json = os.path.join(tmp, 'fe.json')
+    rc3, _, err3 = run_tool(hwtrace, 'export', '--chrome', '-o', out_json,
+                            bundle, timeout=300)
+    try:
+        with open(out_json) as f:
+            events = json.load(f)['traceEvents']
+    except (OSError, ValueError, KeyError) as e:
+        events = []
+        err3 += str(e)
+    names = [e['args']['name'] for e in events
+             if e.get('ph') == 'M' and e.get('name') == 'thread_name']
+    mains = sorted((e['ts'], e['ts'] + e['dur']) for e in events
+                   if e.get('ph') == 'X' and e.get('name') == 'main')
+    report('fork and exec: the Trace Event JSON shows the thread\'s two '
+           'programs one after the other on one track',
+           rc3 == 0 and names == [f'thread {pid}'] and len(mains) == 2 and
+           mains[0][1] <= mains[1][0],
+           f'export {rc3} ({err3.strip()[-200:]}): thread names {names}, '
+           f'main at {mains}')
 
 
 FOLLOW_SRC = r'''

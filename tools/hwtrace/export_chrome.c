@@ -28,6 +28,10 @@
  * transfers are. */
 struct clock {
 	bool tsc;                 /* trace time, else instruction indices */
+	/* With instruction indices: where the thread's history starts on
+	 * its track (after the programs an exec replaced, which ran first
+	 * on the same one). */
+	uint64_t offset;
 	const struct hwt_bundle *b;
 	/* The software recorders flag only signal deliveries as async;
 	 * hardware traces flag interrupts and context switches too. */
@@ -48,7 +52,7 @@ static uint64_t tsc_ns(const struct hwt_tsc_conv *c, uint64_t tsc)
 static double at(const struct clock *k, uint64_t item, uint64_t time)
 {
 	if (!k->tsc)
-		return (double)item;
+		return (double)(item + k->offset);
 	if (k->b->has_tsc_conv)
 		return (double)tsc_ns(&k->b->tsc_conv, time) / 1000.0;
 	return (double)time;
@@ -162,7 +166,9 @@ static int thread_events(const struct hwt_bundle *b, size_t t,
 
 	hwt_bundle_thread_name(b, t, name, sizeof(name));
 	snprintf(label, sizeof(label), "thread %s", name);
-	rc = name_event(arr, "thread_name", pid, tid, label);
+	/* A program an exec replaced shares its track with the last. */
+	rc = hwt_bundle_process_replaced_by(b, b->threads[t].process) ? 0 :
+		name_event(arr, "thread_name", pid, tid, label);
 	for (size_t i = 0; !rc && i < f->nframes; i++)
 		rc = frame_event(arr, k, pid, tid, &f->frames[i]);
 	for (size_t i = 0; !rc && i < f->nmarks; i++)
@@ -180,6 +186,27 @@ static int thread_events(const struct hwt_bundle *b, size_t t,
 		rc = mark_event(arr, k, pid, tid, &fault);
 	}
 	return rc;
+}
+
+/* The items of the histories thread th->thread[t] had in the programs
+ * its process ran before, as th shows them. */
+static uint64_t earlier_programs(const struct hwt_bundle *b,
+				 const struct flame_set *th, size_t t)
+{
+	const struct hwt_bundle_thread *me = &b->threads[th->thread[t]];
+	uint64_t n = 0;
+
+	for (size_t j = 0; j < th->n; j++) {
+		const struct hwt_bundle_thread *o = &b->threads[th->thread[j]];
+
+		if (b->processes && o->tid == me->tid &&
+		    hwt_bundle_process_pid(b, o->process) ==
+		    hwt_bundle_process_pid(b, me->process) &&
+		    b->processes[o->process].exec <
+		    b->processes[me->process].exec)
+			n += hwt_history_count(th->h[j]);
+	}
+	return n;
 }
 
 int export_chrome(const struct hwt_bundle *b, const char *path,
@@ -222,12 +249,18 @@ int export_chrome(const struct hwt_bundle *b, const char *path,
 	for (size_t p = 1; p < hwt_bundle_nprocesses(b) && !rc; p++) {
 		int64_t pid = hwt_bundle_process_pid(b, p);
 
+		if (pid == b->pid || hwt_bundle_process_replaced_by(b, p))
+			continue;
 		snprintf(pname, sizeof(pname), "process %" PRId64 " (forked)",
 			 pid);
 		rc = name_event(arr, "process_name", pid, pid, pname);
 	}
-	for (size_t t = 0; t < th.n && !rc; t++)
-		rc = thread_events(b, th.thread[t], &th.f[t], &k, arr);
+	for (size_t t = 0; t < th.n && !rc; t++) {
+		struct clock kt = k;
+
+		kt.offset = k.tsc ? 0 : earlier_programs(b, &th, t);
+		rc = thread_events(b, th.thread[t], &th.f[t], &kt, arr);
+	}
 	if (rc) {
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 		goto out;
