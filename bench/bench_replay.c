@@ -3,7 +3,9 @@
  *
  * Reports: time to open the history and show its newest 100 instructions
  * (lazy path), instructions reconstructed per second over the whole
- * history, and bytes of memory the history holds per instruction. */
+ * history, bytes of memory the history holds per instruction, and a
+ * reverse-continue over the whole history to a breakpoint it never
+ * reaches against that walk (the continue scans a run at a time). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +34,9 @@ int main(int argc, char **argv)
 	struct hwt_history *h;
 	struct hwt_err err = { 0 };
 	struct hwt_item it;
-	uint64_t count, insns = 0, sum = 0;
-	double t0, t_last, t_all;
+	struct hwt_cursor *c;
+	uint64_t count, insns = 0, sum = 0, nowhere = 0x10;
+	double t0, t_last, t_all, t_cont;
 	size_t mem_lazy, mem_full;
 
 	if (argc != 2) {
@@ -66,6 +69,15 @@ int main(int argc, char **argv)
 	t_all = now() - t0;
 	mem_full = hwt_history_memory(h);
 
+	if (hwt_cursor_new(h, img, &c, &err) ||
+	    hwt_cursor_goto(c, count, &err) < 0)
+		return fail(&err);
+	t0 = now();
+	if (hwt_cursor_continue(c, HWT_BACKWARD, &nowhere, 1, &err) < 0)
+		return fail(&err);
+	t_cont = now() - t0;
+	hwt_cursor_free(c);
+
 	printf("history: %" PRIu64 " items, %" PRIu64 " instructions "
 	       "(checksum %" PRIx64 ")\n", count, insns, sum);
 	printf("newest 100 after open: %.3f ms, history holds %zu bytes\n",
@@ -75,6 +87,9 @@ int main(int argc, char **argv)
 	printf("memory: %zu bytes = %.3f bytes/instruction (goal <= 2)\n",
 	       mem_full, (double)mem_full / (double)insns);
 	printf("lazy speedup (full walk / newest 100): %.0fx\n", t_all / t_last);
+	printf("reverse-continue over it all, a breakpoint never reached: "
+	       "%.2f s, %.2f M instructions/s, %.1fx the full walk's speed\n",
+	       t_cont, (double)insns / t_cont / 1e6, t_all / t_cont);
 	hwt_history_free(h);
 	hwt_image_free(img);
 	hwt_bundle_free(b);

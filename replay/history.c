@@ -787,6 +787,41 @@ int hwt_history_get(struct hwt_history *h, uint64_t index,
 	return 0;
 }
 
+/* Block b of cached segment d, its first item index, as a run. */
+static int run_of(struct hwt_history *h, const struct dseg *d, size_t b,
+		  uint64_t index, struct hwt_run *r, struct hwt_err *err)
+{
+	const struct hwt_block *blk = &d->blocks[b];
+	enum hwt_insn_class cls;
+	uint8_t len;
+	int rc;
+
+	*r = (struct hwt_run){ .index = index, .begin = blk->begin,
+			       .end = blk->end, .count = blk->count,
+			       .gap = blk->flags & HWT_BLOCK_GAP };
+	if (r->gap)
+		return 0;
+	rc = hwt_image_insn_info_isa(h->img, blk->end, blk->isa, &len, &cls);
+	if (rc == -ENOMEM)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	r->next = rc ? 0 : blk->end + len;
+	return 0;
+}
+
+/* The cache slot of segment s, made the one hwt_history_get answers
+ * from (load() may have evicted the slot it answered from last). */
+static int walk_load(struct hwt_history *h, size_t s, struct hwt_err *err)
+{
+	int slot = load(h, s, err);
+
+	if (slot < 0)
+		return slot;
+	h->cur = slot;
+	h->cur_blk = 0;
+	h->cache[slot].used = ++h->tick;
+	return slot;
+}
+
 int hwt_history_runs(struct hwt_history *h, uint64_t from,
 		     int (*fn)(void *arg, const struct hwt_run *r), void *arg,
 		     struct hwt_err *err)
@@ -798,42 +833,52 @@ int hwt_history_runs(struct hwt_history *h, uint64_t from,
 	if (from > 1)
 		first_seg = find_seg(h, from);
 	for (size_t s = first_seg; s < h->segs.n; s++) {
-		uint64_t index = h->segs.v[s].first;
-		int slot = load(h, s, err);
-		struct dseg *d;
+		int slot = walk_load(h, s, err);
+		const struct dseg *d;
 
 		if (slot < 0)
 			return slot;
-		/* load() may have evicted the slot hwt_history_get answered
-		 * from last; it keeps the one just loaded. */
-		h->cur = slot;
-		h->cur_blk = 0;
 		d = &h->cache[slot];
-		d->used = ++h->tick;
 		for (size_t b = 0; b < d->nblocks; b++) {
-			const struct hwt_block *blk = &d->blocks[b];
-			struct hwt_run r = { .index = index,
-					     .begin = blk->begin, .end = blk->end,
-					     .count = blk->count,
-					     .gap = blk->flags & HWT_BLOCK_GAP };
-			enum hwt_insn_class cls;
-			uint8_t len;
+			uint64_t index = h->segs.v[s].first + d->starts[b];
+			struct hwt_run r;
 			int rc;
 
-			index += r.gap ? 1 : r.count;
-			if (index <= from)
+			if (index + (d->blocks[b].flags & HWT_BLOCK_GAP ? 1 :
+				     d->blocks[b].count) <= from)
 				continue;       /* ends before from */
-			if (!r.gap) {
-				rc = hwt_image_insn_info_isa(h->img, blk->end,
-							     blk->isa, &len,
-							     &cls);
-				if (rc == -ENOMEM)
-					return hwt_err_set(err, ENOMEM,
-							   "out of memory");
-				r.next = rc ? 0 : blk->end + len;
-			}
-			rc = fn(arg, &r);
-			if (rc)
+			if ((rc = run_of(h, d, b, index, &r, err)) ||
+			    (rc = fn(arg, &r)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int hwt_history_runs_back(struct hwt_history *h, uint64_t from,
+			  int (*fn)(void *arg, const struct hwt_run *r),
+			  void *arg, struct hwt_err *err)
+{
+	if (from < 1 || !h->count)
+		return 0;
+	if (from > h->count)
+		from = h->count;
+	for (size_t s = find_seg(h, from) + 1; s-- > 0;) {
+		int slot = walk_load(h, s, err);
+		const struct dseg *d;
+
+		if (slot < 0)
+			return slot;
+		d = &h->cache[slot];
+		for (size_t b = d->nblocks; b-- > 0;) {
+			uint64_t index = h->segs.v[s].first + d->starts[b];
+			struct hwt_run r;
+			int rc;
+
+			if (index > from)
+				continue;       /* starts after from */
+			if ((rc = run_of(h, d, b, index, &r, err)) ||
+			    (rc = fn(arg, &r)))
 				return rc;
 		}
 	}

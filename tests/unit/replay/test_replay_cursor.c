@@ -344,6 +344,84 @@ static void test_finish(struct hwt_cursor *c)
 	      addr_at(hwt_cursor_pos(c)) == leaf, "rc %d", rc);
 }
 
+/* Where a continue stops by the definition: the next instruction, one at
+ * a time, until one at a breakpoint (HIT), or the bound or history's end
+ * (BOUNDARY, at the last instruction reached). */
+static uint64_t walk_expect(uint64_t from, bool back, const uint64_t *set,
+			    size_t nset, uint64_t bound, int *result)
+{
+	uint64_t n = hwt_history_count(hist), cur = from;
+
+	*result = HWT_BOUNDARY;
+	for (uint64_t i = from;;) {
+		uint64_t a;
+
+		if (back ? i <= 1 || i - 1 < bound : i >= n || i + 1 > bound)
+			return cur;
+		i = back ? i - 1 : i + 1;
+		a = addr_at(i);
+		for (size_t k = 0; k < nset; k++) {
+			if (set[k] == a) {
+				*result = HWT_HIT;
+				return i;
+			}
+		}
+		cur = i;
+	}
+}
+
+/* A continue with breakpoints scans a run at a time: it stops where the
+ * walk an instruction at a time does, from every kind of place, both
+ * ways, with and without a bound, at instruction starts, inside
+ * instructions and at addresses the history never reaches. */
+static void test_continue_walk(struct hwt_cursor *c)
+{
+	uint64_t n = hwt_history_count(hist), rng = 0x2545f4914f6cdd1dull;
+	size_t cases = 0, wrong = 0;
+	char first[160] = "";
+
+	for (uint64_t from = 1; from <= n; from += from < 20 ? 1 : 11) {
+		for (int k = 0; k < 12; k++) {
+			bool back = k & 1;
+			uint64_t set[3], bound, want, got;
+			size_t nset = 1 + (size_t)(k / 2) % 3;
+			struct hwt_err err = { 0 };
+			int rc, want_rc;
+
+			for (size_t j = 0; j < nset; j++) {
+				rng ^= rng << 13;
+				rng ^= rng >> 7;
+				rng ^= rng << 17;
+				set[j] = addr_at(1 + rng % n) + (k % 3 == 2);
+			}
+			if (k >= 8)
+				set[0] = 0x10;    /* never reached */
+			bound = k & 2 ? (back ? from / 2 : from + (n - from) / 2)
+				      : (back ? 0 : UINT64_MAX);
+			want = walk_expect(from, back, set, nset, bound,
+					   &want_rc);
+			hwt_cursor_goto(c, from, NULL);
+			rc = hwt_cursor_continue_within(c, back ? HWT_BACKWARD :
+							HWT_FORWARD, set, nset,
+							bound, &err);
+			got = hwt_cursor_pos(c);
+			cases++;
+			if (rc == want_rc && got == want)
+				continue;
+			if (!wrong++)
+				snprintf(first, sizeof(first), "from %llu %s, "
+					 "bound %llu: rc %d at %llu, want %d "
+					 "at %llu", (unsigned long long)from,
+					 back ? "back" : "forward",
+					 (unsigned long long)bound, rc,
+					 (unsigned long long)got, want_rc,
+					 (unsigned long long)want);
+		}
+	}
+	CHECK("continue with breakpoints stops where a walk does", wrong == 0,
+	      "%zu of %zu cases differ, first %s", wrong, cases, first);
+}
+
 static void test_calls(void)
 {
 	static const struct {
@@ -432,6 +510,7 @@ int main(void)
 		RUN(test_into_and_out, c);
 		RUN(test_forward_out, c);
 		RUN(test_finish, c);
+		RUN(test_continue_walk, c);
 		RUN(test_calls);
 		hwt_cursor_free(c);
 		hwt_history_free(hist);
