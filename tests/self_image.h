@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "hwt-replay.h"
+#include "xorshift.h"
 
 struct self_image {
 	uint64_t load;            /* where file offset 0 is mapped */
@@ -47,15 +48,6 @@ static inline struct self_image self_image_find(void)
 
 	dl_iterate_phdr(self_image_phdr_cb, &si);
 	return si;
-}
-
-/* xorshift64: reproducible pseudo-random tests from a fixed seed. */
-static inline uint64_t xorshift64(uint64_t *state)
-{
-	*state ^= *state << 13;
-	*state ^= *state >> 7;
-	*state ^= *state << 17;
-	return *state;
 }
 
 /* About one in three instruction starts of the executable segment, found

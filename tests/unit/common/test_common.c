@@ -9,15 +9,13 @@
 #include "hwt-common.h"
 #include "hwt-json.h"
 #include "check.h"
+#include "xorshift.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static void test_records(void)

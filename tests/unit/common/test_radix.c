@@ -5,16 +5,9 @@
 
 #include "radix.h"
 #include "check.h"
+#include "xorshift.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_random(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /* Sorted by key, and equal keys by index: the input's indices rise. */
 static bool sorted_stably(const struct hwt_radix_item *v, size_t n)
@@ -38,7 +31,7 @@ static bool sort_checked(size_t n, uint64_t base, uint64_t mask)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		v[i] = (struct hwt_radix_item){
-			.key = base + (next_random() & mask), .index = i };
+			.key = base + (xorshift64(&rng) & mask), .index = i };
 		sum_in += v[i].key * 31 + v[i].index;
 	}
 	hwt_radix_sort(v, v + n, n);

@@ -17,6 +17,7 @@
 #include "hwt-replay.h"
 #include "replay-int.h"
 #include "check.h"
+#include "xorshift.h"
 
 /* Line numbers matter: the checks below refer to them. */
 static const char subject[] =
@@ -389,10 +390,8 @@ static void test_continue_walk(struct hwt_cursor *c)
 			int rc, want_rc;
 
 			for (size_t j = 0; j < nset; j++) {
-				rng ^= rng << 13;
-				rng ^= rng >> 7;
-				rng ^= rng << 17;
-				set[j] = addr_at(1 + rng % n) + (k % 3 == 2);
+				set[j] = addr_at(1 + xorshift64(&rng) % n) +
+					 (k % 3 == 2);
 			}
 			if (k >= 8)
 				set[0] = 0x10;    /* never reached */
