@@ -58,14 +58,17 @@ static Bool clo_implied;                   /* --hwt-implied-exits=yes */
 
 static Int out_fd = -1;
 static UChar buf[1 << 20];
-static UInt used;
-/* Translated code writes a superblock's run and its exits into buf
- * itself (emit_record), one word at a time, and calls drain() when used
- * has passed limit as the superblock starts: so limit leaves room for
- * all a superblock writes (a word for its run and one per exit), and
- * for the bound. */
+/* Translated code writes a superblock's run and its exits at cursor
+ * itself (emit_record), one word at a time, and calls drain() when
+ * cursor has passed CHECK_AT as the superblock starts: so CHECK_AT leaves
+ * room for all a superblock writes (a word for its run and one per exit).
+ * CHECK_AT is a constant, so that check is one compare with no load;
+ * where fewer bytes may be written before the bound, they start later
+ * in buf (unflushed). */
 #define INLINE_SLACK 4096u
-static UInt limit = sizeof(buf) - INLINE_SLACK;
+#define CHECK_AT (buf + sizeof(buf) - INLINE_SLACK)
+static UChar *unflushed = buf;             /* the bytes not written yet */
+static UChar *cursor = buf;                /* where the next byte goes */
 static ULong written;                      /* bytes flushed so far */
 static ULong held;                         /* of those, what the file still
 					    * holds: the reader frees what
@@ -118,14 +121,20 @@ static void pace(void)
 	}
 }
 
-static void set_limit(void)
+static UInt used(void)
 {
-	ULong room_left = sizeof(buf);
+	return (UInt)(cursor - unflushed);
+}
 
-	if (recording && (ULong)clo_max - held < room_left)
-		room_left = held < (ULong)clo_max ? (ULong)clo_max - held : 0;
-	limit = room_left > INLINE_SLACK ? (UInt)(room_left - INLINE_SLACK)
-					 : 0;
+/* An empty buffer, its check placed where the bound says. */
+static void restart(void)
+{
+	ULong room_left = sizeof(buf) - INLINE_SLACK;
+
+	if (recording && (ULong)clo_max - held < room_left + INLINE_SLACK)
+		room_left = held + INLINE_SLACK < (ULong)clo_max ?
+			    (ULong)clo_max - held - INLINE_SLACK : 0;
+	unflushed = cursor = CHECK_AT - room_left;
 }
 
 static void flush(void)
@@ -134,12 +143,11 @@ static void flush(void)
 
 	/* What translated code wrote after recording stopped is dropped. */
 	if (!recording) {
-		used = 0;
-		set_limit();
+		restart();
 		return;
 	}
-	while (out_fd >= 0 && at < used) {
-		Int n = VG_(write)(out_fd, buf + at, (Int)(used - at));
+	while (out_fd >= 0 && at < used()) {
+		Int n = VG_(write)(out_fd, unflushed + at, (Int)(used() - at));
 
 		if (n <= 0) {
 			/* Nothing more can be kept: say so once (in the log,
@@ -153,15 +161,15 @@ static void flush(void)
 		}
 		at += (UInt)n;
 	}
-	written += used;
-	used = 0;
+	written += used();
+	cursor = unflushed;
 	/* The reader punches out what it has read (hwtrace's valgrind
 	 * backend), so the file's blocks are what waits to be read; where
 	 * it cannot, they are everything written. */
 	held = held_now();
 	if (clo_pace && held > (ULong)clo_pace)
 		pace();
-	set_limit();
+	restart();
 }
 
 static void stop_full(void);
@@ -171,9 +179,11 @@ static Bool room(UInt n)
 {
 	if (!recording)
 		return False;
-	if (used + n > sizeof(buf))
+	if (cursor + n > buf + sizeof(buf))
 		flush();
-	if (held + used + n > (ULong)clo_max && !stopping) {
+	/* Near the bound, the buffer's bytes start late (restart). */
+	if ((held + used() + n > (ULong)clo_max ||
+	     cursor + n > buf + sizeof(buf)) && !stopping) {
 		stop_full();
 		return False;
 	}
@@ -183,10 +193,10 @@ static Bool room(UInt n)
 static inline void put_u(ULong v)
 {
 	while (v >= 0x80) {
-		buf[used++] = (UChar)(v | 0x80);
+		*cursor++ = (UChar)(v | 0x80);
 		v >>= 7;
 	}
-	buf[used++] = (UChar)v;
+	*cursor++ = (UChar)v;
 }
 
 static void put_s(Long v)
@@ -207,13 +217,13 @@ static void stop_full(void)
 	 * each stopped. */
 	stopping = True;
 	threads_next();
-	if (used + 32 > sizeof(buf))
+	if (cursor + 32 > buf + sizeof(buf))
 		flush();
 	put_rec(HWT_VG_REC_FULL);
 	put_u((ULong)clo_max);
 	flush();
 	recording = False;
-	set_limit();
+	restart();
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -372,8 +382,8 @@ static void map(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
 	put_u((rr ? HWT_VG_MAP_R : 0) | (ww ? HWT_VG_MAP_W : 0) |
 	      HWT_VG_MAP_X);
 	put_u(plen);
-	VG_(memcpy)(buf + used, path, plen);
-	used += (UInt)plen;
+	VG_(memcpy)(cursor, path, plen);
+	cursor += plen;
 }
 
 static void on_map_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx,
@@ -405,12 +415,11 @@ static void on_munmap(Addr a, SizeT len)
 
 /* ---- instrumentation ------------------------------------------------------ */
 
-/* Called by translated code once buf is filled past limit. */
+/* Called by translated code once cursor has passed CHECK_AT. */
 static VG_REGPARM(0) void drain(void)
 {
 	if (!room(INLINE_SLACK))
-		used = 0;
-	set_limit();
+		restart();
 }
 
 static IRTemp assign(IRSB *sb, IRType ty, IRExpr *e)
@@ -421,25 +430,24 @@ static IRTemp assign(IRSB *sb, IRType ty, IRExpr *e)
 	return t;
 }
 
-/* Code that calls drain() when u, what used is, has passed limit. */
-static void emit_drain_past_limit(IRSB *sb, IRTemp u)
+/* Code that calls drain() when c, what cursor is, has passed CHECK_AT. */
+static void emit_drain_past_check(IRSB *sb, IRTemp c)
 {
-	IRTemp lim, over;
+	IRTemp over;
 	IRDirty *d;
 
-	lim = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
-					      mkIRExpr_HWord((HWord)&limit)));
-	over = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT32U, IRExpr_RdTmp(lim),
-					       IRExpr_RdTmp(u)));
+	over = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U,
+					       mkIRExpr_HWord((HWord)CHECK_AT),
+					       IRExpr_RdTmp(c)));
 	d = unsafeIRDirty_0_N(0, "hwt_drain", VG_(fnptr_to_fnentry)(drain),
 			      mkIRExprVec_0());
 	d->guard = IRExpr_RdTmp(over);
 	addStmtToIRSB(sb, IRStmt_Dirty(d));
 }
 
-/* Code that appends the LEB128 number v to buf, when guard holds (NULL:
- * always): the bytes are known when translating, so they are stored as
- * one little-endian word at buf + used and used moves by their count.
+/* Code that appends the LEB128 number v at cursor, when guard holds
+ * (NULL: always): the bytes are known when translating, so they are
+ * stored as one little-endian word and cursor moves by their count.
  * Room is checked after it (check): after the run's record, at the
  * superblock's start where no guest value is live in a register yet (a
  * check after every record, with values live around it, tripled the time
@@ -451,7 +459,7 @@ static void emit_record(IRSB *sb, ULong v, IRExpr *guard, Bool check)
 {
 	ULong word = 0;
 	UInt n = 0;
-	IRTemp u, u64, at, nu;
+	IRTemp c, nc;
 
 	do {
 		ULong b = v & 0x7f;
@@ -461,28 +469,26 @@ static void emit_record(IRSB *sb, ULong v, IRExpr *guard, Bool check)
 	} while (v && n < 8);
 	if (v)          /* more than 8 bytes: no translation numbers this big */
 		return;
-	u = assign(sb, Ity_I32, IRExpr_Load(Iend_LE, Ity_I32,
-					    mkIRExpr_HWord((HWord)&used)));
+	c = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64,
+					    mkIRExpr_HWord((HWord)&cursor)));
 	/* Flat IR: every operand an atom. */
-	u64 = assign(sb, Ity_I64, IRExpr_Unop(Iop_32Uto64, IRExpr_RdTmp(u)));
-	at = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(u64),
-					      mkIRExpr_HWord((HWord)buf)));
-	nu = assign(sb, Ity_I32, IRExpr_Binop(Iop_Add32, IRExpr_RdTmp(u),
-					      IRExpr_Const(IRConst_U32(n))));
+	nc = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(c),
+					      IRExpr_Const(IRConst_U64(n))));
 	if (guard) {
-		addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(at),
+		addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(c),
 						IRExpr_Const(IRConst_U64(word)),
 						guard));
-		nu = assign(sb, Ity_I32, IRExpr_ITE(guard, IRExpr_RdTmp(nu),
-						    IRExpr_RdTmp(u)));
+		nc = assign(sb, Ity_I64, IRExpr_ITE(guard, IRExpr_RdTmp(nc),
+						    IRExpr_RdTmp(c)));
 	} else {
-		addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(at),
+		addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(c),
 					       IRExpr_Const(IRConst_U64(word))));
 	}
-	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&used),
-				       IRExpr_RdTmp(nu)));
+	addStmtToIRSB(sb, IRStmt_Store(Iend_LE,
+				       mkIRExpr_HWord((HWord)&cursor),
+				       IRExpr_RdTmp(nc)));
 	if (check)
-		emit_drain_past_limit(sb, nu);
+		emit_drain_past_check(sb, nc);
 }
 
 /* Whether the guest instruction at a is a rep-prefixed string operation:
@@ -661,9 +667,9 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in,
 		       (flags & HWT_VG_SB_FINAL ? 1 : 0) : exits);
 	/* The run is written first, so every exit has one to belong to,
 	 * and room is checked right after it, still at the superblock's
-	 * start: past limit, drain() leaves INLINE_SLACK bytes for the
+	 * start: past CHECK_AT, drain() leaves INLINE_SLACK bytes for the
 	 * records after it (the superblock before left at most its own
-	 * slack's worth past limit, so the run's word fits). One with more
+	 * slack's worth past CHECK_AT, so the run's word fits). One with more
 	 * records than that checks after each. */
 	each = 8u * records > INLINE_SLACK;
 	emit_record(out, id << 2 | HWT_VG_EXEC, NULL, True);
@@ -801,7 +807,7 @@ static Bool on_client_request(ThreadId tid, UWord *arg, UWord *ret)
 	} else if (VG_(strcmp)(cmd, "hwt.off") == 0) {
 		flush();
 		recording = False;
-		set_limit();
+		restart();
 	} else {
 		*ret = 0;
 	}
@@ -910,7 +916,6 @@ static void on_fork_child(ThreadId tid)
 	HChar path[4200];
 	SysRes sr;
 
-	used = 0;
 	written = 0;
 	held = 0;
 	recording = False;
@@ -932,8 +937,9 @@ static void on_fork_child(ThreadId tid)
 	if (tid < VG_N_THREADS)
 		lwp_of[tid] = self;
 	cur_lwp = 0;
-	VG_(memcpy)(buf, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
-	used = HWT_VG_MAGIC_LEN;
+	restart();
+	VG_(memcpy)(cursor, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
+	cursor += HWT_VG_MAGIC_LEN;
 	put_rec(HWT_VG_REC_FORK);
 	put_u((ULong)parent);
 	put_u(next_sb);
@@ -981,8 +987,8 @@ static void post_clo_init(void)
 		put_rec(HWT_VG_REC_EXEC);
 		return;
 	}
-	VG_(memcpy)(buf, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
-	used = HWT_VG_MAGIC_LEN;
+	VG_(memcpy)(cursor, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
+	cursor += HWT_VG_MAGIC_LEN;
 }
 
 static void fini(Int exitcode)
