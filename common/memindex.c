@@ -319,11 +319,12 @@ static void winners(const struct hwt_mem_index *ix,
 			i = lower_bound(list, n, first);
 			for (unsigned b = 0; i < n && b < 8; b++) {
 				uint64_t a = ga + b;
-				uint32_t *wa = &win[a - addr];
+				uint32_t *wa;
 
 				if (!(ix->mask[l] & (1u << b)) || a < addr ||
 				    a - addr >= len)
 					continue;
+				wa = &win[a - addr];
 				if (*wa == NONE || *wa > list[i])
 					*wa = list[i];
 			}
