@@ -84,9 +84,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t0 = now();
-	if (!getenv("BENCH_PAST_NO_INDEX") && hwt_past_index(p))
-		fprintf(stderr, "bench_past: no index: out of memory\n");
-	printf("past: stores indexed by address in %.3f s\n", now() - t0);
+	if (hwt_past_memory(p, &err)) {
+		fprintf(stderr, "bench_past: %s\n", err.msg);
+		return 1;
+	}
+	printf("past: stores read and indexed by address in %.3f s\n",
+	       now() - t0);
 	hwt_past_mem_view(p, views, nothing_now, NULL, &h);
 	/* Above the highest stored byte: nothing wrote there. */
 	for (size_t i = 0; i < p->n; i++)
@@ -103,8 +106,8 @@ int main(int argc, char **argv)
 	qsort(ms, reads, sizeof(*ms), cmp_double);
 	t0 = now();
 	for (size_t i = 0; i < reads; i++)
-		hwt_reglog_get(&t->regs, t->regs.first +
-			       next_random(&state, t->regs.n), &r);
+		hwt_past_regs(p, t, false, t->regs.first +
+			      next_random(&state, t->regs.n), &r);
 	regs_ms = (now() - t0) * 1e3 / (double)reads;
 	t0 = now();
 	found = hwt_mem_history_find_write(&h, &(struct hwt_write_query){

@@ -16,8 +16,9 @@ values, the instructions the data history reaches back over, the bundle's
 bytes per instruction recorded and the data history's per instruction it
 holds; then, through hwt-server --bundle and GDB, the time of a reverse
 watch that crosses the whole of it (a word nothing writes), less GDB's
-own start; and bench_past's (make bench builds it) time of reading
-memory at 1000 random points of it.
+own start; bench_past's (make bench builds it) time of reading
+memory at 1000 random points of it; and `hwtrace info` on the bundle
+(its data history opened, its counts told), time and peak RSS.
 
 Usage: bench/values.py BUILD [WORKLOAD...]; SCALE_PYJSON (5000),
 VALUES_BYTES (the --values ring, 64M), VALUES_WINDOW (--size of both
@@ -168,10 +169,11 @@ def main():
             insns, _, trace = scale.bundle_stats(vals)
             held, past = data_stats(hwtrace, vals)
             watch_s = reverse_watch(build, vals, argv[0])
+            info_s, info_mb, _, _ = scale.timed([hwtrace, 'info', vals])
             rows.append((name, none_s, rec_s, val_s, ratio, own_mb, insns,
                          held, (trace + past) / insns if insns else 0,
                          past / held if held else 0, watch_s,
-                         past_questions(build, vals)))
+                         past_questions(build, vals), info_s, info_mb))
         if 'loop' in only:
             rates = record_full_rate(build, work)
     finally:
@@ -181,16 +183,17 @@ def main():
           'values ÷ without | values ÷ none | recorder peak RSS | '
           'instructions (with values) | bundle bytes/insn | data history '
           'bytes/insn held | reverse watch across it | memory at a random '
-          'point (median / slowest) |')
-    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
+          'point (median / slowest) | info |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
     for (name, none_s, rec_s, val_s, ratio, own_mb, insns, held, bpi, dpi,
-         watch_s, reads) in rows:
+         watch_s, reads, info_s, info_mb) in rows:
         print(f'| {name} | {none_s:.2f} s | {rec_s:.2f} s | {val_s:.2f} s | '
               f'{ratio:.2f}x | {val_s / none_s:.2f}x | {own_mb:.0f} MiB | '
               f'{insns / 1e6:.0f} M ({held / 1e6:.1f} M) | {bpi:.3f} | '
               f'{dpi:.2f} | '
               f'{"%.2f s" % watch_s if watch_s is not None else "failed"} | '
-              f'{"%.3f / %.3f ms" % reads if reads else "not built"} |')
+              f'{"%.3f / %.3f ms" % reads if reads else "not built"} | '
+              f'{info_s:.2f} s, {info_mb:.0f} MiB |')
     if rates:
         mine, full = rates
         print(f'loop: record --values {mine:,.0f} insns/s, GDB record full '

@@ -215,6 +215,16 @@ int hwt_mem_history_writes(const struct hwt_mem_history *h, uint64_t addr,
 
 /* ---- the data history file (past_file.c) --------------------------------- */
 
+/* A file's register log is read a group of HWT_PAST_GROUP_BLOCKS blocks
+ * at a time, when an entry in it is first asked for. */
+#define HWT_PAST_GROUP_BLOCKS 32u
+
+struct hwt_past_group {
+	uint64_t off, csize;       /* its frame in the file */
+	uint8_t *raw;              /* read: what the blocks point into */
+	int state;                 /* 0 not read, 1 read, < 0 damaged */
+};
+
 struct hwt_past_thread {
 	int32_t tid;
 	uint64_t end_index;        /* its newest recorded instruction */
@@ -223,48 +233,73 @@ struct hwt_past_thread {
 	struct hwt_mem_run *runs;
 	size_t nruns;
 	uint64_t last_seq;
+	/* Read from a file: each log's groups (regs, fpregs); a block not
+	 * read yet has count 0. A recorder's logs have none. */
+	struct hwt_past_group *groups[2];
+	size_t ngroups[2];
+};
+
+struct hwt_frame_ref {
+	uint64_t off, csize;
 };
 
 struct hwt_past {
 	struct hwt_past_thread *threads;
 	size_t nthreads;
+	/* The stores and their old bytes. Read from a file, n and nbytes
+	 * are known at once, e and bytes once hwt_past_memory read them. */
 	struct hwt_mem_entry *e;
 	size_t n;
 	uint8_t *bytes;
 	size_t nbytes;
 	uint64_t horizon;
-	uint8_t *raw;              /* read: the file, which bytes and the
-				    * registers' deltas point into */
-	struct hwt_mem_index *index;   /* hwt_past_index's, or NULL */
+	struct hwt_mem_index *index;   /* hwt_past_memory's, or NULL */
+	/* Read from a file: its bytes (mapped, or a copy), its stores' and
+	 * old bytes' frames, and whether they are read (1), not yet (0), or
+	 * could not be (a negative errno: memory is then unknown). */
+	const uint8_t *file;
+	size_t file_len;
+	bool mapped;
+	struct hwt_frame_ref stores, old_bytes;
+	int memory;
 };
 
-#define HWT_PAST_MAGIC "HWTPAST1"
+#define HWT_PAST_MAGIC "HWTPAST2"
 /* Bounds of what a file may hold, checked before anything is allocated. */
 #define HWT_PAST_MAX_THREADS 4096u
 #define HWT_PAST_MAX_STORE (16u << 20)
 
-/* The file is one checksummed zstd frame of the layout (docs/bundle.md).
- * Write p (views into a recorder's logs) to path; 0 or a negative errno. */
+/* The file is a table of contents and independently compressed frames
+ * (docs/bundle.md): opening it reads the table only; a thread's
+ * registers are read a group at a time, the stores when memory is first
+ * asked. Write p (views into a recorder's logs) to path, or into *data
+ * (malloc'd); 0 or a negative errno. */
 int hwt_past_write(const char *path, const struct hwt_past *p,
 		   struct hwt_err *err);
-/* Read and check a data history file: a damaged, truncated or
- * inconsistent one is refused with what is wrong and where, never half
- * believed. hwt_past_load does the same with the file's bytes. */
+int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
+		    struct hwt_err *err);
+/* Open a data history file: one whose table is damaged, cut short or
+ * inconsistent is refused with what is wrong and where, never half
+ * believed. hwt_past_load does the same with a copy of the file's bytes. */
 int hwt_past_read(const char *path, struct hwt_past **out,
 		  struct hwt_err *err);
 int hwt_past_load(const uint8_t *file, size_t n, struct hwt_past **out,
 		  struct hwt_err *err);
-/* The layout itself, uncompressed: written (*data malloc'd) and read. */
-int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
-		    struct hwt_err *err);
-int hwt_past_parse(const uint8_t *data, size_t len, struct hwt_past **out,
-		   struct hwt_err *err);
 void hwt_past_free(struct hwt_past *p);
-/* Index p's stores by address (once; its memory views then use it):
- * 0, or a negative errno with p still answering, more slowly. */
-int hwt_past_index(struct hwt_past *p);
-/* The memory view of a read file, with read_now for where it ends;
- * threads is scratch of p->nthreads entries the view points into. */
+/* Thread t's (of p) registers (fp: its x87/SSE state) before instruction
+ * index into out: 0, -ENOENT when not kept, -EBADMSG when the group
+ * holding them is damaged (they are then unavailable, never guessed), or
+ * -ENOMEM. */
+int hwt_past_regs(struct hwt_past *p, const struct hwt_past_thread *t,
+		  bool fp, uint64_t index, void *out);
+/* Read p's stores and old bytes (once) and index them by address: 0, or
+ * a negative errno with err saying why; p's memory of the past is then
+ * unknown (served as unavailable), never the present's. */
+int hwt_past_memory(struct hwt_past *p, struct hwt_err *err);
+/* The memory view of p, with read_now for where it ends; threads is
+ * scratch of p->nthreads entries the view points into. Before
+ * hwt_past_memory read a file's stores, the view knows no memory of the
+ * past. */
 void hwt_past_mem_view(const struct hwt_past *p, struct hwt_mem_thread *threads,
 		       size_t (*read_now)(void *, uint64_t, void *, size_t),
 		       void *ctx, struct hwt_mem_history *out);

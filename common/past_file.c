@@ -1,15 +1,26 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* past_file.c - a bundle's data history file: each thread's register log
  * and the memory history, as the recorder kept them when the program
- * stopped (layout in docs/bundle.md). The file is untrusted: every count
- * is checked against the bytes left before anything is allocated, and
- * every part against the others (runs and entries in order, old bytes
- * inside the file, register deltas that decode to their counts), so what
- * is asked of it later cannot read outside it. */
+ * stopped (layout in docs/bundle.md).
+ *
+ * The file is a table of contents and independently compressed zstd
+ * frames, so that opening it costs the table only: a thread's registers
+ * are read a group of blocks at a time when first asked, the stores and
+ * their old bytes when memory is first asked. The file is untrusted: the
+ * table is checked whole when it is opened (every count against its
+ * bounds, every frame inside the file), each frame when it is read (its
+ * size as the table says, its checksum, its parts against each other), so
+ * what is asked of it later cannot read outside it. A damaged table
+ * refuses the file; a damaged frame leaves what it holds unknown. */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <zstd.h>
 
@@ -18,29 +29,74 @@
 #include "sw_index_layout.h"
 
 #define MAGIC_LEN 8u
+/* The file's last bytes: the table's frame (offset, size), then this. */
+#define TRAILER_MAGIC "HWTPEND2"
+#define TRAILER_SIZE 24u
 #define RUN_SIZE 16u
 #define ENTRY_SIZE 40u
-/* A data history file is read whole; this bounds it. */
+#define GROUP_ENTRY_SIZE 16u
 #define PAST_FILE_MAX (16ull << 30)
+/* What a frame may decode to: the table, a group of register blocks (at
+ * most every word changed in every entry), the stores and old bytes. */
+#define TOC_MAX (1ull << 30)
+#define GROUP_RAW_MAX \
+	((uint64_t)HWT_PAST_GROUP_BLOCKS * \
+	 (16 + 8 * HWT_REGLOG_MAX_WORDS + \
+	  (HWT_REGLOG_BLOCK - 1) * (8 + 8 * HWT_REGLOG_MAX_WORDS)))
+#define MEMORY_RAW_MAX PAST_FILE_MAX
 
 /* ---- writing ------------------------------------------------------------- */
 
-/* Where the layout goes: counted only (its size, pledged to zstd), into
- * a buffer (hwt_past_format), or through a zstd stream into a file a
- * piece at a time, so that a long history is never held twice. */
+/* Bytes in memory: the table, assembled before it is compressed. */
+struct vec {
+	uint8_t *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void vec_put(struct vec *v, const void *p, size_t n)
+{
+	if (v->failed || !n)
+		return;
+	if (HWT_ARRAY_RESERVE(v->p, v->cap, v->len + n, 4096)) {
+		v->failed = true;
+		return;
+	}
+	memcpy(v->p + v->len, p, n);
+	v->len += n;
+}
+
+static void vec_put64(struct vec *v, uint64_t x)
+{
+	uint8_t b[8];
+
+	hwt_put_le64(b, x);
+	vec_put(v, b, 8);
+}
+
+/* The file as it is written: plain bytes, or a frame's raw bytes going
+ * through zstd a piece at a time, so that a long history is never held
+ * twice. */
 #define PIECE (1u << 20)
 
 struct out {
-	uint64_t size;             /* bytes put */
-	bool count_only;
-	uint8_t *buf;
-	size_t len, cap;
-	ZSTD_CCtx *z;
 	FILE *f;
-	uint8_t *zbuf;
-	size_t zcap;
+	uint64_t pos;              /* the file's length so far */
+	uint64_t frame_at;         /* where the open frame starts */
+	ZSTD_CCtx *z;
+	uint8_t *buf, *zbuf;
+	size_t len, zcap;
 	bool failed;
 };
+
+static void put_plain(struct out *o, const void *p, size_t n)
+{
+	if (o->failed)
+		return;
+	if (fwrite(p, 1, n, o->f) != n)
+		o->failed = true;
+	o->pos += n;
+}
 
 static void drain(struct out *o, ZSTD_EndDirective end)
 {
@@ -51,45 +107,35 @@ static void drain(struct out *o, ZSTD_EndDirective end)
 		ZSTD_outBuffer zo = { o->zbuf, o->zcap, 0 };
 
 		left = ZSTD_compressStream2(o->z, &zo, &in, end);
-		if (ZSTD_isError(left) ||
-		    fwrite(o->zbuf, 1, zo.pos, o->f) != zo.pos) {
+		if (ZSTD_isError(left)) {
 			o->failed = true;
 			return;
 		}
+		put_plain(o, o->zbuf, zo.pos);
 	} while (end == ZSTD_e_end ? left != 0 : in.pos < in.size);
 	o->len = 0;
 }
 
+/* A frame of size raw bytes (the frame says it: a reader checks it). */
+static void frame_begin(struct out *o, uint64_t size)
+{
+	o->frame_at = o->pos;
+	if (ZSTD_isError(ZSTD_CCtx_reset(o->z, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(o->z, size)))
+		o->failed = true;
+}
+
 static void put(struct out *o, const void *p, size_t n)
 {
-	o->size += n;
-	if (o->count_only || o->failed || !n)
-		return;
-	while (n) {
-		size_t k;
+	while (n && !o->failed) {
+		size_t k = PIECE - o->len < n ? PIECE - o->len : n;
 
-		if (o->len == o->cap) {
-			size_t cap = o->cap ? 2 * o->cap : PIECE;
-			uint8_t *v;
-
-			if (o->z) {
-				drain(o, ZSTD_e_continue);
-				if (o->failed)
-					return;
-				continue;
-			}
-			if (!(v = realloc(o->buf, cap))) {
-				o->failed = true;
-				return;
-			}
-			o->buf = v;
-			o->cap = cap;
-		}
-		k = o->cap - o->len < n ? o->cap - o->len : n;
 		memcpy(o->buf + o->len, p, k);
 		o->len += k;
 		p = (const uint8_t *)p + k;
 		n -= k;
+		if (o->len == PIECE)
+			drain(o, ZSTD_e_continue);
 	}
 }
 
@@ -101,43 +147,78 @@ static void put64(struct out *o, uint64_t v)
 	put(o, b, 8);
 }
 
-static void put_regs(struct out *o, const struct hwt_reglog *l)
+/* The frame ends; the table says where it is. */
+static void frame_end(struct out *o, struct vec *toc)
 {
-	put64(o, l->nwords);
-	put64(o, l->first);
-	put64(o, l->n);
-	put64(o, l->nblocks);
-	for (size_t i = 0; i < l->nblocks; i++) {
-		const struct hwt_reglog_block *b = &l->blocks[i];
+	if (!o->failed)
+		drain(o, ZSTD_e_end);
+	vec_put64(toc, o->frame_at);
+	vec_put64(toc, o->pos - o->frame_at);
+}
 
-		put64(o, b->count);
-		put64(o, b->len);
-		for (size_t k = 0; k < l->nwords; k++)
-			put64(o, b->key[k]);
-		put(o, b->data, b->len);
+static uint64_t block_size(const struct hwt_reglog *l,
+			   const struct hwt_reglog_block *b)
+{
+	return 16 + 8 * (uint64_t)l->nwords + b->len;
+}
+
+/* A log's header in the table, its blocks in frames of a group each. */
+static void put_regs(struct out *o, struct vec *toc,
+		     const struct hwt_reglog *l)
+{
+	size_t ngroups = (l->nblocks + HWT_PAST_GROUP_BLOCKS - 1) /
+			 HWT_PAST_GROUP_BLOCKS;
+
+	vec_put64(toc, l->nwords);
+	vec_put64(toc, l->first);
+	vec_put64(toc, l->n);
+	vec_put64(toc, ngroups);
+	for (size_t g = 0; g < ngroups; g++) {
+		size_t from = g * HWT_PAST_GROUP_BLOCKS,
+		       to = from + HWT_PAST_GROUP_BLOCKS < l->nblocks ?
+			    from + HWT_PAST_GROUP_BLOCKS : l->nblocks;
+		uint64_t size = 0;
+
+		for (size_t i = from; i < to; i++)
+			size += block_size(l, &l->blocks[i]);
+		frame_begin(o, size);
+		for (size_t i = from; i < to; i++) {
+			const struct hwt_reglog_block *b = &l->blocks[i];
+
+			put64(o, b->count);
+			put64(o, b->len);
+			for (size_t k = 0; k < l->nwords; k++)
+				put64(o, b->key[k]);
+			put(o, b->data, b->len);
+		}
+		frame_end(o, toc);
 	}
 }
 
-static void format(struct out *o, const struct hwt_past *p)
+static void write_past(struct out *o, const struct hwt_past *p)
 {
-	put(o, HWT_PAST_MAGIC, MAGIC_LEN);
-	put64(o, p->horizon);
-	put64(o, p->nthreads);
+	struct vec toc = { 0 };
+	uint8_t trailer[TRAILER_SIZE];
+
+	put_plain(o, HWT_PAST_MAGIC, MAGIC_LEN);
+	vec_put64(&toc, p->horizon);
+	vec_put64(&toc, p->nthreads);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct hwt_past_thread *t = &p->threads[i];
 
-		put64(o, (uint64_t)(uint32_t)t->tid);
-		put64(o, t->end_index);
-		put64(o, t->last_seq);
-		put64(o, t->nruns);
+		vec_put64(&toc, (uint64_t)(uint32_t)t->tid);
+		vec_put64(&toc, t->end_index);
+		vec_put64(&toc, t->last_seq);
+		vec_put64(&toc, t->nruns);
 		for (size_t k = 0; k < t->nruns; k++) {
-			put64(o, t->runs[k].index);
-			put64(o, t->runs[k].seq);
+			vec_put64(&toc, t->runs[k].index);
+			vec_put64(&toc, t->runs[k].seq);
 		}
-		put_regs(o, &t->regs);
-		put_regs(o, &t->fpregs);
+		put_regs(o, &toc, &t->regs);
+		put_regs(o, &toc, &t->fpregs);
 	}
-	put64(o, p->n);
+	vec_put64(&toc, p->n);
+	frame_begin(o, (uint64_t)p->n * ENTRY_SIZE);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct hwt_mem_entry *e = &p->e[i];
 
@@ -147,74 +228,144 @@ static void format(struct out *o, const struct hwt_past *p)
 		put64(o, e->off);
 		put64(o, (uint64_t)(uint32_t)e->tid);
 	}
-	put64(o, p->nbytes);
+	frame_end(o, &toc);
+	vec_put64(&toc, p->nbytes);
+	frame_begin(o, p->nbytes);
 	put(o, p->bytes, p->nbytes);
-}
+	frame_end(o, &toc);
+	if (toc.failed) {
+		o->failed = true;
+	} else {
+		uint64_t at = o->pos;
 
-int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
-		    struct hwt_err *err)
-{
-	struct out o = { 0 };
-
-	*data = NULL;
-	*len = 0;
-	format(&o, p);
-	if (o.failed) {
-		free(o.buf);
-		return hwt_err_set(err, ENOMEM, "out of memory");
+		frame_begin(o, toc.len);
+		put(o, toc.p, toc.len);
+		if (!o->failed)
+			drain(o, ZSTD_e_end);
+		hwt_put_le64(trailer, at);
+		hwt_put_le64(trailer + 8, o->pos - at);
+		memcpy(trailer + 16, TRAILER_MAGIC, 8);
+		put_plain(o, trailer, TRAILER_SIZE);
 	}
-	*data = o.buf ? o.buf : malloc(1);
-	*len = o.len;
-	return *data ? 0 : hwt_err_set(err, ENOMEM, "out of memory");
+	free(toc.p);
 }
 
-int hwt_past_write(const char *path, const struct hwt_past *p,
-		   struct hwt_err *err)
+/* Write p into f: 0, or -1 (errno says why, EIO when it does not). */
+static int write_to(FILE *f, const struct hwt_past *p)
 {
-	struct out count = { .count_only = true };
-	struct out o = { 0 };
-	int rc = 0, code;
-	bool ok;
+	struct out o = { .f = f };
+	int rc = 0;
 
-	/* The size first: the frame says it (the reader needs it). */
-	format(&count, p);
 	o.z = ZSTD_createCCtx();
 	o.zcap = ZSTD_CStreamOutSize();
 	o.buf = malloc(PIECE);
-	o.cap = PIECE;
 	o.zbuf = malloc(o.zcap);
+	errno = 0;
 	if (!o.z || !o.buf || !o.zbuf ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(o.z, ZSTD_c_compressionLevel,
 						HWT_SW_ZSTD_LEVEL)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(o.z, ZSTD_c_checksumFlag, 1)) ||
-	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(o.z, count.size))) {
-		rc = hwt_err_set(err, ENOMEM, "out of memory");
-		goto out;
+	    ZSTD_isError(ZSTD_CCtx_setParameter(o.z, ZSTD_c_checksumFlag, 1))) {
+		errno = ENOMEM;
+		rc = -1;
+	} else {
+		write_past(&o, p);
+		if (o.failed) {
+			if (!errno)
+				errno = EIO;
+			rc = -1;
+		}
 	}
-	if (!(o.f = fopen(path, "wbx"))) {
-		rc = hwt_err_set(err, errno, "creating %s: %s", path,
-				 strerror(errno));
-		goto out;
-	}
-	format(&o, p);
-	if (!o.failed)
-		drain(&o, ZSTD_e_end);
-	ok = !o.failed && o.size == count.size;
-	ok = fclose(o.f) == 0 && ok;
-	code = errno ? errno : EIO;
-	if (!ok) {
-		remove(path);
-		rc = hwt_err_set(err, code, "writing %s: %s", path,
-				 strerror(code));
-	}
-out:
 	ZSTD_freeCCtx(o.z);
 	free(o.buf);
 	free(o.zbuf);
 	return rc;
 }
 
-/* ---- reading ------------------------------------------------------------- */
+int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
+		    struct hwt_err *err)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	int rc;
+
+	*data = NULL;
+	*len = 0;
+	if (!f)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	rc = write_to(f, p);
+	if (fclose(f) != 0 || rc < 0) {
+		free(buf);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	*data = (uint8_t *)buf;
+	*len = size;
+	return 0;
+}
+
+int hwt_past_write(const char *path, const struct hwt_past *p,
+		   struct hwt_err *err)
+{
+	FILE *f = fopen(path, "wbx");
+	int code;
+	bool ok;
+
+	if (!f)
+		return hwt_err_set(err, errno, "creating %s: %s", path,
+				   strerror(errno));
+	ok = write_to(f, p) == 0;
+	code = errno ? errno : EIO;
+	ok = fclose(f) == 0 && ok;
+	if (!ok) {
+		code = errno ? errno : code;
+		remove(path);
+		return hwt_err_set(err, code, "writing %s: %s", path,
+				   strerror(code));
+	}
+	return 0;
+}
+
+/* ---- reading: frames ------------------------------------------------------ */
+
+/* The frame f of p's file, which must decode to exactly want bytes (or,
+ * want UINT64_MAX, at most max), into *out (malloc'd; at least 1 byte). */
+static int unpack(const struct hwt_past *p, struct hwt_frame_ref f,
+		  uint64_t want, uint64_t max, const char *what,
+		  uint8_t **out, size_t *len, struct hwt_err *err)
+{
+	const uint8_t *src;
+	unsigned long long size;
+	uint8_t *buf;
+	size_t got;
+
+	*out = NULL;
+	if (f.off < MAGIC_LEN || f.off > p->file_len - TRAILER_SIZE ||
+	    f.csize > p->file_len - TRAILER_SIZE - f.off || !f.csize)
+		return hwt_err_set(err, EBADMSG, "data history: %s outside the "
+				   "file", what);
+	src = p->file + f.off;
+	size = ZSTD_getFrameContentSize(src, (size_t)f.csize);
+	if (ZSTD_findFrameCompressedSize(src, (size_t)f.csize) != f.csize ||
+	    size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR ||
+	    (want != UINT64_MAX ? size != want : size > max))
+		return hwt_err_set(err, EBADMSG, "data history: %s not a frame "
+				   "of its size at byte %" PRIu64, what, f.off);
+	if (!(buf = malloc(size ? (size_t)size : 1)))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	got = ZSTD_decompress(buf, (size_t)size, src, (size_t)f.csize);
+	if (ZSTD_isError(got) || got != size) {
+		free(buf);
+		return hwt_err_set(err, EBADMSG, "data history: %s damaged at "
+				   "byte %" PRIu64 " (%s)", what, f.off,
+				   ZSTD_isError(got) ? ZSTD_getErrorName(got) :
+				   "short");
+	}
+	*out = buf;
+	*len = (size_t)size;
+	return 0;
+}
+
+/* ---- reading: the table --------------------------------------------------- */
 
 struct in {
 	const uint8_t *p, *start, *end;
@@ -223,8 +374,8 @@ struct in {
 
 static int bad(struct in *c, const char *what)
 {
-	return hwt_err_set(c->err, EBADMSG, "data history: %s at byte %zu",
-			   what, (size_t)(c->p - c->start));
+	return hwt_err_set(c->err, EBADMSG, "data history: %s at byte %zu "
+			   "of its table", what, (size_t)(c->p - c->start));
 }
 
 static bool left(const struct in *c, uint64_t n, uint64_t size)
@@ -251,12 +402,20 @@ static bool get_tid(struct in *c, int32_t *tid)
 	return true;
 }
 
+static bool get_frame(struct in *c, uint64_t toc_at, struct hwt_frame_ref *f)
+{
+	/* Every frame lies between the magic and the table. */
+	return get64(c, &f->off) && get64(c, &f->csize) &&
+	       f->off >= MAGIC_LEN && f->off <= toc_at && f->csize &&
+	       f->csize <= toc_at - f->off;
+}
+
 static int read_runs(struct in *c, struct hwt_past_thread *t)
 {
 	uint64_t n;
 
 	if (!get64(c, &n) || !left(c, n, RUN_SIZE))
-		return bad(c, "a count of runs beyond the file");
+		return bad(c, "a count of runs beyond the table");
 	if (n && !(t->runs = calloc(n, sizeof(*t->runs))))
 		return hwt_err_set(c->err, ENOMEM, "out of memory");
 	t->nruns = n;
@@ -272,119 +431,57 @@ static int read_runs(struct in *c, struct hwt_past_thread *t)
 	return 0;
 }
 
-/* A register log of the words a thread's set has (want), or none. */
-static int read_regs(struct in *c, struct hwt_reglog *l, unsigned want)
+/* A register log of the words a thread's set has (want), or none: its
+ * header and where its groups are; the blocks are read when asked. */
+static int read_regs(struct in *c, uint64_t toc_at, struct hwt_past_thread *t,
+		     int which, unsigned want)
 {
-	uint64_t nwords, nblocks, total = 0;
-	size_t key_size;
+	struct hwt_reglog *l = which ? &t->fpregs : &t->regs;
+	uint64_t nwords, ngroups, nblocks;
 
 	if (!get64(c, &nwords) || (nwords != want && nwords != 0))
 		return bad(c, "a register log of an unknown register set");
 	l->nwords = (unsigned)nwords;
-	key_size = 8 * (size_t)nwords;
-	if (!get64(c, &l->first) || !get64(c, &l->n) || !get64(c, &nblocks) ||
-	    !left(c, nblocks, 16 + key_size) || (!nwords && nblocks))
-		return bad(c, "a register log beyond the file");
-	if (nblocks && !(l->blocks = calloc(nblocks, sizeof(*l->blocks))))
+	if (!get64(c, &l->first) || !get64(c, &l->n) || !get64(c, &ngroups) ||
+	    !left(c, ngroups, GROUP_ENTRY_SIZE))
+		return bad(c, "a register log beyond the table");
+	/* Entries are found by index / HWT_REGLOG_BLOCK: every block but
+	 * the newest is full. */
+	nblocks = l->n / HWT_REGLOG_BLOCK + (l->n % HWT_REGLOG_BLOCK != 0);
+	if ((!nwords && l->n) || l->first + l->n < l->first ||
+	    ngroups != (nblocks + HWT_PAST_GROUP_BLOCKS - 1) /
+		       HWT_PAST_GROUP_BLOCKS)
+		return bad(c, "a register log whose groups do not add up");
+	if (ngroups && (!(l->blocks = calloc(nblocks, sizeof(*l->blocks))) ||
+			!(t->groups[which] = calloc(ngroups,
+						    sizeof(**t->groups)))))
 		return hwt_err_set(c->err, ENOMEM, "out of memory");
 	l->nblocks = l->alloc = nblocks;
-	for (size_t i = 0; i < nblocks; i++) {
-		struct hwt_reglog_block *b = &l->blocks[i];
-		uint64_t count, len;
+	t->ngroups[which] = ngroups;
+	for (size_t g = 0; g < ngroups; g++) {
+		struct hwt_frame_ref f;
 
-		/* Blocks before may have taken the bytes counted above. */
-		if (!left(c, 1, 16 + key_size))
-			return bad(c, "a register block beyond the file");
-		get64(c, &count);
-		get64(c, &len);
-		for (size_t k = 0; k < nwords; k++)
-			get64(c, &b->key[k]);
-		if (!left(c, len, 1))
-			return bad(c, "register deltas beyond the file");
-		/* Entries are found by index / HWT_REGLOG_BLOCK: every block
-		 * but the newest is full. */
-		if (count == 0 || count > HWT_REGLOG_BLOCK ||
-		    (i + 1 < nblocks && count != HWT_REGLOG_BLOCK))
-			return bad(c, "a register block of a wrong count");
-		b->count = (uint32_t)count;
-		b->data = (uint8_t *)c->p;
-		b->len = b->alloc = (size_t)len;
-		c->p += len;
-		if (!hwt_reglog_block_valid(l, b))
-			return bad(c, "register deltas that do not decode");
-		total += count;
+		if (!get_frame(c, toc_at, &f))
+			return bad(c, "a register group outside the file");
+		t->groups[which][g].off = f.off;
+		t->groups[which][g].csize = f.csize;
 	}
-	if (total != l->n || l->first + l->n < l->first)
-		return bad(c, "a register log whose blocks do not add up");
 	return 0;
 }
 
-static int read_entries(struct in *c, struct hwt_past *p)
-{
-	uint64_t n, nbytes;
-	const uint8_t *at;
-
-	if (!get64(c, &n) || !left(c, n, ENTRY_SIZE))
-		return bad(c, "a count of stores beyond the file");
-	if (n && !(p->e = calloc(n, sizeof(*p->e))))
-		return hwt_err_set(c->err, ENOMEM, "out of memory");
-	hwt_advise_huge(p->e, n * sizeof(*p->e));
-	p->n = n;
-	at = c->p;
-	c->p += n * ENTRY_SIZE;
-	if (!get64(c, &nbytes) || nbytes != (uint64_t)(c->end - c->p))
-		return bad(c, "old bytes of another length than the file's rest");
-	p->bytes = (uint8_t *)c->p;
-	p->nbytes = (size_t)nbytes;
-	c->p = at;
-	for (size_t i = 0; i < n; i++) {
-		struct hwt_mem_entry *e = &p->e[i];
-		uint64_t tid;
-
-		get64(c, &e->seq);
-		get64(c, &e->addr);
-		get64(c, &e->len);
-		get64(c, &e->off);
-		get64(c, &tid);
-		if (tid > INT32_MAX)
-			return bad(c, "a store's thread out of range");
-		e->tid = (int32_t)tid;
-		if (i && e->seq < p->e[i - 1].seq)
-			return bad(c, "stores out of order");
-		if (e->len == 0 || e->addr + e->len < e->addr)
-			return bad(c, "a store of no bytes or past the address "
-				   "space");
-		if (e->off != HWT_MEM_UNKNOWN &&
-		    (e->len > HWT_PAST_MAX_STORE || e->off > nbytes ||
-		     e->len > nbytes - e->off))
-			return bad(c, "a store's old bytes outside the file");
-	}
-	c->p = c->end;
-	return 0;
-}
-
-int hwt_past_parse(const uint8_t *data, size_t len, struct hwt_past **out,
-		   struct hwt_err *err)
+static int read_toc(struct hwt_past *p, const uint8_t *data, size_t len,
+		    uint64_t toc_at, struct hwt_err *err)
 {
 	struct in c = { data, data, data + len, err };
-	struct hwt_past *p;
-	uint64_t nthreads;
+	uint64_t nthreads, n;
 	int rc = 0;
 
-	*out = NULL;
-	if (len < MAGIC_LEN || memcmp(data, HWT_PAST_MAGIC, MAGIC_LEN))
-		return hwt_err_set(err, EBADMSG, "not a data history file "
-				   "(no %.7s magic)", HWT_PAST_MAGIC);
-	c.p += MAGIC_LEN;
-	if (!(p = calloc(1, sizeof(*p))))
-		return hwt_err_set(err, ENOMEM, "out of memory");
 	if (!get64(&c, &p->horizon) || !get64(&c, &nthreads))
-		rc = bad(&c, "a header cut short");
-	else if (nthreads > HWT_PAST_MAX_THREADS)
-		rc = bad(&c, "more threads than a bundle holds");
-	else if (nthreads &&
-		 !(p->threads = calloc(nthreads, sizeof(*p->threads))))
-		rc = hwt_err_set(err, ENOMEM, "out of memory");
+		return bad(&c, "a header cut short");
+	if (nthreads > HWT_PAST_MAX_THREADS)
+		return bad(&c, "more threads than a bundle holds");
+	if (nthreads && !(p->threads = calloc(nthreads, sizeof(*p->threads))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; !rc && i < nthreads; i++) {
 		struct hwt_past_thread *t = &p->threads[i];
 
@@ -397,15 +494,82 @@ int hwt_past_parse(const uint8_t *data, size_t len, struct hwt_past **out,
 		if (!rc)
 			rc = read_runs(&c, t);
 		if (!rc)
-			rc = read_regs(&c, &t->regs, HWT_REGLOG_GPR_WORDS);
+			rc = read_regs(&c, toc_at, t, 0,
+				       HWT_REGLOG_GPR_WORDS);
 		if (!rc)
-			rc = read_regs(&c, &t->fpregs, HWT_REGLOG_FP_WORDS);
+			rc = read_regs(&c, toc_at, t, 1,
+				       HWT_REGLOG_FP_WORDS);
 	}
-	if (!rc)
-		rc = read_entries(&c, p);
-	if (rc) {
-		hwt_past_free(p);
+	if (rc)
 		return rc;
+	if (!get64(&c, &n) || n > MEMORY_RAW_MAX / ENTRY_SIZE ||
+	    !get_frame(&c, toc_at, &p->stores))
+		return bad(&c, "a count of stores or their frame out of "
+			   "bounds");
+	p->n = (size_t)n;
+	if (!get64(&c, &n) || n > MEMORY_RAW_MAX ||
+	    !get_frame(&c, toc_at, &p->old_bytes))
+		return bad(&c, "a count of old bytes or their frame out of "
+			   "bounds");
+	p->nbytes = (size_t)n;
+	if (c.p != c.end)
+		return bad(&c, "bytes after the table's end");
+	return 0;
+}
+
+/* The file's bytes are p->file: its trailer, then its table. */
+static int open_file(struct hwt_past *p, struct hwt_err *err)
+{
+	const uint8_t *tail;
+	struct hwt_frame_ref toc;
+	uint8_t *data;
+	size_t len;
+	int rc;
+
+	if (p->file_len < MAGIC_LEN ||
+	    memcmp(p->file, HWT_PAST_MAGIC, MAGIC_LEN))
+		return hwt_err_set(err, EBADMSG, "not a data history file "
+				   "(no %.8s magic)", HWT_PAST_MAGIC);
+	if (p->file_len < MAGIC_LEN + TRAILER_SIZE ||
+	    memcmp(p->file + p->file_len - 8, TRAILER_MAGIC, 8))
+		return hwt_err_set(err, EBADMSG, "data history: cut short (no "
+				   "table at its end, %zu bytes)",
+				   p->file_len);
+	tail = p->file + p->file_len - TRAILER_SIZE;
+	toc.off = hwt_get_le64(tail);
+	toc.csize = hwt_get_le64(tail + 8);
+	if (toc.off > p->file_len - TRAILER_SIZE ||
+	    toc.csize != p->file_len - TRAILER_SIZE - toc.off)
+		return hwt_err_set(err, EBADMSG, "data history: a table "
+				   "that does not end the file");
+	if ((rc = unpack(p, toc, UINT64_MAX, TOC_MAX, "its table", &data,
+			 &len, err)) < 0)
+		return rc;
+	rc = read_toc(p, data, len, toc.off, err);
+	free(data);
+	return rc;
+}
+
+static int open_past(const uint8_t *file, size_t n, bool mapped,
+		     struct hwt_past **out, struct hwt_err *err)
+{
+	struct hwt_past *p = calloc(1, sizeof(*p));
+	int rc;
+
+	*out = NULL;
+	if (!p) {
+		if (mapped)
+			munmap((void *)file, n);
+		else
+			free((void *)file);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	p->file = file;
+	p->file_len = n;
+	p->mapped = mapped;
+	if ((rc = open_file(p, err)) < 0) {
+		hwt_past_free(p);
+		return rc == -ENOMEM ? rc : -EBADMSG;
 	}
 	*out = p;
 	return 0;
@@ -414,36 +578,44 @@ int hwt_past_parse(const uint8_t *data, size_t len, struct hwt_past **out,
 int hwt_past_load(const uint8_t *file, size_t n, struct hwt_past **out,
 		  struct hwt_err *err)
 {
-	uint8_t *data;
-	size_t size;
-	int rc = hwt_zstd_unpack(file, n, PAST_FILE_MAX, &data, &size, err);
+	uint8_t *copy = malloc(n ? n : 1);
 
 	*out = NULL;
-	if (rc < 0) {
-		hwt_err_prefix(err, "data history: ");
-		return rc == -ENOMEM ? rc : -EBADMSG;
-	}
-	rc = hwt_past_parse(data, size, out, err);
-	if (rc < 0) {
-		free(data);
-		return rc;
-	}
-	(*out)->raw = data;
-	return 0;
+	if (!copy)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	memcpy(copy, file, n);
+	return open_past(copy, n, false, out, err);
 }
 
 int hwt_past_read(const char *path, struct hwt_past **out,
 		  struct hwt_err *err)
 {
-	uint8_t *file;
-	size_t n;
-	int rc = hwt_read_file(path, PAST_FILE_MAX, &file, &n, err);
+	struct stat st;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc, code;
 
 	*out = NULL;
-	if (rc < 0)
-		return rc;
-	rc = hwt_past_load(file, n, out, err);
-	free(file);
+	if (fd < 0)
+		return hwt_err_set(err, errno, "%s: %s", path,
+				   strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		code = errno && !S_ISREG(st.st_mode) ? errno : EINVAL;
+		close(fd);
+		return hwt_err_set(err, code, "%s: not a regular file", path);
+	}
+	if (st.st_size < (off_t)(MAGIC_LEN + TRAILER_SIZE) ||
+	    (uint64_t)st.st_size > PAST_FILE_MAX) {
+		close(fd);
+		return hwt_err_set(err, EBADMSG, "%s: data history: %lld bytes "
+				   "is no data history file", path,
+				   (long long)st.st_size);
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	code = errno;
+	close(fd);
+	if (map == MAP_FAILED)
+		return hwt_err_set(err, code, "%s: %s", path, strerror(code));
+	rc = open_past(map, (size_t)st.st_size, true, out, err);
 	return rc < 0 ? hwt_err_prefix(err, "%s: ", path) : 0;
 }
 
@@ -451,22 +623,186 @@ void hwt_past_free(struct hwt_past *p)
 {
 	if (!p)
 		return;
-	/* Deltas and old bytes point into raw (or the caller's buffer). */
 	for (size_t i = 0; i < p->nthreads; i++) {
-		free(p->threads[i].runs);
-		free(p->threads[i].regs.blocks);
-		free(p->threads[i].fpregs.blocks);
+		struct hwt_past_thread *t = &p->threads[i];
+
+		free(t->runs);
+		free(t->regs.blocks);
+		free(t->fpregs.blocks);
+		for (int w = 0; w < 2; w++) {
+			for (size_t g = 0; g < t->ngroups[w]; g++)
+				free(t->groups[w][g].raw);
+			free(t->groups[w]);
+		}
 	}
 	free(p->threads);
 	free(p->e);
-	free(p->raw);
+	free(p->bytes);
 	hwt_mem_index_free(p->index);
+	if (p->mapped)
+		munmap((void *)p->file, p->file_len);
+	else
+		free((void *)p->file);
 	free(p);
 }
 
-int hwt_past_index(struct hwt_past *p)
+/* ---- reading: registers --------------------------------------------------- */
+
+/* Group g of thread t's log (which): its blocks, each checked. */
+static int read_group(struct hwt_past *p, struct hwt_past_thread *t,
+		      int which, size_t g)
 {
-	return p->index ? 0 : hwt_mem_index_build(p->e, p->n, &p->index);
+	struct hwt_reglog *l = which ? &t->fpregs : &t->regs;
+	struct hwt_past_group *grp = &t->groups[which][g];
+	struct hwt_frame_ref f = { grp->off, grp->csize };
+	struct hwt_err err = { 0 };
+	size_t from = g * HWT_PAST_GROUP_BLOCKS, to, len;
+	uint8_t *raw;
+	struct in c;
+	int rc;
+
+	to = from + HWT_PAST_GROUP_BLOCKS < l->nblocks ?
+	     from + HWT_PAST_GROUP_BLOCKS : l->nblocks;
+	if ((rc = unpack(p, f, UINT64_MAX, GROUP_RAW_MAX, "a register group",
+			 &raw, &len, &err)) < 0)
+		return grp->state = rc;
+	c = (struct in){ raw, raw, raw + len, &err };
+	for (size_t i = from; i < to; i++) {
+		struct hwt_reglog_block *b = &l->blocks[i];
+		uint64_t count, len_i, want;
+
+		want = i + 1 < l->nblocks ? HWT_REGLOG_BLOCK :
+		       l->n - (uint64_t)(l->nblocks - 1) * HWT_REGLOG_BLOCK;
+		if (!get64(&c, &count) || !get64(&c, &len_i) ||
+		    count != want || !left(&c, 8 * (uint64_t)l->nwords, 1)) {
+			rc = -EBADMSG;
+			break;
+		}
+		for (size_t k = 0; k < l->nwords; k++)
+			get64(&c, &b->key[k]);
+		if (!left(&c, len_i, 1)) {
+			rc = -EBADMSG;
+			break;
+		}
+		b->count = (uint32_t)count;
+		b->data = (uint8_t *)c.p;
+		b->len = b->alloc = (size_t)len_i;
+		c.p += len_i;
+		if (!hwt_reglog_block_valid(l, b)) {
+			rc = -EBADMSG;
+			break;
+		}
+	}
+	if (!rc && c.p != c.end)
+		rc = -EBADMSG;
+	if (rc) {
+		/* Nothing of a damaged group is believed. */
+		for (size_t i = from; i < to; i++)
+			memset(&l->blocks[i], 0, sizeof(l->blocks[i]));
+		free(raw);
+		return grp->state = rc;
+	}
+	grp->raw = raw;
+	return grp->state = 1;
+}
+
+int hwt_past_regs(struct hwt_past *p, const struct hwt_past_thread *t,
+		  bool fp, uint64_t index, void *out)
+{
+	int which = fp ? 1 : 0;
+	struct hwt_past_thread *mt = &p->threads[t - p->threads];
+	const struct hwt_reglog *l = fp ? &t->fpregs : &t->regs;
+	size_t g;
+	int rc;
+
+	if (index < l->first || index - l->first >= l->n)
+		return -ENOENT;
+	g = (size_t)((index - l->first) / HWT_REGLOG_BLOCK /
+		     HWT_PAST_GROUP_BLOCKS);
+	if (g < t->ngroups[which] && mt->groups[which][g].state <= 0) {
+		if (mt->groups[which][g].state < 0)
+			return -EBADMSG;
+		if ((rc = read_group(p, mt, which, g)) < 0)
+			return rc == -ENOMEM ? rc : -EBADMSG;
+	}
+	return hwt_reglog_get(l, index, out);
+}
+
+/* ---- reading: memory ------------------------------------------------------ */
+
+static int read_stores(struct hwt_past *p, struct hwt_err *err)
+{
+	uint8_t *raw;
+	size_t len;
+	struct in c;
+	int rc;
+
+	if ((rc = unpack(p, p->old_bytes, p->nbytes, 0, "its old bytes",
+			 &p->bytes, &len, err)) < 0)
+		return rc;
+	if ((rc = unpack(p, p->stores, (uint64_t)p->n * ENTRY_SIZE, 0,
+			 "its stores", &raw, &len, err)) < 0)
+		return rc;
+	if (p->n && !(p->e = calloc(p->n, sizeof(*p->e)))) {
+		free(raw);
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	}
+	hwt_advise_huge(p->e, p->n * sizeof(*p->e));
+	c = (struct in){ raw, raw, raw + len, err };
+	for (size_t i = 0; i < p->n; i++) {
+		struct hwt_mem_entry *e = &p->e[i];
+		uint64_t tid;
+		const char *wrong = NULL;
+
+		get64(&c, &e->seq);
+		get64(&c, &e->addr);
+		get64(&c, &e->len);
+		get64(&c, &e->off);
+		get64(&c, &tid);
+		e->tid = (int32_t)tid;
+		if (tid > INT32_MAX)
+			wrong = "a store's thread out of range";
+		else if (i && e->seq < p->e[i - 1].seq)
+			wrong = "stores out of order";
+		else if (e->len == 0 || e->addr + e->len < e->addr)
+			wrong = "a store of no bytes or past the address space";
+		else if (e->off != HWT_MEM_UNKNOWN &&
+			 (e->len > HWT_PAST_MAX_STORE || e->off > p->nbytes ||
+			  e->len > p->nbytes - e->off))
+			wrong = "a store's old bytes outside the file";
+		if (wrong) {
+			free(raw);
+			return hwt_err_set(err, EBADMSG, "data history: %s at "
+					   "store %zu", wrong, i);
+		}
+	}
+	free(raw);
+	return 0;
+}
+
+int hwt_past_memory(struct hwt_past *p, struct hwt_err *err)
+{
+	int rc = 0;
+
+	if (p->file && p->memory < 0)
+		return hwt_err_set(err, -p->memory, "data history: its stores "
+				   "could not be read");
+	if (p->file && p->memory == 0) {
+		rc = read_stores(p, err);
+		if (rc < 0) {
+			free(p->e);
+			free(p->bytes);
+			p->e = NULL;
+			p->bytes = NULL;
+			p->memory = rc;
+			return rc;
+		}
+		p->memory = 1;
+	}
+	/* Without the index memory is found, more slowly, by walking. */
+	if (!p->index)
+		hwt_mem_index_build(p->e, p->n, &p->index);
+	return rc;
 }
 
 const struct hwt_past_thread *hwt_past_thread_of(const struct hwt_past *p,
@@ -482,6 +818,10 @@ void hwt_past_mem_view(const struct hwt_past *p, struct hwt_mem_thread *threads,
 		       size_t (*read_now)(void *, uint64_t, void *, size_t),
 		       void *ctx, struct hwt_mem_history *out)
 {
+	/* A file's stores not read (or not readable): nothing of memory's
+	 * past is known, rather than the present taken for it. */
+	bool known = !p->file || p->memory == 1;
+
 	for (size_t i = 0; i < p->nthreads; i++)
 		threads[i] = (struct hwt_mem_thread){
 			.tid = p->threads[i].tid, .runs = p->threads[i].runs,
@@ -489,8 +829,10 @@ void hwt_past_mem_view(const struct hwt_past *p, struct hwt_mem_thread *threads,
 			.last_seq = p->threads[i].last_seq,
 		};
 	*out = (struct hwt_mem_history){
-		.e = p->e, .n = p->n, .index = p->index, .bytes = p->bytes,
-		.horizon = p->horizon,
+		.e = known ? p->e : NULL, .n = known ? p->n : 0,
+		.index = known ? p->index : NULL,
+		.bytes = known ? p->bytes : NULL,
+		.horizon = known ? p->horizon : HWT_MEM_NO_BOUND,
 		.threads = threads, .nthreads = p->nthreads,
 		.read_now = read_now, .ctx = ctx,
 	};

@@ -246,6 +246,9 @@ int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index, void *out)
 		return -ENOENT;
 	k = index - l->first;
 	b = &l->blocks[k / HWT_REGLOG_BLOCK];
+	/* A file's block not read (count 0), or read damaged. */
+	if (k % HWT_REGLOG_BLOCK >= b->count)
+		return -ENOENT;
 	memcpy(words, b->key, sizeof(words));
 	for (k %= HWT_REGLOG_BLOCK; k > 0; k--)
 		off += decode(l, b->data + off, words);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* past_sample.h - a small data history (common/hwt-past.h) with what
  * the ptrace recorder keeps: two threads taking turns, registers over
- * three blocks, stores of both threads, a range made unknown and a
+ * blocks enough for two groups of a file, stores of both threads, a range made unknown and a
  * horizon; for the unit test and as the fuzz target's seed.
  *
  * Thread 100 stores at 0x1000 with its steps 0..9 (its instructions
@@ -10,7 +10,8 @@
  * 20 (thread 200's instruction 10, where it ends) makes 0x2000..0x2fff
  * unknown before it. Memory where it ends (sample_now): 9 at 0x1000, 19
  * at 0x1004, every other byte at a is (a & 0xff) ^ 0x5a. Thread 100's
- * registers go on past its stores, over three blocks, its x87/SSE state
+ * registers go on past its stores, over HWT_PAST_GROUP_BLOCKS + 1
+ * blocks (two groups of a file), its x87/SSE state
  * with them (xmm0's first word the instruction's index); thread 200 has
  * no x87/SSE log. */
 #ifndef HWT_PAST_SAMPLE_H
@@ -20,7 +21,10 @@
 
 #include "hwt-past.h"
 
-#define SAMPLE_REGS 2500u      /* thread 100's: 3 blocks */
+/* Thread 100's: HWT_PAST_GROUP_BLOCKS + 1 blocks, the newest not full. */
+#define SAMPLE_REGS ((HWT_PAST_GROUP_BLOCKS + 1) * HWT_REGLOG_BLOCK - 200)
+/* An instruction of thread 100's second group. */
+#define SAMPLE_LATE (SAMPLE_REGS - 100)
 
 static inline uint8_t sample_byte_now(uint64_t a)
 {
@@ -100,6 +104,30 @@ static inline void past_sample_free(struct past_sample *s)
 	hwt_reglog_free(&s->t[0].regs);
 	hwt_reglog_free(&s->t[1].regs);
 	hwt_reglog_free(&s->t[0].fpregs);
+}
+
+/* Whether every part of a data history read from a file reads: each
+ * group of each register log, the stores and their old bytes. */
+static inline bool past_read_whole(struct hwt_past *p)
+{
+	struct hwt_err err = { 0 };
+	uint64_t words[HWT_REGLOG_MAX_WORDS];
+
+	if (hwt_past_memory(p, &err) < 0)
+		return false;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct hwt_past_thread *t = &p->threads[i];
+
+		for (int fp = 0; fp < 2; fp++) {
+			const struct hwt_reglog *l = fp ? &t->fpregs : &t->regs;
+
+			for (uint64_t k = 0; k < l->n; k += HWT_REGLOG_BLOCK)
+				if (hwt_past_regs(p, t, fp, l->first + k,
+						  words) != 0)
+					return false;
+		}
+	}
+	return true;
 }
 
 #endif

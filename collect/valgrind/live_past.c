@@ -82,8 +82,11 @@ static const struct hwt_past *build(struct vg_collector *c,
 			n++;
 	}
 	if (hwt_vg_data_build(file, len, t, n, p, err) == 0) {
-		/* Without its index it still answers, walking every store. */
-		hwt_past_index(p);
+		struct hwt_err ignored = { 0 };
+
+		/* Without its index it still answers, walking every store
+		 * (a recorder's history: nothing to read). */
+		hwt_past_memory(p, &ignored);
 		c->live_past = p;
 		p = NULL;
 	}

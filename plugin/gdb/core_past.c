@@ -7,6 +7,7 @@
  * count back from where a live thread stands. */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/user.h>
@@ -84,6 +85,21 @@ static size_t now_of(void *ctx, uint64_t addr, void *buf, size_t len)
 	return s->ops->mem_read(s, addr, buf, len);
 }
 
+/* The memory view, its stores read when memory of the past is first
+ * asked; a file whose stores cannot be read leaves that memory
+ * unavailable. */
+static void past_view(struct server *s, struct hwt_mem_history *h)
+{
+	struct hwt_err err = { 0 };
+
+	if (hwt_past_memory(s->past, &err) < 0 && !s->past_warned) {
+		s->past_warned = true;
+		fprintf(stderr, "hwt-server: memory of the past unavailable: "
+			"%s\n", err.msg);
+	}
+	hwt_past_mem_view(s->past, s->past_threads, now_of, s, h);
+}
+
 bool core_past_reg(struct server *s, size_t ti, uint64_t pc, int regno,
 		   uint8_t *out)
 {
@@ -95,13 +111,14 @@ bool core_past_reg(struct server *s, size_t ti, uint64_t pc, int regno,
 
 	if (!t->cursor ||
 	    !(pt = index_at(s, t, hwt_cursor_pos(t->cursor), &index)) ||
-	    hwt_reglog_get(&pt->regs, index, &r) < 0 || r.rip != pc)
+	    hwt_past_regs(s->past, pt, false, index, &r) < 0 || r.rip != pc)
 		return false;
 	_Static_assert(sizeof(r) == CORE_GREGS_SIZE, "user_regs_struct");
 	_Static_assert(sizeof(struct user_fpregs_struct) == CORE_FXSAVE_SIZE,
 		       "user_fpregs_struct");
 	memcpy(past.gregs, &r, sizeof(r));
-	past.have_fp = hwt_reglog_get(&pt->fpregs, index, past.fxsave) == 0;
+	past.have_fp = hwt_past_regs(s->past, pt, true, index,
+				     past.fxsave) == 0;
 	return tdesc_reg_value(&past, regno, out);
 }
 
@@ -115,8 +132,7 @@ size_t core_past_mem(struct server *s, size_t ti, uint64_t addr, void *buf,
 
 	if (!t->cursor || !index_at(s, t, hwt_cursor_pos(t->cursor), &index))
 		return 0;
-	hwt_past_index(s->past);     /* once; without it, slower */
-	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
+	past_view(s, &h);
 	n = hwt_mem_history_at(&h, (int32_t)t->tid, index, addr, buf, len);
 	return n > 0 ? (size_t)n : 0;
 }
@@ -139,8 +155,7 @@ bool core_past_write(struct server *s, size_t ti, uint64_t pos,
 		return false;
 	if (!index_at(s, &s->threads[ti], until, &q.until))
 		q.until = HWT_MEM_NO_BOUND;
-	hwt_past_index(s->past);
-	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
+	past_view(s, &h);
 	if (hwt_mem_history_find_write(&h, &q, &w) != 1)
 		return false;
 	*step = w.step;
@@ -164,7 +179,7 @@ bool core_past_place(struct server *s, size_t ti, uint64_t step,
 
 	if (!s->past || !(pt = hwt_past_thread_of(s->past, (int32_t)t->tid)))
 		return false;
-	hwt_past_mem_view(s->past, s->past_threads, now_of, s, &h);
+	past_view(s, &h);
 	if (!hwt_mem_history_index_at(&h, (int32_t)t->tid, step, &index))
 		return false;
 	/* Past its newest instruction: where it stands at the end. */

@@ -233,6 +233,7 @@ struct server {
 	/* The bundle's data history (core_past.c), or NULL: none. */
 	struct hwt_past *past;
 	struct hwt_mem_thread *past_threads;
+	bool past_warned;                 /* its stores unreadable: said */
 	/* A watch stop's moment in the order of all threads' steps, where
 	 * the next motion starts (reverse.c); moment_known until then. */
 	uint64_t moment;

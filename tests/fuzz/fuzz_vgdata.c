@@ -4,7 +4,8 @@
  *
  * Input: a data history file, read for thread 100 ending at 0x1003 and
  * thread 200 ending at 0x2000. What builds must be a data history that
- * writes and reads back (common/past_file.c checks every part of it);
+ * writes and reads back whole (common/past_file.c checks every part of
+ * it);
  * what does not is refused with a message.
  * Seeds (HWT_FUZZ_SEEDS): the unit test's file of two runs, whole and
  * cut.
@@ -12,6 +13,7 @@
 #include "fuzz-common.h"
 #include "valgrind/data.h"
 #include "../vgdata_sample.h"
+#include "../past_sample.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -35,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hwt_vg_data_thread t[2] = { { TID, PC1 }, { 200, 0x2000 } };
 	struct hwt_err err = { 0 };
 	struct hwt_past p, *back = NULL;
-	uint8_t *layout = NULL;
+	uint8_t *file = NULL;
 	size_t len = 0;
 
 	if (hwt_vg_data_build(data, size, t, 2, &p, &err) < 0) {
@@ -43,11 +45,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	if (hwt_past_format(&p, &layout, &len, &err) < 0 ||
-	    hwt_past_parse(layout, len, &back, &err) < 0)
+	if (hwt_past_format(&p, &file, &len, &err) < 0 ||
+	    hwt_past_load(file, len, &back, &err) < 0 ||
+	    !past_read_whole(back))
 		abort();
 	hwt_past_free(back);
-	free(layout);
+	free(file);
 	hwt_vg_data_free(&p);
 	return 0;
 }

@@ -103,7 +103,7 @@ static int parse_args(int argc, char **argv, struct writes_args *a)
 struct lister {
 	const struct writes_args *a;
 	const struct hwt_bundle *b;
-	const struct hwt_past *past;
+	struct hwt_past *past;
 	struct hwt_image *img, *now;
 	struct hwt_history **hist;    /* per bundle thread, opened on demand */
 	uint64_t shown;
@@ -165,7 +165,7 @@ static bool show(void *ctx, const struct hwt_mem_write *w)
 	char nb[24], na[24], where[512] = "", itembuf[24] = "-";
 	size_t n = (size_t)l->a->len;
 
-	if (pt && hwt_reglog_get(&pt->regs, w->index, &r) == 0)
+	if (pt && hwt_past_regs(l->past, pt, false, w->index, &r) == 0)
 		pc = r.rip;
 	if (pc)
 		hwt_image_symbolize(l->img, pc, &sym);
@@ -249,7 +249,8 @@ int cmd_writes(int argc, char **argv)
 		rc = hwt_err_set(&err, ENOMEM, "out of memory");
 		goto out;
 	}
-	hwt_past_index(past);        /* without it, slower */
+	if ((rc = hwt_past_memory(past, &err)) < 0)
+		goto out;
 	hwt_past_mem_view(past, threads, now_of, l.now, &h);
 	n = hwt_mem_history_writes(&h, a.addr, a.len, show, &l, &cut);
 	if (n < 0) {

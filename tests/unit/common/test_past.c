@@ -10,13 +10,34 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "check.h"
 #include "past_sample.h"
 
-/* The answers past_sample.h promises, asked of h and of thread logs. */
+/* Thread 100's registers (fp: x87/SSE) before instruction index, as a
+ * recorder's logs or a file give them. */
+typedef int (*regs_of)(void *ctx, bool fp, uint64_t index, void *out);
+
+static int sample_regs(void *ctx, bool fp, uint64_t index, void *out)
+{
+	struct past_sample *s = ctx;
+
+	return hwt_reglog_get(fp ? &s->t[0].fpregs : &s->t[0].regs, index,
+			      out);
+}
+
+static int file_regs(void *ctx, bool fp, uint64_t index, void *out)
+{
+	struct hwt_past *p = ctx;
+
+	return hwt_past_regs(p, hwt_past_thread_of(p, 100), fp, index, out);
+}
+
+/* The answers past_sample.h promises, asked of h and of thread 100's
+ * registers. */
 static void check_answers(const char *what, const struct hwt_mem_history *h,
-			  const struct hwt_reglog *regs100,
-			  const struct hwt_reglog *fp100)
+			  regs_of regs, void *ctx)
 {
 	struct user_regs_struct r;
 	struct user_fpregs_struct fp;
@@ -26,15 +47,15 @@ static void check_answers(const char *what, const struct hwt_mem_history *h,
 	int n;
 
 	for (uint64_t i = 0; i < SAMPLE_REGS; i += 7)
-		ok &= hwt_reglog_get(regs100, i, &r) == 0 &&
+		ok &= regs(ctx, false, i, &r) == 0 &&
 		      r.rip == 0x400000 + 4 * i && r.rax == i * i &&
 		      r.rsp == 0x7fff0000 - 8 * (i % 7);
 	snprintf(name, sizeof(name), "%s: registers before every "
 		 "instruction, across blocks", what);
-	CHECK(name, ok && hwt_reglog_get(regs100, SAMPLE_REGS, &r) == -ENOENT,
+	CHECK(name, ok && regs(ctx, false, SAMPLE_REGS, &r) == -ENOENT,
 	      "a register entry differs");
 	for (uint64_t i = 0; i < SAMPLE_REGS; i += 5)
-		ok &= hwt_reglog_get(fp100, i, &fp) == 0 &&
+		ok &= regs(ctx, true, i, &fp) == 0 &&
 		      fp.xmm_space[0] == i / 3 && fp.mxcsr == 0x1f80;
 	snprintf(name, sizeof(name), "%s: the x87/SSE state before every "
 		 "instruction", what);
@@ -164,9 +185,27 @@ static void test_writes(void)
 	past_sample_free(&s);
 }
 
-static char *sample_file(struct past_sample *s, size_t *len, uint8_t **data)
+/* The sample as a file's bytes. */
+static uint8_t *sample_bytes(size_t *len)
+{
+	struct past_sample s;
+	struct hwt_err err = { 0 };
+	uint8_t *data = NULL;
+
+	past_sample_build(&s);
+	CHECK("file: the sample formats", hwt_past_format(&s.p, &data, len,
+	      &err) == 0, "%s", err.msg);
+	past_sample_free(&s);
+	return data;
+}
+
+static void test_views_and_file(void)
 {
 	static char path[] = "/tmp/hwt-test-past-XXXXXX";
+	struct past_sample s;
+	struct hwt_mem_thread threads[2];
+	struct hwt_mem_history h;
+	struct hwt_past *p = NULL;
 	struct hwt_err err = { 0 };
 	int fd = mkstemp(path);
 
@@ -174,170 +213,326 @@ static char *sample_file(struct past_sample *s, size_t *len, uint8_t **data)
 		close(fd);
 		unlink(path);
 	}
-	CHECK("write: a data history file is written",
-	      hwt_past_write(path, &s->p, &err) == 0, "%s", err.msg);
-	CHECK("write: and read whole",
-	      hwt_read_file(path, 64u << 20, data, len, &err) == 0, "%s",
-	      err.msg);
-	return path;
-}
-
-static void test_views_and_file(void)
-{
-	struct past_sample s;
-	struct hwt_mem_thread threads[2];
-	struct hwt_mem_history h;
-	struct hwt_past *p = NULL;
-	struct hwt_err err = { 0 };
-	uint8_t *data = NULL;
-	size_t len = 0;
-	char *path;
-
 	past_sample_build(&s);
 	hwt_past_mem_view(&s.p, threads, sample_now, NULL, &h);
-	check_answers("logs", &h, &s.t[0].regs, &s.t[0].fpregs);
-	path = sample_file(&s, &len, &data);
-	CHECK("read: the file reads back", hwt_past_read(path, &p, &err) == 0,
+	check_answers("logs", &h, sample_regs, &s);
+	CHECK("write: a data history file is written",
+	      hwt_past_write(path, &s.p, &err) == 0, "%s", err.msg);
+	CHECK("read: the file opens", hwt_past_read(path, &p, &err) == 0,
 	      "%s", err.msg);
 	if (p) {
+		const struct hwt_past_thread *t100 = hwt_past_thread_of(p, 100);
+		uint8_t b;
+
+		CHECK("read: opening reads no register group and no store",
+		      t100 && t100->groups[0][0].state == 0 &&
+		      t100->groups[0][1].state == 0 && !p->e && !p->bytes &&
+		      p->n == 21 && p->nbytes == 20, "groups %d %d, stores %p",
+		      t100 ? t100->groups[0][0].state : -9,
+		      t100 ? t100->groups[0][1].state : -9, (void *)p->e);
 		hwt_past_mem_view(p, threads, sample_now, NULL, &h);
-		check_answers("file", &h, &hwt_past_thread_of(p, 100)->regs,
-			      &hwt_past_thread_of(p, 100)->fpregs);
+		CHECK("read: before its stores are read, no memory of the "
+		      "past is known (not the present's)",
+		      hwt_mem_history_at(&h, 100, 3, 0x1000, &b, 1) == 0,
+		      "answered %u", b);
+		CHECK("read: a register read reads its group only",
+		      file_regs(p, false, SAMPLE_LATE, &(struct user_regs_struct){ 0 })
+		      == 0 && t100->groups[0][0].state == 0 &&
+		      t100->groups[0][1].state == 1, "groups %d %d",
+		      t100->groups[0][0].state, t100->groups[0][1].state);
+		CHECK("read: its stores read when asked",
+		      hwt_past_memory(p, &err) == 0, "%s", err.msg);
+		hwt_past_mem_view(p, threads, sample_now, NULL, &h);
+		check_answers("file", &h, file_regs, p);
 		CHECK("read: threads and their ends as written",
 		      p->nthreads == 2 &&
 		      hwt_past_thread_of(p, 200)->end_index == 10 &&
-		      hwt_past_thread_of(p, 100)->regs.nblocks == 3 &&
+		      t100->regs.nblocks == HWT_PAST_GROUP_BLOCKS + 1 && t100->ngroups[0] == 2 &&
 		      hwt_past_thread_of(p, 200)->fpregs.nwords == 0,
 		      "%zu threads", p->nthreads);
 		hwt_past_free(p);
 	}
 	unlink(path);
 	past_sample_free(&s);
-	free(data);
 }
 
-/* The file is compressed: every cut of it, and a byte of it changed,
- * are refused with a message. */
+/* The sample's file, and what its table (decoded) says. */
+struct sample_file {
+	uint8_t *file, *toc;
+	size_t len, toc_len;
+	uint64_t toc_at;
+};
+
+static bool sample_open(struct sample_file *f)
+{
+	unsigned long long size;
+	uint64_t csize;
+
+	memset(f, 0, sizeof(*f));
+	if (!(f->file = sample_bytes(&f->len)))
+		return false;
+	f->toc_at = hwt_get_le64(f->file + f->len - 24);
+	csize = hwt_get_le64(f->file + f->len - 16);
+	size = ZSTD_getFrameContentSize(f->file + f->toc_at, csize);
+	f->toc_len = (size_t)size;
+	f->toc = malloc(f->toc_len);
+	return f->toc && ZSTD_decompress(f->toc, f->toc_len, f->file + f->toc_at,
+					 csize) == f->toc_len;
+}
+
+static void sample_close(struct sample_file *f)
+{
+	free(f->file);
+	free(f->toc);
+}
+
+/* f's file with frame (n bytes, raw; NULL: none) put before its table,
+ * the table's u64 at frame_ref (if frame) pointing at it, and its u64 at
+ * at set to v (at SIZE_MAX: none). */
+static uint8_t *rebuilt(const struct sample_file *f, const void *frame,
+			size_t n, size_t frame_ref, size_t at, uint64_t v,
+			size_t *len)
+{
+	size_t bound = ZSTD_compressBound(n) + ZSTD_compressBound(f->toc_len);
+	uint8_t *toc = malloc(f->toc_len), *out = malloc(f->toc_at + bound + 24);
+	size_t pos = (size_t)f->toc_at, k;
+
+	if (!toc || !out) {
+		free(toc);
+		free(out);
+		return NULL;
+	}
+	memcpy(out, f->file, pos);
+	memcpy(toc, f->toc, f->toc_len);
+	if (frame) {
+		k = ZSTD_compress(out + pos, bound, frame, n, 1);
+		hwt_put_le64(toc + frame_ref, pos);
+		hwt_put_le64(toc + frame_ref + 8, k);
+		pos += k;
+	}
+	if (at != SIZE_MAX)
+		hwt_put_le64(toc + at, v);
+	k = ZSTD_compress(out + pos, bound, toc, f->toc_len, 1);
+	hwt_put_le64(out + pos + k, pos);
+	hwt_put_le64(out + pos + k + 8, k);
+	memcpy(out + pos + k + 16, "HWTPEND2", 8);
+	*len = pos + k + 24;
+	free(toc);
+	return out;
+}
+
+/* Every cut of the file and a damaged table are refused with a message;
+ * a damaged frame leaves what it holds unknown, and the rest answers. */
 static void test_damaged_file(void)
 {
-	struct past_sample s;
+	struct sample_file f;
 	struct hwt_past *p;
 	struct hwt_err err = { 0 };
-	uint8_t *file = NULL;
-	size_t n = 0, refused = 0, layout_len;
-	uint8_t *layout = NULL;
-	char *path;
+	size_t refused = 0, tried = 0;
 
-	past_sample_build(&s);
-	path = sample_file(&s, &n, &file);
-	unlink(path);
-	CHECK("file: compressed, smaller than its layout",
-	      hwt_past_format(&s.p, &layout, &layout_len, &err) == 0 &&
-	      file && n < layout_len / 4, "%zu bytes for %zu", n, layout_len);
-	past_sample_free(&s);
-	free(layout);
-	if (!file)
+	if (!sample_open(&f)) {
+		CHECK("file: the sample's table decodes", false, "no");
+		sample_close(&f);
 		return;
-	for (size_t cut = 0; cut < n; cut++) {
+	}
+	/* Every cut near its ends (magic, table, trailer), one in 61
+	 * between (each loads a copy of the file). */
+	for (size_t cut = 0; cut < f.len; cut++) {
+		if (cut > 64 && cut + 256 < f.len && cut % 61)
+			continue;
+		tried++;
 		err.msg[0] = '\0';
-		if (hwt_past_load(file, cut, &p, &err) == -EBADMSG &&
+		if (hwt_past_load(f.file, cut, &p, &err) == -EBADMSG &&
 		    err.msg[0] && !p)
 			refused++;
 		else
 			hwt_past_free(p);
 	}
 	CHECK("file: every cut of it is refused with a message",
-	      refused == n, "%zu of %zu", refused, n);
-	file[n / 2] ^= 0x40;
+	      refused == tried, "%zu of %zu", refused, tried);
+	f.file[f.toc_at + 8] ^= 0x40;
 	err.msg[0] = '\0';
-	CHECK("file: a byte changed inside is refused (its checksum)",
-	      hwt_past_load(file, n, &p, &err) == -EBADMSG && !p &&
+	CHECK("file: a byte changed in its table is refused",
+	      hwt_past_load(f.file, f.len, &p, &err) == -EBADMSG && !p &&
 	      strstr(err.msg, "data history"), "%s", err.msg);
-	free(file);
+	f.file[f.toc_at + 8] ^= 0x40;
+	{
+		/* Thread 100's second register group: its frame is at the
+		 * table's byte 112 (after header, thread, run and the first
+		 * group's reference). */
+		uint64_t at = hwt_get_le64(f.toc + 112);
+		struct user_regs_struct r;
+		uint8_t b;
+		struct hwt_mem_thread threads[2];
+		struct hwt_mem_history h;
+
+		f.file[at + 20] ^= 0x40;
+		CHECK("file: a byte changed in a register group: it opens",
+		      hwt_past_load(f.file, f.len, &p, &err) == 0, "%s",
+		      err.msg);
+		f.file[at + 20] ^= 0x40;
+		if (p) {
+			CHECK("file: that group's registers are unavailable, "
+			      "the other group's and memory answer",
+			      file_regs(p, false, SAMPLE_LATE, &r) == -EBADMSG &&
+			      file_regs(p, false, SAMPLE_LATE, &r) == -EBADMSG &&
+			      file_regs(p, false, 700, &r) == 0 &&
+			      r.rip == 0x400000 + 4 * 700 &&
+			      hwt_past_memory(p, &err) == 0, "%s", err.msg);
+			hwt_past_free(p);
+		}
+		at = hwt_get_le64(f.toc + f.toc_len - 40);
+		f.file[at + 20] ^= 0x40;
+		CHECK("file: a byte changed in its stores: it opens",
+		      hwt_past_load(f.file, f.len, &p, &err) == 0, "%s",
+		      err.msg);
+		f.file[at + 20] ^= 0x40;
+		if (p) {
+			err.msg[0] = '\0';
+			CHECK("file: its memory is then unknown, said so, and "
+			      "its registers answer",
+			      hwt_past_memory(p, &err) == -EBADMSG &&
+			      strstr(err.msg, "stores") &&
+			      file_regs(p, false, 700, &r) == 0, "%s",
+			      err.msg);
+			hwt_past_mem_view(p, threads, sample_now, NULL, &h);
+			CHECK("file: memory of the past unknown, not the "
+			      "present's",
+			      hwt_mem_history_at(&h, 100, 3, 0x1000, &b, 1) ==
+			      0, "answered %u", b);
+			hwt_past_free(p);
+		}
+	}
+	sample_close(&f);
 }
 
-/* Every cut of the layout and a damaged field of each kind: refused with
- * a message. */
+/* A damaged field of each kind in the table is refused with a message
+ * and where; in a register group or the stores, what it holds is
+ * unknown. */
 static void test_damage(void)
 {
-	struct past_sample s;
-	struct hwt_past *p;
+	struct sample_file f;
+	struct hwt_past *p = NULL;
 	struct hwt_err err = { 0 };
-	uint8_t *data = NULL, *copy;
-	size_t len = 0, refused = 0;
-	/* Byte offsets of fields in the sample's layout: magic, horizon,
-	 * threads, then thread 100: tid, end, newest step, runs (one),
-	 * its register log: words, first, count, blocks, then block 0. */
-	const size_t threads_at = 16, tid0_at = 24, nruns0_at = 48,
-		     nwords0_at = 72, nregs0_at = 88, block0_count_at = 104;
+	/* Byte offsets of fields in the sample's table: horizon, threads,
+	 * then thread 100: tid, end, newest step, runs (one), its register
+	 * log: words, first, count, groups (two), then their frames. */
+	const size_t threads_at = 8, tid0_at = 16, nruns0_at = 40,
+		     nwords0_at = 64, nregs0_at = 80, group0_at = 96;
+	uint8_t *file;
+	size_t len;
 
-	past_sample_build(&s);
-	CHECK("layout: formatted", hwt_past_format(&s.p, &data, &len, &err) ==
-	      0, "%s", err.msg);
-	past_sample_free(&s);
-	if (!data)
+	if (!sample_open(&f)) {
+		sample_close(&f);
 		return;
-	for (size_t cut = 0; cut < len; cut++) {
-		err.msg[0] = '\0';
-		if (hwt_past_parse(data, cut, &p, &err) < 0 && err.msg[0] &&
-		    !p)
-			refused++;
-		else
-			hwt_past_free(p);
 	}
-	CHECK("damage: every cut of the layout is refused with a message",
-	      refused == len, "%zu of %zu", refused, len);
-	copy = malloc(len);
 	struct { const char *what; size_t at; uint64_t v; } bad[] = {
 		{ "more threads than a bundle holds", threads_at, 5000 },
 		{ "a thread of tid 0", tid0_at, 0 },
-		{ "a count of runs beyond the file", nruns0_at, 1ull << 40 },
-		{ "a register block of a wrong count", block0_count_at, 5 },
+		{ "a count of runs beyond the table", nruns0_at, 1ull << 40 },
 		{ "a register log of an unknown register set", nwords0_at, 5 },
-		{ "a register log whose blocks do not add up", nregs0_at, 5 },
-		{ "old bytes outside the file", len - 20 - 8 - 40 + 24,
-		  1ull << 20 },
-		{ "stores out of order", len - 20 - 8 - 40 * 21, 99 },
+		{ "a register log whose groups do not add up", nregs0_at, 5 },
+		{ "a register group outside the file", group0_at, 1ull << 40 },
+		{ "a count of stores out of bounds", f.toc_len - 48,
+		  1ull << 40 },
 	};
-	for (size_t i = 0; copy && i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char name[128];
-		int rc;
+		int rc = -1;
 
-		memcpy(copy, data, len);
-		hwt_put_le64(copy + bad[i].at, bad[i].v);
-		err.msg[0] = '\0';
-		rc = hwt_past_parse(copy, len, &p, &err);
+		p = NULL;
+		if ((file = rebuilt(&f, NULL, 0, 0, bad[i].at, bad[i].v,
+				    &len))) {
+			err.msg[0] = '\0';
+			rc = hwt_past_load(file, len, &p, &err);
+		}
 		snprintf(name, sizeof(name), "damage: %s is refused",
 			 bad[i].what);
 		CHECK(name, rc == -EBADMSG && !p && strstr(err.msg, "at byte"),
 		      "%d: %s", rc, err.msg);
 		if (rc == 0)
 			hwt_past_free(p);
+		free(file);
 	}
-	if (copy) {
-		/* Block 0's first delta: its mask (4 bytes for 27 words)
-		 * after the count, delta bytes and key. One word it names
-		 * moves to bit 27, past the general registers: as many
-		 * words follow, but the mask names a word there is not. */
-		uint8_t *mask = copy + block0_count_at + 16 +
-				8 * HWT_REGLOG_GPR_WORDS;
-		int rc, b;
+	{
+		/* Thread 100's first group, decoded: block 0's count, then
+		 * its first delta's mask (4 bytes for 27 words) after the
+		 * count, delta bytes and key. */
+		struct hwt_frame_ref g = { hwt_get_le64(f.toc + group0_at),
+					   hwt_get_le64(f.toc + group0_at + 8) };
+		size_t n = (size_t)ZSTD_getFrameContentSize(f.file + g.off,
+							     g.csize);
+		uint8_t *raw = malloc(n), *mask;
+		struct user_regs_struct r;
+		int b;
 
-		memcpy(copy, data, len);
+		if (!raw || ZSTD_decompress(raw, n, f.file + g.off, g.csize) != n) {
+			CHECK("damage: the sample's group decodes", false, "no");
+			free(raw);
+			sample_close(&f);
+			return;
+		}
+		hwt_put_le64(raw, 5);
+		file = rebuilt(&f, raw, n, group0_at, SIZE_MAX, 0, &len);
+		CHECK("damage: a register block of a wrong count: its group's "
+		      "registers unavailable, the next group's answer",
+		      file && hwt_past_load(file, len, &p, &err) == 0 &&
+		      file_regs(p, false, 5, &r) == -EBADMSG &&
+		      file_regs(p, false, SAMPLE_LATE, &r) == 0, "%s", err.msg);
+		hwt_past_free(p);
+		free(file);
+		hwt_put_le64(raw, HWT_REGLOG_BLOCK);
+		/* One word the mask names moves to bit 27, past the general
+		 * registers: as many words follow, but the mask names a
+		 * word there is not. */
+		mask = raw + 16 + 8 * HWT_REGLOG_GPR_WORDS;
 		for (b = 0; b < 27 && !(mask[b / 8] & (1u << (b % 8))); b++)
 			;
 		mask[b / 8] &= (uint8_t)~(1u << (b % 8));
 		mask[3] |= 1u << 3;
-		err.msg[0] = '\0';
-		rc = hwt_past_parse(copy, len, &p, &err);
-		CHECK("damage: a register delta naming a word past the set is "
-		      "refused", b < 27 && rc == -EBADMSG && !p,
-		      "bit %d, %d: %s", b, rc, err.msg);
-		if (rc == 0)
-			hwt_past_free(p);
+		file = rebuilt(&f, raw, n, group0_at, SIZE_MAX, 0, &len);
+		CHECK("damage: a register delta naming a word past the set: "
+		      "its group's registers unavailable", b < 27 && file &&
+		      hwt_past_load(file, len, &p, &err) == 0 &&
+		      file_regs(p, false, 5, &r) == -EBADMSG, "bit %d: %s", b,
+		      err.msg);
+		hwt_past_free(p);
+		free(file);
+		free(raw);
 	}
-	free(copy);
-	free(data);
+	{
+		/* The stores, decoded: 21 entries of 40 bytes. */
+		size_t ref = f.toc_len - 40;
+		struct hwt_frame_ref g = { hwt_get_le64(f.toc + ref),
+					   hwt_get_le64(f.toc + ref + 8) };
+		uint8_t raw[21 * 40];
+		static const struct { const char *what; size_t at; uint64_t v; }
+		stores[] = {
+			{ "stores out of order", 40 * 20, 0 },
+			{ "old bytes outside the file", 40 * 0 + 24, 1 << 20 },
+		};
+
+		for (size_t i = 0; i < sizeof(stores) / sizeof(stores[0]);
+		     i++) {
+			char name[128];
+
+			if (ZSTD_decompress(raw, sizeof(raw), f.file + g.off,
+					    g.csize) != sizeof(raw))
+				break;
+			hwt_put_le64(raw + stores[i].at, stores[i].v);
+			file = rebuilt(&f, raw, sizeof(raw), ref, SIZE_MAX, 0,
+				       &len);
+			err.msg[0] = '\0';
+			snprintf(name, sizeof(name), "damage: %s: memory "
+				 "unknown, said so", stores[i].what);
+			CHECK(name, file && hwt_past_load(file, len, &p, &err) ==
+			      0 && hwt_past_memory(p, &err) == -EBADMSG &&
+			      strstr(err.msg, stores[i].what), "%s", err.msg);
+			hwt_past_free(p);
+			free(file);
+		}
+	}
+	sample_close(&f);
 }
 
 /* A thread's place at each step of the order of all threads: its own
