@@ -71,6 +71,9 @@ void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
 		       const void *regs);
 /* The newest entry's registers were changed (a debugger's write). */
 void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs);
+/* Blocks [from, to) are written elsewhere (hwt_past_writer_flush): their
+ * deltas are freed and they answer nothing more. */
+void hwt_reglog_release(struct hwt_reglog *l, size_t from, size_t to);
 /* The registers before instruction index into out (nwords words): 0, or
  * -ENOENT when not kept. */
 int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index, void *out);
@@ -278,6 +281,22 @@ int hwt_past_write(const char *path, const struct hwt_past *p,
 		   struct hwt_err *err);
 int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
 		    struct hwt_err *err);
+/* The same a piece at a time, for a recorder that hands its register
+ * logs over as they grow (so that they are never all in memory): open
+ * the file; flush thread ti (p->threads[ti] as finish will be given it)
+ * writes its logs' full groups not written yet and releases their
+ * blocks (hwt_reglog_release; its logs must not drop blocks, cap
+ * SIZE_MAX); finish writes the rest of p and closes the file, abort
+ * removes it. Errors: negative errnos (finish and open set err). */
+struct hwt_past_writer;
+
+int hwt_past_writer_open(const char *path, struct hwt_past_writer **out,
+			 struct hwt_err *err);
+int hwt_past_writer_flush(struct hwt_past_writer *w, size_t ti,
+			  struct hwt_past_thread *t);
+int hwt_past_writer_finish(struct hwt_past_writer *w, const struct hwt_past *p,
+			   struct hwt_err *err);
+void hwt_past_writer_abort(struct hwt_past_writer *w);
 /* Open a data history file: one whose table is damaged, cut short or
  * inconsistent is refused with what is wrong and where, never half
  * believed. hwt_past_load does the same with a copy of the file's bytes. */

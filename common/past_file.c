@@ -162,50 +162,198 @@ static uint64_t block_size(const struct hwt_reglog *l,
 	return 16 + 8 * (uint64_t)l->nwords + b->len;
 }
 
-/* A log's header in the table, its blocks in frames of a group each. */
-static void put_regs(struct out *o, struct vec *toc,
-		     const struct hwt_reglog *l)
+/* A register log's groups as written so far: their frames, the blocks
+ * they hold, and the log's oldest entry then (a log that starts again
+ * has them written anew). */
+struct log_out {
+	struct hwt_frame_ref *refs;
+	size_t nrefs, cap;
+	size_t written;            /* blocks */
+	uint64_t first;
+};
+
+struct hwt_past_writer {
+	struct out o;
+	FILE *f;
+	char *path;                /* NULL: into memory */
+	struct log_out (*logs)[2];
+	size_t nlogs;
+};
+
+/* Blocks [from, to) of l as one frame. */
+static int put_group(struct hwt_past_writer *w, struct log_out *lo,
+		     const struct hwt_reglog *l, size_t from, size_t to)
 {
-	size_t ngroups = (l->nblocks + HWT_PAST_GROUP_BLOCKS - 1) /
-			 HWT_PAST_GROUP_BLOCKS;
+	struct out *o = &w->o;
+	uint64_t size = 0;
 
-	vec_put64(toc, l->nwords);
-	vec_put64(toc, l->first);
-	vec_put64(toc, l->n);
-	vec_put64(toc, ngroups);
-	for (size_t g = 0; g < ngroups; g++) {
-		size_t from = g * HWT_PAST_GROUP_BLOCKS,
-		       to = from + HWT_PAST_GROUP_BLOCKS < l->nblocks ?
-			    from + HWT_PAST_GROUP_BLOCKS : l->nblocks;
-		uint64_t size = 0;
+	if (HWT_ARRAY_RESERVE(lo->refs, lo->cap, lo->nrefs + 1, 16))
+		return -ENOMEM;
+	for (size_t i = from; i < to; i++)
+		size += block_size(l, &l->blocks[i]);
+	frame_begin(o, size);
+	for (size_t i = from; i < to; i++) {
+		const struct hwt_reglog_block *b = &l->blocks[i];
 
-		for (size_t i = from; i < to; i++)
-			size += block_size(l, &l->blocks[i]);
-		frame_begin(o, size);
-		for (size_t i = from; i < to; i++) {
-			const struct hwt_reglog_block *b = &l->blocks[i];
-
-			put64(o, b->count);
-			put64(o, b->len);
-			for (size_t k = 0; k < l->nwords; k++)
-				put64(o, b->key[k]);
-			put(o, b->data, b->len);
-		}
-		frame_end(o, toc);
+		put64(o, b->count);
+		put64(o, b->len);
+		for (size_t k = 0; k < l->nwords; k++)
+			put64(o, b->key[k]);
+		put(o, b->data, b->len);
 	}
+	if (!o->failed)
+		drain(o, ZSTD_e_end);
+	lo->refs[lo->nrefs++] = (struct hwt_frame_ref){
+		o->frame_at, o->pos - o->frame_at };
+	lo->written = to;
+	return o->failed ? -EIO : 0;
 }
 
-static void write_past(struct out *o, const struct hwt_past *p)
+/* Thread ti's log which: its groups from the first not written, the
+ * last of them only if all (a log handed over while it grows keeps its
+ * newest block open). */
+static int put_groups(struct hwt_past_writer *w, size_t ti, int which,
+		      struct hwt_reglog *l, bool all, bool release)
 {
+	struct log_out *lo;
+	size_t done;
+	int rc = 0;
+
+	if (ti >= w->nlogs) {
+		size_t n = ti + 1;
+		struct log_out (*v)[2] = realloc(w->logs, n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + w->nlogs, 0, (n - w->nlogs) * sizeof(*v));
+		w->logs = v;
+		w->nlogs = n;
+	}
+	lo = &w->logs[ti][which];
+	/* Started again (a gap in the thread's entries): what was written
+	 * of it is left unnamed. */
+	if (lo->written && (l->first != lo->first || l->nblocks < lo->written))
+		lo->nrefs = lo->written = 0;
+	lo->first = l->first;
+	done = all ? l->nblocks : l->nblocks ? l->nblocks - 1 : 0;
+	while (rc == 0 && lo->written < done &&
+	       (all || done - lo->written >= HWT_PAST_GROUP_BLOCKS)) {
+		size_t to = lo->written + HWT_PAST_GROUP_BLOCKS;
+		size_t from = lo->written;
+
+		rc = put_group(w, lo, l, from, to < done ? to : done);
+		if (rc == 0 && release)
+			hwt_reglog_release(l, from, lo->written);
+	}
+	return rc;
+}
+
+static int writer_new(FILE *f, char *path, struct hwt_past_writer **out)
+{
+	struct hwt_past_writer *w = calloc(1, sizeof(*w));
+
+	*out = w;
+	if (!w)
+		return -ENOMEM;
+	w->f = w->o.f = f;
+	w->path = path;
+	w->o.z = ZSTD_createCCtx();
+	w->o.zcap = ZSTD_CStreamOutSize();
+	w->o.buf = malloc(PIECE);
+	w->o.zbuf = malloc(w->o.zcap);
+	if (!w->o.z || !w->o.buf || !w->o.zbuf ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->o.z,
+						ZSTD_c_compressionLevel,
+						HWT_SW_ZSTD_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->o.z, ZSTD_c_checksumFlag,
+						1)))
+		return -ENOMEM;
+	put_plain(&w->o, HWT_PAST_MAGIC, MAGIC_LEN);
+	return w->o.failed ? -EIO : 0;
+}
+
+static void writer_free(struct hwt_past_writer *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nlogs; i++)
+		for (int k = 0; k < 2; k++)
+			free(w->logs[i][k].refs);
+	free(w->logs);
+	ZSTD_freeCCtx(w->o.z);
+	free(w->o.buf);
+	free(w->o.zbuf);
+	free(w->path);
+	free(w);
+}
+
+int hwt_past_writer_open(const char *path, struct hwt_past_writer **out,
+			 struct hwt_err *err)
+{
+	FILE *f = fopen(path, "wbx");
+	char *copy = strdup(path);
+	int rc, code = errno;
+
+	*out = NULL;
+	if (!f || !copy) {
+		if (f)
+			fclose(f);
+		free(copy);
+		return f ? hwt_err_set(err, ENOMEM, "out of memory") :
+		       hwt_err_set(err, code, "creating %s: %s", path,
+				   strerror(code));
+	}
+	if ((rc = writer_new(f, copy, out)) < 0) {
+		if (*out) {
+			hwt_past_writer_abort(*out);
+		} else {
+			fclose(f);
+			remove(path);
+			free(copy);
+		}
+		*out = NULL;
+		return hwt_err_set(err, -rc, "writing %s: %s", path,
+				   strerror(-rc));
+	}
+	return 0;
+}
+
+int hwt_past_writer_flush(struct hwt_past_writer *w, size_t ti,
+			  struct hwt_past_thread *t)
+{
+	int rc = put_groups(w, ti, 0, &t->regs, false, true);
+
+	return rc ? rc : put_groups(w, ti, 1, &t->fpregs, false, true);
+}
+
+void hwt_past_writer_abort(struct hwt_past_writer *w)
+{
+	if (!w)
+		return;
+	fclose(w->f);
+	if (w->path)
+		remove(w->path);
+	writer_free(w);
+}
+
+/* The rest of p: the groups not written, the stores and old bytes, the
+ * table and the trailer. */
+static int writer_end(struct hwt_past_writer *w, const struct hwt_past *p)
+{
+	struct out *o = &w->o;
 	struct vec toc = { 0 };
 	uint8_t trailer[TRAILER_SIZE];
+	int rc = 0;
 
-	put_plain(o, HWT_PAST_MAGIC, MAGIC_LEN);
 	vec_put64(&toc, p->horizon);
 	vec_put64(&toc, p->nthreads);
-	for (size_t i = 0; i < p->nthreads; i++) {
-		const struct hwt_past_thread *t = &p->threads[i];
+	for (size_t i = 0; rc == 0 && i < p->nthreads; i++) {
+		struct hwt_past_thread *t = &p->threads[i];
 
+		/* p's logs are not changed: nothing is released. */
+		rc = put_groups(w, i, 0, &t->regs, true, false);
+		if (rc == 0)
+			rc = put_groups(w, i, 1, &t->fpregs, true, false);
 		vec_put64(&toc, (uint64_t)(uint32_t)t->tid);
 		vec_put64(&toc, t->end_index);
 		vec_put64(&toc, t->last_seq);
@@ -214,9 +362,22 @@ static void write_past(struct out *o, const struct hwt_past *p)
 			vec_put64(&toc, t->runs[k].index);
 			vec_put64(&toc, t->runs[k].seq);
 		}
-		put_regs(o, &toc, &t->regs);
-		put_regs(o, &toc, &t->fpregs);
+		for (int k = 0; rc == 0 && k < 2; k++) {
+			const struct hwt_reglog *l = k ? &t->fpregs : &t->regs;
+			const struct log_out *lo = &w->logs[i][k];
+
+			vec_put64(&toc, l->nwords);
+			vec_put64(&toc, l->first);
+			vec_put64(&toc, l->n);
+			vec_put64(&toc, lo->nrefs);
+			for (size_t g = 0; g < lo->nrefs; g++) {
+				vec_put64(&toc, lo->refs[g].off);
+				vec_put64(&toc, lo->refs[g].csize);
+			}
+		}
 	}
+	if (rc)
+		goto out;
 	vec_put64(&toc, p->n);
 	frame_begin(o, (uint64_t)p->n * ENTRY_SIZE);
 	for (size_t i = 0; i < p->n; i++) {
@@ -234,7 +395,7 @@ static void write_past(struct out *o, const struct hwt_past *p)
 	put(o, p->bytes, p->nbytes);
 	frame_end(o, &toc);
 	if (toc.failed) {
-		o->failed = true;
+		rc = -ENOMEM;
 	} else {
 		uint64_t at = o->pos;
 
@@ -246,39 +407,46 @@ static void write_past(struct out *o, const struct hwt_past *p)
 		hwt_put_le64(trailer + 8, o->pos - at);
 		memcpy(trailer + 16, TRAILER_MAGIC, 8);
 		put_plain(o, trailer, TRAILER_SIZE);
+		rc = o->failed ? -EIO : 0;
 	}
+out:
 	free(toc.p);
+	return rc;
 }
 
-/* Write p into f: 0, or -1 (errno says why, EIO when it does not). */
-static int write_to(FILE *f, const struct hwt_past *p)
+int hwt_past_writer_finish(struct hwt_past_writer *w, const struct hwt_past *p,
+			   struct hwt_err *err)
 {
-	struct out o = { .f = f };
-	int rc = 0;
+	int rc = writer_end(w, p), code;
+	const char *path = w->path;
 
-	o.z = ZSTD_createCCtx();
-	o.zcap = ZSTD_CStreamOutSize();
-	o.buf = malloc(PIECE);
-	o.zbuf = malloc(o.zcap);
 	errno = 0;
-	if (!o.z || !o.buf || !o.zbuf ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(o.z, ZSTD_c_compressionLevel,
-						HWT_SW_ZSTD_LEVEL)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(o.z, ZSTD_c_checksumFlag, 1))) {
-		errno = ENOMEM;
-		rc = -1;
-	} else {
-		write_past(&o, p);
-		if (o.failed) {
-			if (!errno)
-				errno = EIO;
-			rc = -1;
-		}
+	if (rc == 0 && fflush(w->f) != 0)
+		rc = -(errno ? errno : EIO);
+	if (rc < 0) {
+		code = rc == -EIO && errno ? errno : -rc;
+		hwt_err_set(err, code, "writing %s: %s", path,
+			    strerror(code));
+		hwt_past_writer_abort(w);
+		return -code;
 	}
-	ZSTD_freeCCtx(o.z);
-	free(o.buf);
-	free(o.zbuf);
-	return rc;
+	code = fclose(w->f) == 0 ? 0 : errno ? errno : EIO;
+	w->f = NULL;
+	if (code) {
+		remove(path);
+		hwt_err_set(err, code, "writing %s: %s", path, strerror(code));
+	}
+	writer_free(w);
+	return -code;
+}
+
+int hwt_past_write(const char *path, const struct hwt_past *p,
+		   struct hwt_err *err)
+{
+	struct hwt_past_writer *w;
+	int rc = hwt_past_writer_open(path, &w, err);
+
+	return rc < 0 ? rc : hwt_past_writer_finish(w, p, err);
 }
 
 int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
@@ -287,41 +455,23 @@ int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
 	char *buf = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&buf, &size);
+	struct hwt_past_writer *w = NULL;
 	int rc;
 
 	*data = NULL;
 	*len = 0;
 	if (!f)
 		return hwt_err_set(err, ENOMEM, "out of memory");
-	rc = write_to(f, p);
+	rc = writer_new(f, NULL, &w);
+	if (rc == 0)
+		rc = writer_end(w, p);
+	writer_free(w);
 	if (fclose(f) != 0 || rc < 0) {
 		free(buf);
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
 	*data = (uint8_t *)buf;
 	*len = size;
-	return 0;
-}
-
-int hwt_past_write(const char *path, const struct hwt_past *p,
-		   struct hwt_err *err)
-{
-	FILE *f = fopen(path, "wbx");
-	int code;
-	bool ok;
-
-	if (!f)
-		return hwt_err_set(err, errno, "creating %s: %s", path,
-				   strerror(errno));
-	ok = write_to(f, p) == 0;
-	code = errno ? errno : EIO;
-	ok = fclose(f) == 0 && ok;
-	if (!ok) {
-		code = errno ? errno : code;
-		remove(path);
-		return hwt_err_set(err, code, "writing %s: %s", path,
-				   strerror(code));
-	}
 	return 0;
 }
 

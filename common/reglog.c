@@ -236,6 +236,19 @@ void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs)
 		drop_all(l);
 }
 
+void hwt_reglog_release(struct hwt_reglog *l, size_t from, size_t to)
+{
+	for (size_t i = from; i < to && i < l->nblocks; i++) {
+		struct hwt_reglog_block *b = &l->blocks[i];
+
+		l->bytes -= b->alloc;
+		free(b->data);
+		b->data = NULL;
+		b->len = b->alloc = 0;
+		b->count = 0;
+	}
+}
+
 int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index, void *out)
 {
 	const struct hwt_reglog_block *b;

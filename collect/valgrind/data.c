@@ -113,6 +113,9 @@ struct build {
 	bool flags_wrong;
 	uint64_t mismatch_at;      /* a system call's byte where the walk
 				    * disagreed with Valgrind; 0: none */
+	/* NULL, or where the register logs go a group at a time as they
+	 * grow (never all in memory). */
+	struct hwt_past_writer *out;
 };
 
 static int bad(struct hwt_err *err, uint64_t at, const char *what)
@@ -944,12 +947,15 @@ static bool overlaps(uint32_t a, uint32_t n, uint32_t lo, uint32_t hi)
 	return a < hi && a + n > lo;
 }
 
-/* The registers before the instruction at pc, index of thread pt,
- * step seq: the forward state fs. */
-static void log_regs(struct hwt_past_thread *pt, struct fstate *fs,
-		     uint64_t index, uint64_t pc, uint64_t seq)
+/* The registers before the instruction at pc, index of thread pt (ti
+ * of p), step seq: the forward state fs. With a writer, each group of
+ * blocks goes to it once the block after it starts. */
+static int log_regs(struct build *b, size_t ti, struct hwt_past_thread *pt,
+		    struct fstate *fs, uint64_t index, uint64_t pc,
+		    uint64_t seq)
 {
 	struct user_regs_struct r;
+	const struct hwt_reglog *l = &pt->regs;
 
 	if (fs->flags_stale)
 		fs->flags = flags_of(fs->s);
@@ -960,13 +966,18 @@ static void log_regs(struct hwt_past_thread *pt, struct fstate *fs,
 	hwt_reglog_append(&pt->regs, index, &r);
 	hwt_reglog_append(&pt->fpregs, index, &fs->f);
 	pt->last_seq = seq;
+	if (b->out && l->nblocks > HWT_PAST_GROUP_BLOCKS &&
+	    l->blocks[l->nblocks - 1].count == 1)
+		return hwt_past_writer_flush(b->out, ti, pt);
+	return 0;
 }
 
 static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 {
 	struct fstate *state = NULL;
 	uint32_t last = UINT32_MAX;
-	size_t cap = REGLOG_CAP / (b->nt ? b->nt : 1);
+	/* Handed to a writer, the logs hold a group each at most. */
+	size_t cap = b->out ? SIZE_MAX : REGLOG_CAP / (b->nt ? b->nt : 1);
 	int rc = 0;
 
 	if (!(state = alloc_n(b->nt, sizeof(*state))))
@@ -999,9 +1010,10 @@ static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 			/* The instruction a debugger stopped the thread at,
 			 * with the registers before it. */
 			if (it->phantom && rc == 0)
-				log_regs(pt, fs, t->index - 1 - it->index,
-					 word(s + HWT_VGD_RIP),
-					 b->steps - 1 - it->step);
+				rc = log_regs(b, t->out, pt, fs,
+					      t->index - 1 - it->index,
+					      word(s + HWT_VGD_RIP),
+					      b->steps - 1 - it->step);
 			if (it->phantom && !it->moved)
 				continue;
 			/* The state after the event: kept by the first
@@ -1011,9 +1023,10 @@ static int forward(struct build *b, struct hwt_past *p, struct hwt_err *err)
 			continue;
 		}
 		for (uint32_t i = 0; i < it->n && rc == 0; i++) {
-			log_regs(pt, fs, t->index - 1 - (it->index - i),
-				 it->l->pc[i], b->steps - 1 - (it->step - i));
-			if (i == it->fault)
+			rc = log_regs(b, t->out, pt, fs,
+				      t->index - 1 - (it->index - i),
+				      it->l->pc[i], b->steps - 1 - (it->step - i));
+			if (rc < 0 || i == it->fault)
 				break;   /* it did not complete */
 			/* Its writes: the slots hold what they wrote. */
 			for (; slot < it->nslots &&
@@ -1160,11 +1173,12 @@ void hwt_vg_data_free(struct hwt_past *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int hwt_vg_data_build(const uint8_t *file, size_t len,
-		      const struct hwt_vg_data_thread *threads, size_t n,
-		      struct hwt_past *p, struct hwt_err *err)
+int hwt_vg_data_build_to(const uint8_t *file, size_t len,
+			 const struct hwt_vg_data_thread *threads, size_t n,
+			 struct hwt_past *p, struct hwt_past_writer *out,
+			 struct hwt_err *err)
 {
-	struct build b = { 0 };
+	struct build b = { .out = out };
 	uint64_t lay_len, ring_len;
 	size_t kept = 0;
 	int rc;
@@ -1223,6 +1237,11 @@ int hwt_vg_data_build(const uint8_t *file, size_t len,
 				b.items[w++] = b.items[k];
 		b.nitems = w;
 		rc = forward(&b, p, err);
+		if (rc == -ENOMEM && !err->msg[0])
+			hwt_err_set(err, ENOMEM, "out of memory");
+		else if (rc < 0 && !err->msg[0])
+			hwt_err_set(err, -rc, "writing the data history: %s",
+				    strerror(-rc));
 	}
 	if (rc == 0) {
 		size_t w = 0;
@@ -1242,4 +1261,11 @@ int hwt_vg_data_build(const uint8_t *file, size_t len,
 	if (rc < 0)
 		hwt_vg_data_free(p);
 	return rc;
+}
+
+int hwt_vg_data_build(const uint8_t *file, size_t len,
+		      const struct hwt_vg_data_thread *threads, size_t n,
+		      struct hwt_past *p, struct hwt_err *err)
+{
+	return hwt_vg_data_build_to(file, len, threads, n, p, NULL, err);
 }

@@ -30,6 +30,12 @@ struct hwt_vg_data_thread {
 int hwt_vg_data_build(const uint8_t *file, size_t len,
 		      const struct hwt_vg_data_thread *threads, size_t n,
 		      struct hwt_past *p, struct hwt_err *err);
+/* The same, p's register logs handed to out (hwt_past_writer_flush) a
+ * group at a time as they grow: finish out with p. */
+int hwt_vg_data_build_to(const uint8_t *file, size_t len,
+			 const struct hwt_vg_data_thread *threads, size_t n,
+			 struct hwt_past *p, struct hwt_past_writer *out,
+			 struct hwt_err *err);
 void hwt_vg_data_free(struct hwt_past *p);
 
 #endif

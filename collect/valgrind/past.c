@@ -18,9 +18,9 @@ int vg_write_past(struct hwt_collector *base, const char *path,
 	struct vg_collector *c = vg_of(base);
 	struct hwt_vg_data_thread *t;
 	struct hwt_past p;
+	struct hwt_past_writer *out;
 	uint8_t *file = NULL;
 	size_t len = 0, n = 0;
-	bool any;
 	int rc;
 
 	/* None asked for, or the tool kept none (the stream stopped at its
@@ -42,21 +42,29 @@ int vg_write_past(struct hwt_collector *base, const char *path,
 					  &t[n].last_pc))
 			n++;
 	}
-	rc = hwt_vg_data_build(file, len, t, n, &p, err);
+	/* The register logs go to the file as they grow: the values of a
+	 * long ring are never all in memory. */
+	if ((rc = hwt_past_writer_open(path, &out, err)) < 0) {
+		free(file);
+		free(t);
+		return rc;
+	}
+	rc = hwt_vg_data_build_to(file, len, t, n, &p, out, err);
 	free(file);
 	free(t);
-	if (rc == -ENOMEM)
-		return rc;
-	if (rc < 0) {
+	if (rc < 0 || !p.nthreads) {
+		hwt_past_writer_abort(out);
+		hwt_vg_data_free(&p);
+		if (rc == -ENOMEM)
+			return rc;
 		/* The history is kept; only its values are not. */
-		if (!base->warning[0])
+		if (rc < 0 && !base->warning[0])
 			snprintf(base->warning, sizeof(base->warning),
 				 "the values of the past are not kept: %.400s",
 				 err->msg);
 		return 0;
 	}
-	any = p.nthreads != 0;
-	rc = any ? hwt_past_write(path, &p, err) : 0;
+	rc = hwt_past_writer_finish(out, &p, err);
 	hwt_vg_data_free(&p);
-	return rc < 0 ? rc : any;
+	return rc < 0 ? rc : 1;
 }

@@ -535,6 +535,85 @@ static void test_damage(void)
 	sample_close(&f);
 }
 
+/* A log handed to a writer as it grows: what is written is released,
+ * memory holds about a group, and the file reads back every entry; a
+ * log that starts again (a gap in its entries) has only its new part
+ * named in the file. */
+static void test_writer(void)
+{
+	static char path[] = "/tmp/hwt-test-past-w-XXXXXX";
+	const uint64_t total = 8 * HWT_PAST_GROUP_BLOCKS * HWT_REGLOG_BLOCK +
+			       777, restart = 5000000;
+	struct hwt_past_thread t = { .tid = 7 };
+	struct hwt_past p = { .threads = &t, .nthreads = 1 };
+	struct hwt_past_writer *w = NULL;
+	struct hwt_past *back = NULL;
+	struct hwt_err err = { 0 };
+	struct user_regs_struct r;
+	size_t most = 0, wrong = 0;
+	int fd = mkstemp(path), rc = 0;
+
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	hwt_reglog_init(&t.regs, HWT_REGLOG_GPR_WORDS, SIZE_MAX);
+	CHECK("writer: opens", hwt_past_writer_open(path, &w, &err) == 0,
+	      "%s", err.msg);
+	if (!w)
+		return;
+	memset(&r, 0, sizeof(r));
+	/* A first part of 2 groups, then (a gap) the log starts again. */
+	for (uint64_t i = 0; i < 2 * HWT_PAST_GROUP_BLOCKS * HWT_REGLOG_BLOCK +
+			      5 && rc == 0; i++) {
+		r.rip = 0xdead0000 + i;
+		hwt_reglog_append(&t.regs, i, &r);
+		rc = hwt_past_writer_flush(w, 0, &t);
+	}
+	for (uint64_t i = 0; i < total && rc == 0; i++) {
+		r.rip = 0x400000 + 4 * i;
+		r.rax = i * 7;
+		r.rcx = i / 3;
+		hwt_reglog_append(&t.regs, restart + i, &r);
+		if (t.regs.blocks[t.regs.nblocks - 1].count == 1)
+			rc = hwt_past_writer_flush(w, 0, &t);
+		if (t.regs.bytes > most)
+			most = t.regs.bytes;
+	}
+	t.end_index = restart + total - 1;
+	CHECK("writer: groups flushed as the log grows", rc == 0, "%d", rc);
+	/* Entries of about 28 bytes, their blocks' room up to twice that:
+	 * 8 groups would take 7 MB. */
+	CHECK("writer: the log held about a group at most, not the whole",
+	      most < (HWT_PAST_GROUP_BLOCKS + 2) * 64 * HWT_REGLOG_BLOCK,
+	      "%zu bytes", most);
+	CHECK("writer: written blocks answer nothing more in memory",
+	      hwt_reglog_get(&t.regs, restart + 5, &r) == -ENOENT, "answered");
+	CHECK("writer: finishes", hwt_past_writer_finish(w, &p, &err) == 0,
+	      "%s", err.msg);
+	hwt_reglog_free(&t.regs);
+	CHECK("writer: the file opens", hwt_past_read(path, &back, &err) == 0,
+	      "%s", err.msg);
+	if (back) {
+		const struct hwt_past_thread *bt = &back->threads[0];
+
+		for (uint64_t i = 0; i < total; i += 13)
+			wrong += hwt_past_regs(back, bt, false, restart + i,
+					       &r) != 0 ||
+				 r.rip != 0x400000 + 4 * i || r.rax != i * 7 ||
+				 r.rcx != i / 3;
+		CHECK("writer: every entry reads back from the file, the part "
+		      "before the log started again not", wrong == 0 &&
+		      bt->regs.first == restart && bt->regs.n == total &&
+		      hwt_past_regs(back, bt, false, 100, &r) == -ENOENT,
+		      "%zu wrong, first %llu, n %llu", wrong,
+		      (unsigned long long)bt->regs.first,
+		      (unsigned long long)bt->regs.n);
+		hwt_past_free(back);
+	}
+	unlink(path);
+}
+
 /* A thread's place at each step of the order of all threads: its own
  * instruction there, and, at another thread's step between two of its
  * runs, its next run's first instruction (the one it has yet to take). */
@@ -703,6 +782,7 @@ int main(void)
 	RUN(test_reglog_bound);
 	RUN(test_index);
 	RUN(test_views_and_file);
+	RUN(test_writer);
 	RUN(test_writes);
 	RUN(test_damaged_file);
 	RUN(test_damage);
