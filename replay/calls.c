@@ -72,14 +72,152 @@ static ssize_t on_stack(const struct hwt_calls *c, ssize_t s, uint64_t func)
 	return -1;
 }
 
+/* The state of a build between instructions. */
+struct build {
+	struct hwt_calls *c;
+	struct hwt_image *img;
+	ssize_t cur;             /* segment of the last instruction; -1 */
+	int level, min_level;
+	/* The instruction before, once there was one (a gap keeps it). */
+	uint64_t prev_addr;
+	uint8_t prev_len, prev_cls;
+	enum hwt_isa prev_isa;
+	struct hwt_func func;    /* the function looked up last; .end 0:
+				  * none yet */
+};
+
+/* A gap item: the stack is unknown after it; the level is kept. */
+static int add_gap(struct build *b, uint64_t index)
+{
+	if (b->cur >= 0)
+		b->level = b->c->v[b->cur].pub.level;
+	if (push_seg(b->c, index, b->level, -1, 0, NULL, true) < 0)
+		return -ENOMEM;
+	b->cur = -1;
+	return 0;
+}
+
+/* The level and up of the segment addr begins when it is the current
+ * one's successor (seq: addr follows the instruction before); false when
+ * addr stays in the current segment. */
+static bool next_segment(struct build *b, uint64_t addr, bool seq,
+			 bool async, int *level, ssize_t *up)
+{
+	const struct cseg *p = &b->c->v[b->cur];
+	uint64_t func = b->func.start;
+	ssize_t s;
+
+	*level = p->pub.level;
+	*up = p->up;
+	if (async || (b->prev_cls == HWT_INSN_CALL && !seq)) {
+		(*level)++;
+		*up = b->cur;
+	} else if (b->prev_cls == HWT_INSN_RET &&
+		   !(seq && arm_isa(b->prev_isa))) {
+		s = on_stack(b->c, p->up, func);
+		if (s >= 0) {
+			*level = b->c->v[s].pub.level;
+			*up = b->c->v[s].up;
+		} else {
+			/* Returned past where the trace begins: one level
+			 * up, under the caller's caller if known. */
+			(*level)--;
+			*up = p->up >= 0 ? b->c->v[p->up].up : -1;
+		}
+	} else if (func != p->func) {
+		s = !seq && func && addr != func ?
+			on_stack(b->c, p->up, func) : -1;
+		if (s >= 0) {
+			*level = b->c->v[s].pub.level;
+			*up = b->c->v[s].up;
+		}
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* The line of addr counts in its segment when it is in the segment's
+ * file: like GDB, not the headers inlined into the function. */
+static void add_line(struct build *b, uint64_t addr)
+{
+	struct hwt_call_segment *p = &b->c->v[b->cur].pub;
+	struct hwt_line ln;
+
+	if (hwt_image_line(b->img, addr, &ln))
+		return;
+	if (!p->file)
+		p->file = ln.file;
+	if (hwt_same_file(ln.file, p->file)) {
+		if (!p->line_min || ln.line < p->line_min)
+			p->line_min = ln.line;
+		if (ln.line > p->line_max)
+			p->line_max = ln.line;
+	}
+}
+
+/* Instruction number index at addr. */
+static int add_insn(struct build *b, uint64_t index, uint64_t addr,
+		    uint8_t len, uint8_t cls, enum hwt_isa isa, bool async)
+{
+	bool seq = b->prev_len && addr == b->prev_addr + b->prev_len;
+	bool open = true;
+	int level = b->level;
+	ssize_t up = -1, s;
+
+	if (addr < b->func.start || addr >= b->func.end) {
+		b->func = (struct hwt_func){ 0 };
+		hwt_image_func(b->img, addr, &b->func);
+	}
+	if (b->cur >= 0)
+		open = next_segment(b, addr, seq, async, &level, &up);
+	if (open) {
+		struct hwt_line ln;
+
+		s = push_seg(b->c, index, level, up, b->func.start,
+			     b->func.name, false);
+		if (s < 0)
+			return -ENOMEM;
+		b->cur = s;
+		b->level = level;
+		if (level < b->min_level)
+			b->min_level = level;
+		if (b->func.start && !hwt_image_line(b->img, b->func.start,
+						     &ln))
+			b->c->v[s].pub.file = ln.file;
+	}
+	b->c->v[b->cur].pub.last = index;
+	add_line(b, addr);
+	b->prev_addr = addr;
+	b->prev_len = len;
+	b->prev_cls = cls;
+	b->prev_isa = isa;
+	return 0;
+}
+
+static int add_block(void *arg, const struct hwt_block_view *v)
+{
+	struct build *b = arg;
+
+	if (v->gap)
+		return add_gap(b, v->index);
+	for (uint32_t k = 0; k < v->count; k++) {
+		int rc = add_insn(b, v->index + k, v->begin + v->insns[k].off,
+				  v->insns[k].len, v->insns[k].cls, v->isa,
+				  k == 0 && v->async);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int hwt_calls_build(struct hwt_history *h, struct hwt_image *img,
 		    uint64_t first, uint64_t last, struct hwt_calls **out,
 		    struct hwt_err *err)
 {
-	struct hwt_calls *c;
-	struct hwt_item prev = { 0 };
-	ssize_t cur = -1;
-	int level = 0, min_level = 0, rc = 0;
+	struct build b = { .img = img, .cur = -1 };
+	int rc;
 
 	if (!img)
 		return hwt_err_set(err, EINVAL, "building calls needs the "
@@ -88,110 +226,19 @@ int hwt_calls_build(struct hwt_history *h, struct hwt_image *img,
 		first = 1;
 		last = hwt_history_count(h);
 	}
-	if (first == 0 || first > last || last > hwt_history_count(h))
-		return hwt_err_set(err, EINVAL, "items %llu..%llu are not a "
-				   "range of the history (1..%llu)",
-				   (unsigned long long)first,
-				   (unsigned long long)last,
-				   (unsigned long long)hwt_history_count(h));
-	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!(b.c = calloc(1, sizeof(*b.c))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
-	for (uint64_t i = first; i <= last; i++) {
-		struct hwt_item it;
-		struct hwt_func f = { 0 };
-		struct hwt_line ln;
-		ssize_t s, up = -1;
-		bool seq, open = true;
-
-		rc = hwt_history_get(h, i, &it, err);
-		if (rc)
-			break;
-		if (it.kind == HWT_ITEM_GAP) {
-			/* The stack is unknown after a gap; keep the level. */
-			if (cur >= 0)
-				level = c->v[cur].pub.level;
-			rc = (int)push_seg(c, i, level, -1, 0, NULL, true);
-			if (rc < 0)
-				break;
-			rc = 0;
-			cur = -1;
-			continue;
-		}
-		hwt_image_func(img, it.addr, &f);
-		if (cur >= 0) {
-			struct cseg *p = &c->v[cur];
-
-			seq = prev.len && it.addr == prev.addr + prev.len;
-			level = p->pub.level;
-			up = p->up;
-			if (it.flags & HWT_ITEM_ASYNC ||
-			    (prev.cls == HWT_INSN_CALL && !seq)) {
-				level++;
-				up = cur;
-			} else if (prev.cls == HWT_INSN_RET &&
-				   !(seq && arm_isa(prev.isa))) {
-				s = on_stack(c, p->up, f.start);
-				if (s >= 0) {
-					level = c->v[s].pub.level;
-					up = c->v[s].up;
-				} else {
-					/* Returned past where the trace
-					 * begins: one level up, under the
-					 * caller's caller if known. */
-					level--;
-					up = p->up >= 0 ? c->v[p->up].up : -1;
-				}
-			} else if (f.start != p->func) {
-				s = !seq && f.start && it.addr != f.start ?
-					on_stack(c, p->up, f.start) : -1;
-				if (s >= 0) {
-					level = c->v[s].pub.level;
-					up = c->v[s].up;
-				}
-			} else {
-				open = false;
-			}
-		}
-		if (open) {
-			s = push_seg(c, i, level, up, f.start, f.name, false);
-			if (s < 0) {
-				rc = -ENOMEM;
-				break;
-			}
-			cur = s;
-			if (level < min_level)
-				min_level = level;
-			/* Like GDB, lines count only in the function's own
-			 * file, not in the headers inlined into it. */
-			if (f.start && !hwt_image_line(img, f.start, &ln))
-				c->v[cur].pub.file = ln.file;
-		}
-		c->v[cur].pub.last = i;
-		if (!hwt_image_line(img, it.addr, &ln)) {
-			struct hwt_call_segment *p = &c->v[cur].pub;
-
-			if (!p->file)
-				p->file = ln.file;
-			if (hwt_same_file(ln.file, p->file)) {
-				if (!p->line_min || ln.line < p->line_min)
-					p->line_min = ln.line;
-				if (ln.line > p->line_max)
-					p->line_max = ln.line;
-			}
-		}
-		prev = it;
-	}
+	rc = hwt_history_blocks(h, first, last, add_block, &b, err);
 	if (rc) {
-		hwt_calls_free(c);
+		hwt_calls_free(b.c);
 		if (rc == -ENOMEM)
 			return hwt_err_set(err, ENOMEM, "out of memory "
 					   "building the call history");
 		return rc;
 	}
-	for (size_t i = 0; i < c->n; i++)
-		c->v[i].pub.level -= min_level;
-	*out = c;
+	for (size_t i = 0; i < b.c->n; i++)
+		b.c->v[i].pub.level -= b.min_level;
+	*out = b.c;
 	return 0;
 }
 

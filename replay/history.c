@@ -33,12 +33,6 @@ struct dseg {
 	uint64_t used;           /* LRU tick */
 };
 
-/* One instruction of the block walked last. */
-struct walk_ent {
-	uint32_t off;            /* from the block's first address */
-	uint8_t len, cls;
-};
-
 struct hwt_history {
 	const struct hwt_decoder *dec;
 	const uint8_t *trace;
@@ -60,7 +54,7 @@ struct hwt_history {
 	uint64_t tick, decodes;
 	int cur;                 /* slot of the last answer, -1 if none */
 	size_t cur_blk;
-	struct walk_ent *walk;
+	struct hwt_block_insn *walk; /* the block walked last */
 	size_t walk_cap, walk_seg, walk_blk;
 	bool walk_valid;
 };
@@ -690,7 +684,7 @@ static int walk_block(struct hwt_history *h, const struct dseg *d, size_t b,
 		return 0;
 	h->walk_valid = false;
 	if (blk->count > h->walk_cap) {
-		struct walk_ent *p = realloc(h->walk, blk->count * sizeof(*p));
+		struct hwt_block_insn *p = realloc(h->walk, blk->count * sizeof(*p));
 
 		if (!p)
 			return hwt_err_set(err, ENOMEM, "out of memory");
@@ -712,7 +706,7 @@ static int walk_block(struct hwt_history *h, const struct dseg *d, size_t b,
 					   "a decoded block; the image changed "
 					   "after decoding",
 					   (unsigned long long)a);
-		h->walk[i] = (struct walk_ent){ (uint32_t)(a - blk->begin),
+		h->walk[i] = (struct hwt_block_insn){ (uint32_t)(a - blk->begin),
 						rc ? 0 : len,
 						rc ? HWT_INSN_OTHER : cls };
 		a += len;
@@ -849,6 +843,57 @@ int hwt_history_runs(struct hwt_history *h, uint64_t from,
 				continue;       /* ends before from */
 			if ((rc = run_of(h, d, b, index, &r, err)) ||
 			    (rc = fn(arg, &r)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int hwt_history_blocks(struct hwt_history *h, uint64_t first, uint64_t last,
+		       int (*fn)(void *arg, const struct hwt_block_view *v),
+		       void *arg, struct hwt_err *err)
+{
+	if (first < 1 || last > h->count || first > last)
+		return hwt_err_set(err, EINVAL, "items %llu..%llu are not a "
+				   "range of the history (1..%llu)",
+				   (unsigned long long)first,
+				   (unsigned long long)last,
+				   (unsigned long long)h->count);
+	for (size_t s = find_seg(h, first); s < h->segs.n; s++) {
+		int slot = walk_load(h, s, err);
+		const struct dseg *d;
+
+		if (slot < 0)
+			return slot;
+		d = &h->cache[slot];
+		for (size_t b = 0; b < d->nblocks; b++) {
+			const struct hwt_block *blk = &d->blocks[b];
+			uint64_t index = h->segs.v[s].first + d->starts[b];
+			uint64_t n = blk->flags & HWT_BLOCK_GAP ? 1 : blk->count;
+			uint64_t skip = first > index ? first - index : 0;
+			struct hwt_block_view v;
+			int rc;
+
+			if (index > last)
+				return 0;
+			if (index + n <= first)
+				continue;
+			v = (struct hwt_block_view){
+				.index = index + skip,
+				.count = (uint32_t)((last - index + 1 < n ?
+						     last - index + 1 : n) -
+						    skip),
+				.gap = blk->flags & HWT_BLOCK_GAP,
+				.gap_reason = blk->reason,
+				.async = !skip && blk->flags & HWT_BLOCK_ASYNC,
+				.isa = blk->isa, .begin = blk->begin,
+			};
+			if (!v.gap) {
+				if ((rc = walk_block(h, d, b, err)))
+					return rc;
+				v.insns = h->walk + skip;
+			}
+			if ((rc = fn(arg, &v)))
 				return rc;
 		}
 	}

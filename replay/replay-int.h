@@ -234,6 +234,30 @@ static inline bool hwt_same_file(const char *a, const char *b)
 void hwt_module_lines_free(struct hwt_module *m);
 
 /* ---- history.c ---- */
+/* An instruction of a decoded block, at the block's begin + off. */
+struct hwt_block_insn {
+	uint32_t off;
+	uint8_t len, cls;        /* len 0: no code there (a block's last) */
+};
+/* Items of a history as their blocks hold them: for scans that look at
+ * every instruction (the call history) without hwt_history_get's
+ * lookups per item. */
+struct hwt_block_view {
+	uint64_t index;          /* item of insns[0], 1-based */
+	uint32_t count;          /* items from it within the range asked */
+	bool gap;                /* one gap item, gap_reason; no insns */
+	bool async;              /* insns[0] was reached asynchronously */
+	const char *gap_reason;
+	enum hwt_isa isa;
+	uint64_t begin;          /* the block's first address */
+	const struct hwt_block_insn *insns;
+};
+/* Call fn for each block of items first..last, oldest first, cut to the
+ * range, until it returns non-zero (returned). A view is valid during
+ * its call only; fn must not use h. */
+int hwt_history_blocks(struct hwt_history *h, uint64_t first, uint64_t last,
+		       int (*fn)(void *arg, const struct hwt_block_view *v),
+		       void *arg, struct hwt_err *err);
 /* Check the item range [*first, *last] of an export (the whole history
  * when both are 0, which is filled in); -ERANGE naming the valid range. */
 int hwt_history_check_range(struct hwt_history *h, uint64_t *first,
