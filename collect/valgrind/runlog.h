@@ -73,6 +73,16 @@ static inline bool hwt_vg_log_cut_due(const struct hwt_vg_log_chunk *c,
 	return insns - c->cut_at >= HWT_SW_INDEX_STRIDE;
 }
 
+/* The same as a count: a run beginning once that many instructions more
+ * than c's insns ran is where the next restart point goes (a loop adding
+ * runs counts them before it adds them to c). */
+static inline uint64_t hwt_vg_log_cut_in(const struct hwt_vg_log_chunk *c)
+{
+	uint64_t due = c->cut_at + HWT_SW_INDEX_STRIDE;
+
+	return due > c->insns ? due - c->insns : 0;
+}
+
 struct hwt_vg_runlog {
 	uint64_t capacity;        /* weight kept at most (ring bytes) */
 	uint64_t max_capacity;    /* the capacity it was made with */

@@ -28,6 +28,9 @@ struct hwt_vg_sb {
 };
 
 #define REP_CHECK HWT_SW_TR_REP_CHECK
+/* hwt_vg_sb_hot.next_n: no exit led there (the run went on to its end
+ * as far as it had run). A translation holds far fewer instructions. */
+#define NEXT_NONE UINT16_MAX
 
 /* A thread's log holds the tool's EXEC and EXIT items as they are and
  * these marks of its own (V & 3 == HWT_VG_RECORD, kind V >> 2): */
@@ -935,6 +938,7 @@ static int add_translation(struct hwt_vg_reader *r, struct hwt_vg_sb *sb,
 		.ninsns = (uint16_t)sb->tr.ninsns,
 		.nexits = (uint16_t)sb->tr.nexits,
 		.first_exit = (uint32_t)r->nexits,
+		.next_id = UINT32_MAX,
 		.flags = (uint8_t)sb->tr.flags,
 	};
 	if (sb->tr.nexits)
@@ -1373,7 +1377,7 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 {
 	struct hwt_vg_thread *t = r->cur;
 	struct hwt_vg_log_chunk *ch = t->log_cur;
-	const struct hwt_vg_sb_hot *hot = r->hot;
+	struct hwt_vg_sb_hot *hot = r->hot;
 	const uint32_t *exits = r->exits;
 	const uint64_t *targets = r->targets;
 	const uint8_t *p = c->p, *span = p, *end = c->end;
@@ -1383,11 +1387,13 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 	uint32_t last_run = t->last_run, last_n = t->last_n;
 	bool ended_one = false;
 	size_t room;
+	uint64_t cut_in;        /* done when the next restart point is due */
 
 	if (!ch || ch->used >= t->log.chunk_bytes)
 		return;
 	/* Bytes the chunk takes before a run must open another. */
 	room = t->log.chunk_bytes - ch->used;
+	cut_in = hwt_vg_log_cut_in(ch);
 	while (end - p >= 3) {
 		const uint8_t *next;
 		uint64_t v;
@@ -1410,9 +1416,12 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 
 			if ((v >> 2) >= nsbs || (size_t)(p - span) >= room)
 				break;
-			if (open) {
+			if (open && hot[run].next_id == id) {
+				if (hot[run].next_n != NEXT_NONE)
+					n = hot[run].next_n;
+			} else if (open) {
 				/* Where the run before left (log_exec). */
-				const struct hwt_vg_sb_hot *h = &hot[run];
+				struct hwt_vg_sb_hot *h = &hot[run];
 				uint32_t k = 0;
 
 				while (k < h->nexits &&
@@ -1423,6 +1432,8 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 						break;
 					n = exits[h->first_exit + k];
 				}
+				h->next_id = id;
+				h->next_n = k < h->nexits ? (uint16_t)n : NEXT_NONE;
 			}
 			if (in_run) {
 				done += n;
@@ -1433,11 +1444,13 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 					async = false;
 				}
 			}
-			if (!async && hwt_vg_log_cut_due(ch, ch->insns + done))
+			if (!async && done >= cut_in) {
 				hwt_vg_log_add_cut(ch, ch->used +
 					(uint32_t)(p - span), ch->insns + done,
 					ended_one ? r->sbs[last_run]->tr.pc[last_n - 1]
 						  : log_last_pc(r, t));
+				cut_in = hwt_vg_log_cut_in(ch);
+			}
 			run = id;
 			n = hot[run].ninsns;
 			open = (hot[run].flags & HWT_VG_SB_IMPLIED) &&

@@ -38,6 +38,11 @@ struct hwt_vg_sb_hot {
 	uint64_t entry;
 	uint16_t ninsns, nexits;
 	uint32_t first_exit;
+	/* The translation run after it last time and the exit that led
+	 * there (its instructions run), judged from the exits' targets
+	 * (implied exits): a loop asks the same again and again. */
+	uint32_t next_id;
+	uint16_t next_n;
 	uint8_t flags;
 };
 
