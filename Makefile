@@ -73,10 +73,11 @@ $(O)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # Position-independent objects, for the shared libraries (install.mk)
-# and the LLDB plugin.
+# and the LLDB plugin: only what the public headers mark HWT_API is
+# visible outside the object they are linked into.
 $(O)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 $(LIB_COMMON): $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^

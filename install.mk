@@ -39,15 +39,23 @@ pic = $(patsubst %.c,$(O)/pic/%.o,$(1))
 shared: $(SHARED_LIBS)
 
 # Each library names its soname and what it needs, so a program links
-# the one it uses and the dynamic linker finds the rest.
+# the one it uses and the dynamic linker finds the rest. It exports the
+# functions of its public headers and nothing else, each at the version
+# its map gives (common/libhwt-common.map, ...: a node per release that
+# added functions). collect and replay carry the common code they use
+# inside them, hidden, rather than have common export its internals.
 so_link = $(CC) $(LDFLAGS_ALL) -shared -Wl,-soname,$(notdir $(basename $(basename $(basename $@)))).$(SOMAJOR) \
-	  -Wl,--no-undefined -o $@
-$(SO_COMMON): $(call pic,$(COMMON_SRC))
-	$(so_link) $^ $(EXT_COMMON)
-$(SO_COLLECT): $(call pic,$(COLLECT_SRC)) $(SO_COMMON)
-	$(so_link) $^ $(EXT_COLLECT)
-$(SO_REPLAY): $(call pic,$(REPLAY_SRC)) $(SO_COMMON)
-	$(so_link) $^ $(EXT_REPLAY)
+	  -Wl,--no-undefined -Wl,--version-script=$(filter %.map,$^) -o $@ \
+	  $(filter %.o %.a,$^)
+COMMON_PIC  := $(O)/pic/libhwt-common-pic.a
+$(COMMON_PIC): $(call pic,$(COMMON_SRC))
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+$(SO_COMMON): $(call pic,$(COMMON_SRC)) common/libhwt-common.map
+	$(so_link) $(EXT_COMMON)
+$(SO_COLLECT): $(call pic,$(COLLECT_SRC)) $(COMMON_PIC) collect/libhwt-collect.map
+	$(so_link) $(EXT_COLLECT)
+$(SO_REPLAY): $(call pic,$(REPLAY_SRC)) $(COMMON_PIC) replay/libhwt-replay.map
+	$(so_link) $(EXT_REPLAY)
 
 install-dkms:
 	install -d $(DESTDIR)$(DKMS_SRC)/uapi

@@ -172,13 +172,13 @@ struct hwt_collect_end {
  * stop late after an instruction the hypervisor emulates), each with how
  * the collectors work around it. Up to max sentences (static strings)
  * into notes; their number. Costs a few milliseconds the first time. */
-size_t hwt_collect_machine_notes(const char **notes, size_t max);
+HWT_API size_t hwt_collect_machine_notes(const char **notes, size_t max);
 
 /* Names of registered backends, for --help and errors. */
-size_t hwt_collect_backends(const char *const **names);
+HWT_API size_t hwt_collect_backends(const char *const **names);
 /* 0 when backend name (or its short alias) can record on this machine;
  * else a negative errno, with err saying what is missing. */
-int hwt_collect_backend_available(const char *name, struct hwt_err *err);
+HWT_API int hwt_collect_backend_available(const char *name, struct hwt_err *err);
 
 /* Start argv[0] (searched in PATH) stopped at its first instruction.
  * opts may be NULL for the defaults. ptrace answers only the thread that
@@ -188,18 +188,18 @@ int hwt_collect_backend_available(const char *name, struct hwt_err *err);
  * not wait for children of its own while a collector runs. The program
  * is killed when that thread ends, however it ends (SIGKILL included):
  * no program outlives its recorder. */
-int hwt_collect_launch(const struct hwt_collect_opts *opts,
-		       char *const argv[], struct hwt_collector **out,
-		       struct hwt_err *err);
-pid_t hwt_collect_pid(const struct hwt_collector *c);
+HWT_API int hwt_collect_launch(const struct hwt_collect_opts *opts,
+			       char *const argv[], struct hwt_collector **out,
+			       struct hwt_err *err);
+HWT_API pid_t hwt_collect_pid(const struct hwt_collector *c);
 /* The name of the backend recording (the default's choice included). */
-const char *hwt_collect_backend_name(const struct hwt_collector *c);
+HWT_API const char *hwt_collect_backend_name(const struct hwt_collector *c);
 /* Why backends the automatic choice (no opts.backend) tried before the
  * one recording could not be used, where that is something to fix (a
  * Valgrind tool not built, a program not installed; not a device this
  * machine lacks, ENODEV): "the NAME backend is not used: WHY", several
  * joined by "; ". NULL when none. Valid until close. */
-const char *hwt_collect_passed_over(const struct hwt_collector *c);
+HWT_API const char *hwt_collect_passed_over(const struct hwt_collector *c);
 
 /* What a backend can do besides recording a program it launched. */
 enum hwt_collect_cap {
@@ -227,26 +227,26 @@ enum hwt_collect_cap {
 	HWT_COLLECT_CAP_WHOLE = 1u << 9,
 };
 /* HWT_COLLECT_CAP_* of the backend recording. */
-unsigned hwt_collect_backend_caps(const struct hwt_collector *c);
+HWT_API unsigned hwt_collect_backend_caps(const struct hwt_collector *c);
 /* Why a recording that succeeded is incomplete (the recorder stopped
  * before the program ended, a bound was reached), or NULL. Valid until
  * close. */
-const char *hwt_collect_warning(const struct hwt_collector *c);
+HWT_API const char *hwt_collect_warning(const struct hwt_collector *c);
 
 /* Record until the process exits or stops on a fatal signal (a signal
  * whose action is to terminate and that the program does not catch).
  * A fatal stop leaves the process stopped at the faulting instruction so a
  * core can be written; hwt_collect_finish then lets the signal kill it. */
-int hwt_collect_run(struct hwt_collector *c, struct hwt_collect_end *end,
-		    struct hwt_err *err);
+HWT_API int hwt_collect_run(struct hwt_collector *c, struct hwt_collect_end *end,
+			    struct hwt_err *err);
 
 /* Write an ELF core of the stopped process (only after a FAULT end). */
-int hwt_collect_write_core(struct hwt_collector *c, const char *path,
-			   struct hwt_err *err);
+HWT_API int hwt_collect_write_core(struct hwt_collector *c, const char *path,
+				   struct hwt_err *err);
 
 /* After a FAULT end: deliver the signal and reap; *end becomes SIGNALED. */
-int hwt_collect_finish(struct hwt_collector *c, struct hwt_collect_end *end,
-		       struct hwt_err *err);
+HWT_API int hwt_collect_finish(struct hwt_collector *c, struct hwt_collect_end *end,
+			       struct hwt_err *err);
 
 /* Every thread's trace, the first one the program's initial thread. After
  * hwt_collect_run: the whole recording, valid until close. Under live
@@ -256,14 +256,14 @@ int hwt_collect_finish(struct hwt_collector *c, struct hwt_collect_end *end,
  * HWT_BUNDLE_MAX_THREADS threads in a program's life the oldest exited
  * ones are dropped. When a thread other than the leader calls execve it
  * takes over the leader's tid, and the old leader's history is dropped. */
-size_t hwt_collect_threads(struct hwt_collector *c,
-			   const struct hwt_collect_thread **threads);
+HWT_API size_t hwt_collect_threads(struct hwt_collector *c,
+				   const struct hwt_collect_thread **threads);
 /* Every executable file mapping seen since launch (dlclose'd and
  * pre-exec ones included), one per path and load address, at most
  * HWT_BUNDLE_MAX_MODULES. Valid until the next run call or close. */
-size_t hwt_collect_modules(struct hwt_collector *c,
-			   const struct hwt_collect_module **modules);
-struct hwt_cpu_info hwt_collect_cpu_info(void);
+HWT_API size_t hwt_collect_modules(struct hwt_collector *c,
+				   const struct hwt_collect_module **modules);
+HWT_API struct hwt_cpu_info hwt_collect_cpu_info(void);
 
 /* ---- Live control, for debugger servers ---------------------------------
  *
@@ -304,8 +304,8 @@ struct hwt_cpu_info hwt_collect_cpu_info(void);
  * record from now on; the process is left stopped. Unlike a launched
  * program, it is not killed if the tracer itself dies. The ptrace backend
  * only (the default); others refuse with -EOPNOTSUPP. */
-int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
-		       struct hwt_collector **out, struct hwt_err *err);
+HWT_API int hwt_collect_attach(const struct hwt_collect_opts *opts, pid_t pid,
+			       struct hwt_collector **out, struct hwt_err *err);
 
 enum hwt_resume_kind {
 	HWT_RESUME_STOP = 0,      /* stay stopped */
@@ -401,9 +401,9 @@ struct hwt_collect_event {
 	enum hwt_watch_kind watch_kind; /* WATCHPOINT: which watch */
 };
 
-int hwt_collect_resume(struct hwt_collector *c,
-		       const struct hwt_resume_opts *opts,
-		       struct hwt_collect_event *event, struct hwt_err *err);
+HWT_API int hwt_collect_resume(struct hwt_collector *c,
+			       const struct hwt_resume_opts *opts,
+			       struct hwt_collect_event *event, struct hwt_err *err);
 
 /* A register set of thread tid before it executed instruction insn of
  * its history (0-based, the numbering of hwt_collect_thread.insn_total),
@@ -412,18 +412,18 @@ int hwt_collect_resume(struct hwt_collector *c,
  * FXSAVE), len its size. The ptrace backend keeps both for about the last
  * quarter-million instructions of each thread. -ENOENT when not kept,
  * -EOPNOTSUPP on backends that keep none, -EINVAL for another set. */
-int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
-			int nt_type, void *buf, size_t len,
-			struct hwt_err *err);
+HWT_API int hwt_collect_regs_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
+				int nt_type, void *buf, size_t len,
+				struct hwt_err *err);
 /* Memory as it was before thread tid executed instruction insn (the
  * numbering of hwt_collect_regs_at): the ptrace backend under live
  * control keeps the old bytes of every store and of what known system
  * calls write. Returns how many bytes from addr are known there (0:
  * none: never today's bytes shown as the past's), or a negative errno:
  * -EOPNOTSUPP on backends that keep none. */
-int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
-		       uint64_t addr, void *buf, size_t len,
-		       struct hwt_err *err);
+HWT_API int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
+			       uint64_t addr, void *buf, size_t len,
+			       struct hwt_err *err);
 /* Who wrote the range q watches in a motion of thread q->tid (hwt-past.h:
  * instruction indexes in hwt_collect_regs_at's numbering): the nearest
  * recorded instruction, of any thread, that changed those bytes, up to
@@ -431,54 +431,54 @@ int hwt_collect_mem_at(struct hwt_collector *c, pid_t tid, uint64_t insn,
  * when none can be told (the log's start, the bound, or bytes that
  * cannot be known come first), or a negative errno (-EOPNOTSUPP: the
  * backend keeps no memory). */
-int hwt_collect_find_write(struct hwt_collector *c,
-			   const struct hwt_write_query *q,
-			   struct hwt_write_found *out, struct hwt_err *err);
+HWT_API int hwt_collect_find_write(struct hwt_collector *c,
+				   const struct hwt_write_query *q,
+				   struct hwt_write_found *out, struct hwt_err *err);
 
 /* Thread tid's instruction index (hwt_collect_regs_at's numbering) at the
  * moment before step, a store's place in the order of all threads' steps
  * (hwt_write_found.step): its first instruction taken at or after it, or
  * one past its newest. 0, or a negative errno (-EOPNOTSUPP: the backend
  * keeps no such order; -ENOENT: no such thread). */
-int hwt_collect_index_at_step(struct hwt_collector *c, pid_t tid,
-			      uint64_t step, uint64_t *index,
-			      struct hwt_err *err);
+HWT_API int hwt_collect_index_at_step(struct hwt_collector *c, pid_t tid,
+				      uint64_t step, uint64_t *index,
+				      struct hwt_err *err);
 
 /* Start recording a program launched with defer_recording, from where
  * each thread stands now (between resumes; new threads from their first
  * instruction): 0, also when it records already. */
-int hwt_collect_record_start(struct hwt_collector *c, struct hwt_err *err);
+HWT_API int hwt_collect_record_start(struct hwt_collector *c, struct hwt_err *err);
 /* Whether the program is being recorded (false only while deferred). */
-bool hwt_collect_recording(const struct hwt_collector *c);
+HWT_API bool hwt_collect_recording(const struct hwt_collector *c);
 /* Whether registers and memory of the past are kept under live control
  * (hwt_collect_regs_at, _mem_at, _find_write answer). */
-bool hwt_collect_keeps_past(const struct hwt_collector *c);
+HWT_API bool hwt_collect_keeps_past(const struct hwt_collector *c);
 
 /* The program's auxiliary vector (type, value pairs up to AT_NULL) into
  * *out (the caller frees it): the one its backend made (Valgrind's
  * synthetic cpu gives the program its own), else /proc/PID/auxv. */
-int hwt_collect_auxv(struct hwt_collector *c, uint8_t **out, size_t *len,
-		     struct hwt_err *err);
+HWT_API int hwt_collect_auxv(struct hwt_collector *c, uint8_t **out, size_t *len,
+			     struct hwt_err *err);
 
 /* Threads alive now, as tids; returns how many (may exceed cap). */
-size_t hwt_collect_live_tids(struct hwt_collector *c, pid_t *tids,
-			     size_t cap);
+HWT_API size_t hwt_collect_live_tids(struct hwt_collector *c, pid_t *tids,
+				     size_t cap);
 
 /* Read (write=false) or write a register set of a stopped thread, as
  * PTRACE_GETREGSET/SETREGSET: NT_PRSTATUS (struct user_regs_struct),
  * NT_PRFPREG (FXSAVE), NT_X86_XSTATE. *len is the buffer size in and the
  * bytes transferred out. */
-int hwt_collect_regset(struct hwt_collector *c, pid_t tid, int nt_type,
-		       void *buf, size_t *len, bool write,
-		       struct hwt_err *err);
+HWT_API int hwt_collect_regset(struct hwt_collector *c, pid_t tid, int nt_type,
+			       void *buf, size_t *len, bool write,
+			       struct hwt_err *err);
 
 /* Memory of the stopped process; short counts at unmapped addresses.
  * Writes reach read-only (code) pages too, like a debugger's. Returns
  * the bytes transferred or a negative errno. */
-ssize_t hwt_collect_mem_read(struct hwt_collector *c, uint64_t addr,
-			     void *buf, size_t len);
-ssize_t hwt_collect_mem_write(struct hwt_collector *c, uint64_t addr,
-			      const void *buf, size_t len);
+HWT_API ssize_t hwt_collect_mem_read(struct hwt_collector *c, uint64_t addr,
+				     void *buf, size_t len);
+HWT_API ssize_t hwt_collect_mem_write(struct hwt_collector *c, uint64_t addr,
+				      const void *buf, size_t len);
 
 /* Let the process go on untraced (GDB's detach): debug registers set
  * for watches are cleared, signals held for its threads are delivered,
@@ -486,7 +486,7 @@ ssize_t hwt_collect_mem_write(struct hwt_collector *c, uint64_t addr,
  * hwtrace.ko; perf-*: their events closed; the history so far is kept). A launched program stays the caller's
  * child: reap it with waitpid on hwt_collect_pid. The collector is
  * then ended: threads and modules stay readable until close. */
-int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err);
+HWT_API int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err);
 
 /* Stage a recording into a bundle being written (hwt_bundle_stage_begin
  * gave staging): each thread's trace as threads/TID.SUFFIX, and with
@@ -498,14 +498,14 @@ int hwt_collect_detach(struct hwt_collector *c, struct hwt_err *err);
  * the history ends sets b->core first: the registers and memory of the
  * past the backend keeps are then staged too (b->data_history), told
  * back from that core. */
-int hwt_collect_stage(const char *staging, struct hwt_collector *c,
-		      const struct hwt_collect_thread *threads,
-		      size_t nthreads, bool copy_modules,
-		      struct hwt_bundle *b, struct hwt_err *err);
-void hwt_collect_stage_free(struct hwt_bundle *b);
+HWT_API int hwt_collect_stage(const char *staging, struct hwt_collector *c,
+			      const struct hwt_collect_thread *threads,
+			      size_t nthreads, bool copy_modules,
+			      struct hwt_bundle *b, struct hwt_err *err);
+HWT_API void hwt_collect_stage_free(struct hwt_bundle *b);
 
 /* Kills a still-running process and frees everything. */
-void hwt_collect_close(struct hwt_collector *c);
+HWT_API void hwt_collect_close(struct hwt_collector *c);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hwt-common.h"
+#include "util.h"
 
 const char *hwt_bundle_trace_key(const char *type)
 {

@@ -13,6 +13,7 @@
 
 #include "hwt-common.h"
 #include "hwt-json.h"
+#include "util.h"
 
 struct reader {
 	const char *json_path;   /* for messages */

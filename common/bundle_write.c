@@ -14,6 +14,7 @@
 #include "fdio.h"
 #include "hwt-common.h"
 #include "hwt-json.h"
+#include "util.h"
 
 /* Staging directories of final_dir left by a recorder killed before it
  * finished: FINAL.tmp-<pid>-XXXXXX beside it, its pid gone. */

@@ -4,6 +4,7 @@
  * in C/S actions (hwt-server's and Valgrind's gdbserver's alike), the
  * kernel speaks Linux's. */
 #include "hwt-common.h"
+#include "signals.h"
 
 /* {linux, gdb} where they are not the same number or have no match. */
 static const unsigned char MAP[][2] = {

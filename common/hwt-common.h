@@ -17,6 +17,13 @@
 extern "C" {
 #endif
 
+/* What the shared libraries export: the functions of the public headers,
+ * each marked so. They are built with -fvisibility=hidden, and their
+ * version scripts (libhwt-*.map) give each function its version. */
+#ifndef HWT_API
+#define HWT_API __attribute__((visibility("default")))
+#endif
+
 /* ---- errors ------------------------------------------------------------ */
 
 struct hwt_err {
@@ -26,13 +33,13 @@ struct hwt_err {
 
 /* Record an error; returns -code so callers can `return hwt_err_set(...)`.
  * err may be NULL. */
-int hwt_err_set(struct hwt_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+HWT_API int hwt_err_set(struct hwt_err *err, int code, const char *fmt, ...)
+		__attribute__((format(printf, 3, 4)));
 /* Prepend context ("reading bundle x: ") to an existing message; returns
  * -err->code (-EIO when err is NULL: a failure passed on stays one). */
-int hwt_err_prefix(struct hwt_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void hwt_err_clear(struct hwt_err *err);
+HWT_API int hwt_err_prefix(struct hwt_err *err, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+HWT_API void hwt_err_clear(struct hwt_err *err);
 
 /* ---- option structs -----------------------------------------------------
  *
@@ -51,8 +58,8 @@ void hwt_err_clear(struct hwt_err *err);
  * struct's first version) and, from a caller built against a newer
  * struct, trailing bytes that are not all zero, since what they ask for
  * cannot be done here. */
-int hwt_opts_copy(void *out, size_t out_sz, const void *in, size_t in_sz,
-		  size_t min_sz, const char *type, struct hwt_err *err);
+HWT_API int hwt_opts_copy(void *out, size_t out_sz, const void *in, size_t in_sz,
+			  size_t min_sz, const char *type, struct hwt_err *err);
 
 /* Little-endian integers of the on-disk formats. */
 static inline void hwt_put_le32(uint8_t *p, uint32_t v)
@@ -192,27 +199,27 @@ struct hwt_sw_chunk_hdr {
 	uint32_t flags;
 };
 
-void hwt_sw_chunk_hdr_pack(const struct hwt_sw_chunk_hdr *hdr,
-			   uint8_t out[HWT_SW_CHUNK_HDR_SIZE]);
+HWT_API void hwt_sw_chunk_hdr_pack(const struct hwt_sw_chunk_hdr *hdr,
+				   uint8_t out[HWT_SW_CHUNK_HDR_SIZE]);
 /* Validates magic and bounds; -EBADMSG with a message on failure, also
  * for any flag (a plain chunk's flags are 0). */
-int hwt_sw_chunk_hdr_unpack(const uint8_t *in, size_t avail,
-			    struct hwt_sw_chunk_hdr *hdr, struct hwt_err *err);
+HWT_API int hwt_sw_chunk_hdr_unpack(const uint8_t *in, size_t avail,
+				    struct hwt_sw_chunk_hdr *hdr, struct hwt_err *err);
 /* The same, accepting the HWT_SW_CHUNK_* flags in known: for readers
  * that handle those chunks (the replay engine expands branch chunks). */
-int hwt_sw_chunk_hdr_unpack_flags(const uint8_t *in, size_t avail,
-				  uint32_t known,
-				  struct hwt_sw_chunk_hdr *hdr,
-				  struct hwt_err *err);
+HWT_API int hwt_sw_chunk_hdr_unpack_flags(const uint8_t *in, size_t avail,
+					  uint32_t known,
+					  struct hwt_sw_chunk_hdr *hdr,
+					  struct hwt_err *err);
 
 /* The checks of hwt_sw_chunk_hdr_unpack_flags on a header's fields. */
-int hwt_sw_chunk_hdr_check(const struct hwt_sw_chunk_hdr *hdr, uint32_t known,
-			   struct hwt_err *err);
+HWT_API int hwt_sw_chunk_hdr_check(const struct hwt_sw_chunk_hdr *hdr, uint32_t known,
+				   struct hwt_err *err);
 
 /* Encode the transfer from pc to next (async: signal delivery) into out,
  * which must hold HWT_SW_MAX_RECORD + 1 bytes. Returns bytes written. */
-size_t hwt_sw_encode_step(uint64_t pc, uint64_t next, bool async,
-			  uint8_t *out);
+HWT_API size_t hwt_sw_encode_step(uint64_t pc, uint64_t next, bool async,
+				  uint8_t *out);
 
 /* Incremental payload decoder. */
 struct hwt_sw_reader {
@@ -225,13 +232,13 @@ enum hwt_sw_step {
 	HWT_SW_NEXT = 1,    /* pc advanced to the next instruction */
 };
 
-void hwt_sw_reader_init(struct hwt_sw_reader *r, const uint8_t *payload,
-			size_t size, uint64_t first_pc);
+HWT_API void hwt_sw_reader_init(struct hwt_sw_reader *r, const uint8_t *payload,
+				size_t size, uint64_t first_pc);
 /* Advance to the next instruction. Sets *async when the transfer was a
  * signal delivery. Returns HWT_SW_NEXT, HWT_SW_END, or -EBADMSG (err says
  * at which payload offset) on a bad tag or a truncated record. */
-int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
-		       struct hwt_err *err);
+HWT_API int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
+			       struct hwt_err *err);
 
 /* ---- runs chunks (sw_runs.c) ---------------------------------------------
  *
@@ -303,29 +310,29 @@ struct hwt_sw_table {
 
 /* Add a TABLE chunk's translations; -EBADMSG saying what is wrong (what
  * was added before it stays). */
-int hwt_sw_table_add(struct hwt_sw_table *t, const uint8_t *pay, size_t n,
-		     struct hwt_err *err);
+HWT_API int hwt_sw_table_add(struct hwt_sw_table *t, const uint8_t *pay, size_t n,
+			     struct hwt_err *err);
 /* The same, reading each translation only when it is first asked for
  * (hwt_sw_table_get): a newest view names a few hundred of a compiler's
  * tens of thousands. Ids, counts and flags are checked now, the rest of
  * a translation when it is read. A table is read one way only. */
-int hwt_sw_table_add_lazy(struct hwt_sw_table *t, const uint8_t *pay,
-			  size_t n, struct hwt_err *err);
+HWT_API int hwt_sw_table_add_lazy(struct hwt_sw_table *t, const uint8_t *pay,
+				  size_t n, struct hwt_err *err);
 /* Before the first hwt_sw_table_add_lazy: room for bytes of payload in
  * all and the translations they can hold, taken at once (a compiler's
  * table is megabytes: grown chunk by chunk it is copied each time into
  * fresh pages). 0 or -ENOMEM. */
-int hwt_sw_table_reserve(struct hwt_sw_table *t, size_t bytes,
-			 struct hwt_err *err);
+HWT_API int hwt_sw_table_reserve(struct hwt_sw_table *t, size_t bytes,
+				 struct hwt_err *err);
 /* Translation id: 0, -ENOENT when t has none, -EBADMSG saying how its
  * bytes are damaged, -ENOMEM. */
-int hwt_sw_table_get(struct hwt_sw_table *t, uint64_t id,
-		     const struct hwt_sw_tr **out, struct hwt_err *err);
-void hwt_sw_table_free(struct hwt_sw_table *t);
+HWT_API int hwt_sw_table_get(struct hwt_sw_table *t, uint64_t id,
+			     const struct hwt_sw_tr **out, struct hwt_err *err);
+HWT_API void hwt_sw_table_free(struct hwt_sw_table *t);
 /* Bytes hwt_sw_tr_encode writes for a translation at most. */
-size_t hwt_sw_tr_encoded_max(const struct hwt_sw_tr *tr);
+HWT_API size_t hwt_sw_tr_encoded_max(const struct hwt_sw_tr *tr);
 /* tr as translation id of a TABLE chunk's payload; bytes written. */
-size_t hwt_sw_tr_encode(uint64_t id, const struct hwt_sw_tr *tr, uint8_t *out);
+HWT_API size_t hwt_sw_tr_encode(uint64_t id, const struct hwt_sw_tr *tr, uint8_t *out);
 
 /* The instructions a run of tr executed leaving by exit k (its count of
  * side exits: at its end), the instruction before it last_pc if known.
@@ -334,11 +341,11 @@ size_t hwt_sw_tr_encode(uint64_t id, const struct hwt_sw_tr *tr, uint8_t *out);
  * taken right after the same instruction ran, that copy executed
  * nothing, as a cpu does not execute a check that finds the count
  * exhausted. */
-uint32_t hwt_sw_tr_exit_count(const struct hwt_sw_tr *tr, uint32_t k,
-			      bool last_known, uint64_t last_pc);
+HWT_API uint32_t hwt_sw_tr_exit_count(const struct hwt_sw_tr *tr, uint32_t k,
+				      bool last_known, uint64_t last_pc);
 /* The exit an implied run of tr left by, going on at pc: the side exit
  * whose target pc is, else its end (its count of side exits). */
-uint32_t hwt_sw_tr_exit_to(const struct hwt_sw_tr *tr, uint64_t pc);
+HWT_API uint32_t hwt_sw_tr_exit_to(const struct hwt_sw_tr *tr, uint64_t pc);
 
 /* A walk over a RUNS chunk's items, a run at a time. */
 struct hwt_sw_runs {
@@ -359,35 +366,35 @@ struct hwt_sw_runs {
 };
 
 /* The last instruction w gave (or began with); false: none. */
-bool hwt_sw_runs_last(const struct hwt_sw_runs *w, uint64_t *pc);
+HWT_API bool hwt_sw_runs_last(const struct hwt_sw_runs *w, uint64_t *pc);
 
 /* Walk items[from, size), the instruction before last_pc if last_known. */
-void hwt_sw_runs_init(struct hwt_sw_runs *w, struct hwt_sw_table *tab,
-		      const uint8_t *items, size_t size, size_t from,
-		      bool last_known, uint64_t last_pc);
+HWT_API void hwt_sw_runs_init(struct hwt_sw_runs *w, struct hwt_sw_table *tab,
+			      const uint8_t *items, size_t size, size_t from,
+			      bool last_known, uint64_t last_pc);
 /* The next run: 1 with its translation, the instructions it executed
  * (its first *n) and whether the move into its first one was a signal
  * handler's entry (with *n 0 that stays for the next); 0 at the end;
  * -EBADMSG on an item that is malformed or names what the table lacks
  * or holds damaged; -ENOMEM reading a translation. */
-int hwt_sw_runs_next(struct hwt_sw_runs *w, const struct hwt_sw_tr **tr,
-		     uint32_t *n, bool *async, struct hwt_err *err);
+HWT_API int hwt_sw_runs_next(struct hwt_sw_runs *w, const struct hwt_sw_tr **tr,
+			     uint32_t *n, bool *async, struct hwt_err *err);
 /* w stands between runs with nothing pending, before a run's item: a
  * walk begun here (hwt_sw_runs_init with w's last instruction) gives
  * the same runs. */
-bool hwt_sw_runs_at_cut(const struct hwt_sw_runs *w);
+HWT_API bool hwt_sw_runs_at_cut(const struct hwt_sw_runs *w);
 /* Every instruction of the runs from w on, to fn (its pc, and whether
  * the move into it entered a signal handler), until max were given or
  * the items end (*given says how many); fn's nonzero return stops it and
  * is returned. */
 typedef int (*hwt_sw_insn_fn)(void *ctx, uint64_t pc, bool async);
-int hwt_sw_runs_each(struct hwt_sw_runs *w, uint64_t max, hwt_sw_insn_fn fn,
-		     void *ctx, uint64_t *given, struct hwt_err *err);
+HWT_API int hwt_sw_runs_each(struct hwt_sw_runs *w, uint64_t max, hwt_sw_insn_fn fn,
+			     void *ctx, uint64_t *given, struct hwt_err *err);
 
 /* A trace whose TABLE and RUNS chunks are expanded into plain chunks
  * (*out malloc'd), every other chunk copied; -EBADMSG on a damaged one. */
-int hwt_sw_runs_flatten(const uint8_t *trace, size_t n, uint8_t **out,
-			size_t *out_n, struct hwt_err *err);
+HWT_API int hwt_sw_runs_flatten(const uint8_t *trace, size_t n, uint8_t **out,
+				size_t *out_n, struct hwt_err *err);
 
 /* ---- hwt-sw trace index (sw_index.c) -------------------------------------
  *
@@ -450,9 +457,9 @@ struct hwt_sw_index {
  * a sequence of plain chunks whose records agree with their headers is
  * framed by chunks and gets an index (*idx malloc'd); anything else
  * (branch chunks, damage) is one frame and *idx is NULL: readers scan it. */
-int hwt_sw_trace_pack(const uint8_t *trace, size_t n, uint8_t **zst,
-		      size_t *zst_n, uint8_t **idx, size_t *idx_n,
-		      struct hwt_err *err);
+HWT_API int hwt_sw_trace_pack(const uint8_t *trace, size_t n, uint8_t **zst,
+			      size_t *zst_n, uint8_t **idx, size_t *idx_n,
+			      struct hwt_err *err);
 
 /* The same built up chunk by chunk (sw_pack.c), for traces too long to
  * hold in memory: frames go to write() as they fill, at consecutive
@@ -460,62 +467,62 @@ int hwt_sw_trace_pack(const uint8_t *trace, size_t n, uint8_t **zst,
 typedef int (*hwt_sw_pack_write_fn)(void *ctx, const uint8_t *frame,
 				    size_t n, struct hwt_err *err);
 struct hwt_sw_packer;
-int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
-		      struct hwt_sw_packer **out, struct hwt_err *err);
+HWT_API int hwt_sw_packer_new(hwt_sw_pack_write_fn write, void *ctx,
+			      struct hwt_sw_packer **out, struct hwt_err *err);
 /* A compressor and its output buffer (megabytes) that packers used from
  * one thread take turns with: a recording of many threads needs one,
  * not one a thread. */
 struct hwt_sw_pack_work;
-int hwt_sw_pack_work_new(struct hwt_sw_pack_work **out, struct hwt_err *err);
-void hwt_sw_pack_work_free(struct hwt_sw_pack_work *w);
+HWT_API int hwt_sw_pack_work_new(struct hwt_sw_pack_work **out, struct hwt_err *err);
+HWT_API void hwt_sw_pack_work_free(struct hwt_sw_pack_work *w);
 /* p compresses with w from now on; w outlives p. */
-void hwt_sw_packer_share(struct hwt_sw_packer *p, struct hwt_sw_pack_work *w);
+HWT_API void hwt_sw_packer_share(struct hwt_sw_packer *p, struct hwt_sw_pack_work *w);
 /* Keep one restart point in every of the RUNS chunks added from now on
  * (1, the default: all): the index lives in memory until it is written,
  * and older history needs fewer (a segment of 64 K instructions decodes
  * in about a millisecond). */
-void hwt_sw_packer_thin(struct hwt_sw_packer *p, unsigned every);
+HWT_API void hwt_sw_packer_thin(struct hwt_sw_packer *p, unsigned every);
 /* Add the chunk at c (header and payload, n bytes); -EBADMSG when it is
  * not a plain chunk whose records agree with its header (nothing added). */
-int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,
-		      struct hwt_err *err);
+HWT_API int hwt_sw_packer_add(struct hwt_sw_packer *p, const uint8_t *c, size_t n,
+			      struct hwt_err *err);
 /* Write the frame being filled. */
-int hwt_sw_packer_flush(struct hwt_sw_packer *p, struct hwt_err *err);
+HWT_API int hwt_sw_packer_flush(struct hwt_sw_packer *p, struct hwt_err *err);
 /* Write the frame being filled (err NULL: drop it), then give back the
  * memory only adding needs (megabytes: frame buffers, the compressor,
  * the translations read): a packer that will get nothing for a while,
  * or nothing more, keeps only its index. A RUNS chunk added after it
  * needs its TABLE chunk again. */
-int hwt_sw_packer_rest(struct hwt_sw_packer *p, struct hwt_err *err);
+HWT_API int hwt_sw_packer_rest(struct hwt_sw_packer *p, struct hwt_err *err);
 /* Forget the oldest written frames until those kept take at most
  * max_bytes of the output (0: everything, the frame being filled too),
  * and the frames after them that go on with runs whose table they held;
  * adds what they held to *lost_insns and *lost_bytes (decoded). */
-void hwt_sw_packer_forget(struct hwt_sw_packer *p, uint64_t max_bytes,
-			  uint64_t *lost_insns, uint64_t *lost_bytes);
+HWT_API void hwt_sw_packer_forget(struct hwt_sw_packer *p, uint64_t max_bytes,
+				  uint64_t *lost_insns, uint64_t *lost_bytes);
 /* Output offsets of the oldest kept frame and of the end of the last;
  * decoded bytes and instructions of the kept frames. */
-uint64_t hwt_sw_packer_kept_from(const struct hwt_sw_packer *p);
-uint64_t hwt_sw_packer_end(const struct hwt_sw_packer *p);
-uint64_t hwt_sw_packer_decoded(const struct hwt_sw_packer *p);
-uint64_t hwt_sw_packer_insns(const struct hwt_sw_packer *p);
+HWT_API uint64_t hwt_sw_packer_kept_from(const struct hwt_sw_packer *p);
+HWT_API uint64_t hwt_sw_packer_end(const struct hwt_sw_packer *p);
+HWT_API uint64_t hwt_sw_packer_decoded(const struct hwt_sw_packer *p);
+HWT_API uint64_t hwt_sw_packer_insns(const struct hwt_sw_packer *p);
 /* The index of the kept frames, after a flush, for a trace file that
  * holds the output from hwt_sw_packer_kept_from on (*idx malloc'd). */
-int hwt_sw_packer_index(struct hwt_sw_packer *p, uint8_t **idx,
-			size_t *idx_n, struct hwt_err *err);
-void hwt_sw_packer_free(struct hwt_sw_packer *p);
+HWT_API int hwt_sw_packer_index(struct hwt_sw_packer *p, uint8_t **idx,
+				size_t *idx_n, struct hwt_err *err);
+HWT_API void hwt_sw_packer_free(struct hwt_sw_packer *p);
 
 /* Parse the index idx and check it against the compressed trace zst and
  * the decoded size trace.json gives; -EINVAL saying what disagrees. */
-int hwt_sw_index_parse(const uint8_t *idx, size_t idx_n, const uint8_t *zst,
-		       size_t zst_n, uint64_t decoded_size,
-		       struct hwt_sw_index **out, struct hwt_err *err);
-void hwt_sw_index_free(struct hwt_sw_index *ix);
+HWT_API int hwt_sw_index_parse(const uint8_t *idx, size_t idx_n, const uint8_t *zst,
+			       size_t zst_n, uint64_t decoded_size,
+			       struct hwt_sw_index **out, struct hwt_err *err);
+HWT_API void hwt_sw_index_free(struct hwt_sw_index *ix);
 /* Decompress frame i of zst into buf (its decoded_len bytes) and check
  * the headers of its chunks against the index; -EIO naming the frame
  * when it is damaged or they differ. */
-int hwt_sw_index_frame_read(const struct hwt_sw_index *ix, const uint8_t *zst,
-			    size_t i, uint8_t *buf, struct hwt_err *err);
+HWT_API int hwt_sw_index_frame_read(const struct hwt_sw_index *ix, const uint8_t *zst,
+				    size_t i, uint8_t *buf, struct hwt_err *err);
 
 /* ---- bundle -------------------------------------------------------------
  *
@@ -671,24 +678,24 @@ struct hwt_bundle_region {
 
 /* Read an OpenCSD snapshot directory into a "coresight" bundle. Every
  * malformed line is an error naming the file and line. */
-int hwt_snapshot_read(const char *dir, struct hwt_bundle **out,
-		      struct hwt_err *err);
+HWT_API int hwt_snapshot_read(const char *dir, struct hwt_bundle **out,
+			      struct hwt_err *err);
 /* Whether dir is a snapshot directory (holds snapshot.ini). */
-bool hwt_snapshot_is(const char *dir);
+HWT_API bool hwt_snapshot_is(const char *dir);
 /* How a thread is shown: CoreSight "0x10" (its trace ID), else the tid in
  * decimal, followed by " (before exec N)" when its history ran a program
  * its process replaced by its Nth exec; cut to fit size. Returns buf. */
-const char *hwt_bundle_thread_name(const struct hwt_bundle *b, size_t i,
-				   char *buf, size_t size);
+HWT_API const char *hwt_bundle_thread_name(const struct hwt_bundle *b, size_t i,
+					   char *buf, size_t size);
 /* How many processes b holds (at least 1), and the pid of process p. */
-size_t hwt_bundle_nprocesses(const struct hwt_bundle *b);
-int64_t hwt_bundle_process_pid(const struct hwt_bundle *b, size_t p);
+HWT_API size_t hwt_bundle_nprocesses(const struct hwt_bundle *b);
+HWT_API int64_t hwt_bundle_process_pid(const struct hwt_bundle *b, size_t p);
 /* Whether thread t's history ends at the fault that stopped the
  * recording: the faulting tid's, in the program's last program. */
-bool hwt_bundle_thread_faulted(const struct hwt_bundle *b, size_t t);
+HWT_API bool hwt_bundle_thread_faulted(const struct hwt_bundle *b, size_t t);
 /* The exec of process p's program after which it ran no more, or 0 when
  * p is the last program of its pid. */
-uint32_t hwt_bundle_process_replaced_by(const struct hwt_bundle *b, size_t p);
+HWT_API uint32_t hwt_bundle_process_replaced_by(const struct hwt_bundle *b, size_t p);
 
 /* ---- Intel PT bundles (LLDB's intel-pt schema) ------------------------
  * LLDB writes no version, no sizes (the file size is taken), and paths may
@@ -760,34 +767,34 @@ struct hwt_bundle {
 /* Read and validate dir/trace.json (or a trace.json path): every required
  * field present with the right type, every named file present with the
  * size trace.json gives. */
-int hwt_bundle_read(const char *path, struct hwt_bundle **out,
-		    struct hwt_err *err);
-void hwt_bundle_free(struct hwt_bundle *b);
+HWT_API int hwt_bundle_read(const char *path, struct hwt_bundle **out,
+			    struct hwt_err *err);
+HWT_API void hwt_bundle_free(struct hwt_bundle *b);
 /* The trace.json key naming a thread's trace file in a bundle of this
  * type ("swTrace", "btsTrace", "iptTrace"); NULL for an unknown type. */
-const char *hwt_bundle_trace_key(const char *type);
+HWT_API const char *hwt_bundle_trace_key(const char *type);
 /* Absolute or dir-relative path of a bundle member; caller frees. */
-char *hwt_bundle_path(const struct hwt_bundle *b, const char *rel);
+HWT_API char *hwt_bundle_path(const struct hwt_bundle *b, const char *rel);
 /* Read a whole bundle member with a size bound. Caller frees *data. */
-int hwt_bundle_load_file(const struct hwt_bundle *b, const char *rel,
-			 uint64_t expect_size, uint8_t **data, size_t *size,
-			 struct hwt_err *err);
+HWT_API int hwt_bundle_load_file(const struct hwt_bundle *b, const char *rel,
+				 uint64_t expect_size, uint8_t **data, size_t *size,
+				 struct hwt_err *err);
 /* A thread's trace, decoded if its file is compressed. Caller frees. */
-int hwt_bundle_load_trace(const struct hwt_bundle *b,
-			  const struct hwt_bundle_thread *t, uint8_t **data,
-			  size_t *size, struct hwt_err *err);
+HWT_API int hwt_bundle_load_trace(const struct hwt_bundle *b,
+				  const struct hwt_bundle_thread *t, uint8_t **data,
+				  size_t *size, struct hwt_err *err);
 /* trace_zstd.c: a compressed trace (zstd frames, hwt_sw_trace_pack)
  * back into memory (*out malloc'd); the decoded size must be exactly
  * decoded_size. */
-int hwt_trace_decompress(const uint8_t *in, size_t n, uint64_t decoded_size,
-			 uint8_t **out, struct hwt_err *err);
+HWT_API int hwt_trace_decompress(const uint8_t *in, size_t n, uint64_t decoded_size,
+				 uint8_t **out, struct hwt_err *err);
 /* Small files kept beside traces (their indexes): one zstd frame with its
  * content checksum (*out malloc'd), and back, refused (-EINVAL, saying
  * why) unless in is exactly such a frame decoding to at most max bytes. */
-int hwt_zstd_pack(const void *in, size_t n, uint8_t **out, size_t *out_n,
-		  struct hwt_err *err);
-int hwt_zstd_unpack(const uint8_t *in, size_t n, uint64_t max, uint8_t **out,
-		    size_t *out_n, struct hwt_err *err);
+HWT_API int hwt_zstd_pack(const void *in, size_t n, uint8_t **out, size_t *out_n,
+			  struct hwt_err *err);
+HWT_API int hwt_zstd_unpack(const uint8_t *in, size_t n, uint64_t max, uint8_t **out,
+			    size_t *out_n, struct hwt_err *err);
 
 /* Writing: the caller fills a struct hwt_bundle (dir unused) and places the
  * files in the staging directory it got from hwt_bundle_stage_begin; commit
@@ -796,61 +803,31 @@ int hwt_zstd_unpack(const uint8_t *in, size_t n, uint64_t max, uint8_t **out,
  * as iptTrace, no version, sizes or stop: docs/lldb.md); with pt_cpus a
  * per-cpu one (cpus[], tscPerfZeroConversion when has_tsc_conv, threads
  * without trace_file). */
-int hwt_bundle_stage_begin(const char *final_dir, char **staging_dir,
-			   struct hwt_err *err);
-int hwt_bundle_stage_commit(const char *staging_dir, const char *final_dir,
-			    const struct hwt_bundle *b, struct hwt_err *err);
-void hwt_bundle_stage_abort(const char *staging_dir);
+HWT_API int hwt_bundle_stage_begin(const char *final_dir, char **staging_dir,
+				   struct hwt_err *err);
+HWT_API int hwt_bundle_stage_commit(const char *staging_dir, const char *final_dir,
+				    const struct hwt_bundle *b, struct hwt_err *err);
+HWT_API void hwt_bundle_stage_abort(const char *staging_dir);
 /* Copy a file into the staging directory at rel (directories created). */
-int hwt_bundle_stage_copy(const char *staging_dir, const char *rel,
-			  const char *src, struct hwt_err *err);
-int hwt_bundle_stage_write(const char *staging_dir, const char *rel,
-			   const void *data, size_t size, struct hwt_err *err);
+HWT_API int hwt_bundle_stage_copy(const char *staging_dir, const char *rel,
+				  const char *src, struct hwt_err *err);
+HWT_API int hwt_bundle_stage_write(const char *staging_dir, const char *rel,
+				   const void *data, size_t size, struct hwt_err *err);
 
-/* ---- Linux and GDB signal numbers (gdb_signals.c) ---------------------- */
+/* ---- ELF build ids (util.c) ------------------------------------------- */
 
-/* GDB's number for a Linux signal (143, GDB_SIGNAL_UNKNOWN, if none). */
-int hwt_gdb_signal(int linux_sig);
-/* Linux's number for a GDB signal; 0 when Linux has no such signal. */
-int hwt_linux_signal(int gdb_sig);
-
-/* ---- small utilities --------------------------------------------------- */
-
-/* Read a whole file refusing more than max bytes. */
-/* Map a whole regular file read-only; its size must be expect (a bundle
- * member trace.json sizes). An empty file maps to NULL. Undo with
- * hwt_unmap_file. */
-int hwt_map_file(const char *path, uint64_t expect, uint8_t **map,
-		 size_t *size, struct hwt_err *err);
-void hwt_unmap_file(uint8_t *map, size_t size);
-int hwt_read_file(const char *path, size_t max, uint8_t **data, size_t *size,
-		  struct hwt_err *err);
 /* GNU build-id of an ELF file as lowercase hex into out (>= 41 bytes);
  * -ENOENT if it has none. */
-int hwt_elf_build_id(const char *path, char *out, size_t outsz,
-		     struct hwt_err *err);
-/* Parse "123", "0x1f", "4M", "64K" (sizes) into *v; -EINVAL on junk. */
-int hwt_parse_size(const char *s, uint64_t *v);
-int hwt_parse_u64(const char *s, uint64_t *v);
-/* The value of a hex digit, -1 for any other character. */
-int hwt_hex_digit(int c);
-/* Remove dir and everything under it, symlinks not followed. */
-void hwt_remove_tree(const char *dir);
-/* Temporary directories are named PREFIX<pid>-XXXXXX (mkdtemp's), pid
- * the creator's, so that one left by a process killed before it could
- * remove it is known: remove those in dir whose creator is gone (a pid
- * still in use, whoever has it now, is left alone). Their number. */
-size_t hwt_remove_stale(const char *dir, const char *prefix);
-/* "DIR/PREFIX<pid>-XXXXXX" for mkdtemp, malloc'd; NULL without memory. */
-char *hwt_temp_template(const char *dir, const char *prefix);
+HWT_API int hwt_elf_build_id(const char *path, char *out, size_t outsz,
+			     struct hwt_err *err);
 
 /* ---- copying a bundle (bundle_copy.c) --------------------------------
  * Write bundle b (as read) to out_dir, which must not exist, through the
  * writer above: traces, module copies and the core are copied in, so the
  * result stands alone. CoreSight snapshots and per-cpu Intel PT traces are
  * refused (-ENOTSUP): the writer has no form for them. */
-int hwt_bundle_copy(const struct hwt_bundle *b, const char *out_dir,
-		    struct hwt_err *err);
+HWT_API int hwt_bundle_copy(const struct hwt_bundle *b, const char *out_dir,
+			    struct hwt_err *err);
 
 #ifdef __cplusplus
 }

@@ -62,27 +62,27 @@ struct hwt_reglog {
 };
 
 /* An empty log of nwords-word entries kept to about cap bytes. */
-void hwt_reglog_init(struct hwt_reglog *l, unsigned nwords, size_t cap);
+HWT_API void hwt_reglog_init(struct hwt_reglog *l, unsigned nwords, size_t cap);
 /* The registers (nwords words) before instruction index (the next after
  * the newest, or the log starts again there). Past cap the oldest blocks
  * are dropped, down to seven eighths of it; out of memory, the log is
  * emptied (never misplaced). */
-void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
-		       const void *regs);
+HWT_API void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
+			       const void *regs);
 /* The newest entry's registers were changed (a debugger's write). */
-void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs);
+HWT_API void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs);
 /* Blocks [from, to) are written elsewhere (hwt_past_writer_flush): their
  * deltas are freed and they answer nothing more. */
-void hwt_reglog_release(struct hwt_reglog *l, size_t from, size_t to);
+HWT_API void hwt_reglog_release(struct hwt_reglog *l, size_t from, size_t to);
 /* The registers before instruction index into out (nwords words): 0, or
  * -ENOENT when not kept. */
-int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index, void *out);
-void hwt_reglog_free(struct hwt_reglog *l);
+HWT_API int hwt_reglog_get(const struct hwt_reglog *l, uint64_t index, void *out);
+HWT_API void hwt_reglog_free(struct hwt_reglog *l);
 /* Whether a block's deltas decode to exactly count - 1 entries of l's
  * words within its len (a log read from a file is checked so before it
  * is asked). */
-bool hwt_reglog_block_valid(const struct hwt_reglog *l,
-			    const struct hwt_reglog_block *b);
+HWT_API bool hwt_reglog_block_valid(const struct hwt_reglog *l,
+				    const struct hwt_reglog_block *b);
 
 /* ---- memory (memhist.c) -------------------------------------------------- */
 
@@ -118,18 +118,18 @@ struct hwt_mem_index;
 
 /* An index of stores e[0 .. n) (sorted by seq): 0, -ENOMEM, or -E2BIG
  * past 2^32 - 1 stores (they are then walked). */
-int hwt_mem_index_build(const struct hwt_mem_entry *e, size_t n,
-			struct hwt_mem_index **out);
-void hwt_mem_index_free(struct hwt_mem_index *ix);
+HWT_API int hwt_mem_index_build(const struct hwt_mem_entry *e, size_t n,
+				struct hwt_mem_index **out);
+HWT_API void hwt_mem_index_free(struct hwt_mem_index *ix);
 /* How many stores it holds (e[0 .. that)). */
-size_t hwt_mem_index_count(const struct hwt_mem_index *ix);
+HWT_API size_t hwt_mem_index_count(const struct hwt_mem_index *ix);
 /* Each byte of [addr, addr+len) (no wrap) that a store numbered first or
  * later covers: out and known from the oldest such store (its old byte,
  * or unknown); other bytes are left as they are. */
-void hwt_mem_index_before(const struct hwt_mem_index *ix,
-			  const struct hwt_mem_entry *e, const uint8_t *bytes,
-			  uint32_t first, uint64_t addr, uint8_t *out,
-			  bool *known, size_t len);
+HWT_API void hwt_mem_index_before(const struct hwt_mem_index *ix,
+				  const struct hwt_mem_entry *e, const uint8_t *bytes,
+				  uint32_t first, uint64_t addr, uint8_t *out,
+				  bool *known, size_t len);
 
 struct hwt_mem_history {
 	const struct hwt_mem_entry *e;   /* sorted by seq */
@@ -149,8 +149,8 @@ struct hwt_mem_history {
 
 /* Bytes from addr known before thread tid's instruction index: how many
  * (0: none), or -ENOENT (no such thread) / -ENOMEM. */
-int hwt_mem_history_at(const struct hwt_mem_history *h, int32_t tid,
-		       uint64_t index, uint64_t addr, void *buf, size_t len);
+HWT_API int hwt_mem_history_at(const struct hwt_mem_history *h, int32_t tid,
+			       uint64_t index, uint64_t addr, void *buf, size_t len);
 /* Who wrote what a watch covers, in a motion of one thread. */
 #define HWT_MEM_NO_BOUND UINT64_MAX
 #define HWT_MEM_WATCH_MAX 64u
@@ -184,17 +184,17 @@ struct hwt_write_found {
  * of all threads' steps; a step before the horizon is taken as the
  * horizon): its first instruction taken at or after it; one past its
  * newest when it took none since. false: no such thread. */
-bool hwt_mem_history_index_at(const struct hwt_mem_history *h, int32_t tid,
-			      uint64_t step, uint64_t *index);
+HWT_API bool hwt_mem_history_index_at(const struct hwt_mem_history *h, int32_t tid,
+				      uint64_t step, uint64_t *index);
 
 /* The nearest kept store, of any thread, that changed bytes of q's range,
  * going backward from before q->tid's instruction q->from, or forward
  * from it on, up to q->until. 1 with the store in *out, 0 when none can
  * be told (the history's start or end, the bound, or bytes that cannot be
  * known come first), or a negative errno. */
-int hwt_mem_history_find_write(const struct hwt_mem_history *h,
-			       const struct hwt_write_query *q,
-			       struct hwt_write_found *out);
+HWT_API int hwt_mem_history_find_write(const struct hwt_mem_history *h,
+				       const struct hwt_write_query *q,
+				       struct hwt_write_found *out);
 
 /* A kept store that changed bytes of a watched range: the storing
  * instruction (its thread and instruction index, its step) and the
@@ -211,10 +211,10 @@ struct hwt_mem_write {
  * bytes that cannot be known before some step (*cut then true: earlier
  * writes cannot be told) or at the history's start. Returns how many
  * were given, or a negative errno. */
-int hwt_mem_history_writes(const struct hwt_mem_history *h, uint64_t addr,
-			   uint64_t len,
-			   bool (*each)(void *ctx, const struct hwt_mem_write *w),
-			   void *ctx, bool *cut);
+HWT_API int hwt_mem_history_writes(const struct hwt_mem_history *h, uint64_t addr,
+				   uint64_t len,
+				   bool (*each)(void *ctx, const struct hwt_mem_write *w),
+				   void *ctx, bool *cut);
 
 /* ---- the data history file (past_file.c) --------------------------------- */
 
@@ -277,10 +277,10 @@ struct hwt_past {
  * registers are read a group at a time, the stores when memory is first
  * asked. Write p (views into a recorder's logs) to path, or into *data
  * (malloc'd); 0 or a negative errno. */
-int hwt_past_write(const char *path, const struct hwt_past *p,
-		   struct hwt_err *err);
-int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
-		    struct hwt_err *err);
+HWT_API int hwt_past_write(const char *path, const struct hwt_past *p,
+			   struct hwt_err *err);
+HWT_API int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
+			    struct hwt_err *err);
 /* The same a piece at a time, for a recorder that hands its register
  * logs over as they grow (so that they are never all in memory): open
  * the file; flush thread ti (p->threads[ti] as finish will be given it)
@@ -290,40 +290,40 @@ int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
  * removes it. Errors: negative errnos (finish and open set err). */
 struct hwt_past_writer;
 
-int hwt_past_writer_open(const char *path, struct hwt_past_writer **out,
-			 struct hwt_err *err);
-int hwt_past_writer_flush(struct hwt_past_writer *w, size_t ti,
-			  struct hwt_past_thread *t);
-int hwt_past_writer_finish(struct hwt_past_writer *w, const struct hwt_past *p,
-			   struct hwt_err *err);
-void hwt_past_writer_abort(struct hwt_past_writer *w);
+HWT_API int hwt_past_writer_open(const char *path, struct hwt_past_writer **out,
+				 struct hwt_err *err);
+HWT_API int hwt_past_writer_flush(struct hwt_past_writer *w, size_t ti,
+				  struct hwt_past_thread *t);
+HWT_API int hwt_past_writer_finish(struct hwt_past_writer *w, const struct hwt_past *p,
+				   struct hwt_err *err);
+HWT_API void hwt_past_writer_abort(struct hwt_past_writer *w);
 /* Open a data history file: one whose table is damaged, cut short or
  * inconsistent is refused with what is wrong and where, never half
  * believed. hwt_past_load does the same with a copy of the file's bytes. */
-int hwt_past_read(const char *path, struct hwt_past **out,
-		  struct hwt_err *err);
-int hwt_past_load(const uint8_t *file, size_t n, struct hwt_past **out,
-		  struct hwt_err *err);
-void hwt_past_free(struct hwt_past *p);
+HWT_API int hwt_past_read(const char *path, struct hwt_past **out,
+			  struct hwt_err *err);
+HWT_API int hwt_past_load(const uint8_t *file, size_t n, struct hwt_past **out,
+			  struct hwt_err *err);
+HWT_API void hwt_past_free(struct hwt_past *p);
 /* Thread t's (of p) registers (fp: its x87/SSE state) before instruction
  * index into out: 0, -ENOENT when not kept, -EBADMSG when the group
  * holding them is damaged (they are then unavailable, never guessed), or
  * -ENOMEM. */
-int hwt_past_regs(struct hwt_past *p, const struct hwt_past_thread *t,
-		  bool fp, uint64_t index, void *out);
+HWT_API int hwt_past_regs(struct hwt_past *p, const struct hwt_past_thread *t,
+			  bool fp, uint64_t index, void *out);
 /* Read p's stores and old bytes (once) and index them by address: 0, or
  * a negative errno with err saying why; p's memory of the past is then
  * unknown (served as unavailable), never the present's. */
-int hwt_past_memory(struct hwt_past *p, struct hwt_err *err);
+HWT_API int hwt_past_memory(struct hwt_past *p, struct hwt_err *err);
 /* The memory view of p, with read_now for where it ends; threads is
  * scratch of p->nthreads entries the view points into. Before
  * hwt_past_memory read a file's stores, the view knows no memory of the
  * past. */
-void hwt_past_mem_view(const struct hwt_past *p, struct hwt_mem_thread *threads,
-		       size_t (*read_now)(void *, uint64_t, void *, size_t),
-		       void *ctx, struct hwt_mem_history *out);
-const struct hwt_past_thread *hwt_past_thread_of(const struct hwt_past *p,
-						 int32_t tid);
+HWT_API void hwt_past_mem_view(const struct hwt_past *p, struct hwt_mem_thread *threads,
+			       size_t (*read_now)(void *, uint64_t, void *, size_t),
+			       void *ctx, struct hwt_mem_history *out);
+HWT_API const struct hwt_past_thread *hwt_past_thread_of(const struct hwt_past *p,
+							 int32_t tid);
 
 #ifdef __cplusplus
 }

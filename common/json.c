@@ -22,6 +22,7 @@
 
 #include "hwt-json.h"
 #include "array.h"
+#include "util.h"
 
 /* An object key, decoded (escapes resolved) into the scanner's arena. */
 struct key {

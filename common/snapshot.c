@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "hwt-common.h"
+#include "util.h"
 
 struct ini_kv {
 	char *key, *val;

@@ -16,6 +16,7 @@
 
 #include "array.h"
 #include "hwt-common.h"
+#include "util.h"
 
 int hwt_read_file(const char *path, size_t max, uint8_t **data, size_t *size,
 		  struct hwt_err *err)

@@ -18,6 +18,7 @@
 #include "array.h"
 #include "decode.h"
 #include "replay-int.h"
+#include "util.h"
 
 /* Decoded segments kept: enough for a cursor moving back and forth
  * across a few segment borders; the byte bound wins when segments are

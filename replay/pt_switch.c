@@ -21,6 +21,7 @@
 #include "array.h"
 #include "decode.h"
 #include "replay-int.h"
+#include "util.h"
 
 /* include/uapi/linux/perf_event.h */
 #define PERF_RECORD_SWITCH_CPU_WIDE 15u

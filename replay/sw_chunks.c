@@ -14,6 +14,7 @@
 #include "array.h"
 #include "decode.h"
 #include "replay-int.h"
+#include "util.h"
 
 /* Decoded frames kept: a cursor crossing a frame's border goes back and
  * forth between two. */

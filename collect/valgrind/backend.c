@@ -34,6 +34,7 @@
 #include "os/corenote.h"
 #include "os/which.h"
 #include "vg.h"
+#include "util.h"
 
 #define TOOL_FILE "hwtrace-amd64-linux"
 #define IDLE_NS 5000000L          /* between looks at a quiet stream */

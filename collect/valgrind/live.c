@@ -30,6 +30,7 @@
 #include "array.h"
 #include "os/which.h"
 #include "vg.h"
+#include "signals.h"
 
 /* Valgrind's amd64 register packet ('g'): its layout, in bytes. */
 #define G_GPR 0u                  /* rax rbx rcx rdx rsi rdi rbp rsp r8-r15 */

@@ -26,6 +26,7 @@
 #include "os/proc.h"
 #include "valgrind/data.h"
 #include "vg.h"
+#include "util.h"
 
 /* The largest data file read: the tool's ring (hwtrace record --values
  * bounds it) and its layouts. */

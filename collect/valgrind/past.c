@@ -11,6 +11,7 @@
 #include "hwt-past.h"
 #include "valgrind/data.h"
 #include "vg.h"
+#include "util.h"
 
 int vg_write_past(struct hwt_collector *base, const char *path,
 		  struct hwt_err *err)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "vgdb.h"
+#include "util.h"
 
 /* A reply to a command that does not resume comes at once; this is for a
  * Valgrind busy translating. */

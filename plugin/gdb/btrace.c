@@ -31,6 +31,7 @@
 #include "progress.h"
 #include "server.h"
 #include "array.h"
+#include "util.h"
 
 #define BTRACE_EMPTY "<btrace version=\"1.0\"/>"
 

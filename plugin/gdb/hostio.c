@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "util.h"
 
 #define HOSTIO_MAX_PATH 4096
 /* GDB reads 16 kB at a time; the reply must fit a packet escaped. */

@@ -12,6 +12,7 @@
 
 #include "hwt-collect.h"
 #include "server.h"
+#include "util.h"
 
 static const char USAGE[] =
 	"usage: hwt-server --listen HOST:PORT|unix:PATH [--allow-remote] [--once] [--backend NAME] [--record] [--values=BYTES] -- PROG [ARGS...]\n"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "util.h"
 
 #define MAX_COMMAND 256
 

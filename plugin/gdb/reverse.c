@@ -11,6 +11,7 @@
 
 #include "hwt-past.h"
 #include "server.h"
+#include "signals.h"
 
 static struct hwt_cursor *cursor_of(struct server *s, struct srv_thread *t,
 				    struct hwt_err *err)

@@ -10,6 +10,7 @@
 
 #include "hwt-common.h"
 #include "rsp.h"
+#include "util.h"
 
 /* Drop the rest of an oversized packet: its body up to '#', then the two
  * checksum characters. One RSP_OVERSIZED event per packet. */

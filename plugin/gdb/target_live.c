@@ -18,6 +18,7 @@
 
 #include "hwt-collect.h"
 #include "server.h"
+#include "signals.h"
 
 #define MAX_LIVE_THREADS 4096u
 

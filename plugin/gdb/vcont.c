@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "signals.h"
 
 #define MAX_ACTIONS 64
 #define REPLY_MAX 1024

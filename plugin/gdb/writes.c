@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "util.h"
 
 static const char READ_ONLY[] =
 	"E.The target is a crashed process recorded in a core: it cannot be "

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "hwt-common.h"
+#include "util.h"
 
 namespace hwt_lldb {
 

@@ -26,6 +26,8 @@ $(O)/pic/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(LLDB_CXXFLAGS) -c $< -o $@
 
-$(LLDB_PLUGIN): $(LLDB_OBJ) $(LLDB_PIC_C)
-	$(CXX) -shared -fPIC -Wl,--no-undefined -Wl,-z,defs -o $@ $^ \
-		-L$(LLDB_PREFIX)/lib -Wl,-rpath,$(LLDB_PREFIX)/lib -llldb $(EXT_REPLAY)
+$(LLDB_PLUGIN): $(LLDB_OBJ) $(LLDB_PIC_C) plugin/lldb/libhwt-lldb.map
+	$(CXX) -shared -fPIC -Wl,--no-undefined -Wl,-z,defs \
+		-Wl,--version-script=plugin/lldb/libhwt-lldb.map -o $@ \
+		$(filter %.o,$^) -L$(LLDB_PREFIX)/lib -Wl,-rpath,$(LLDB_PREFIX)/lib \
+		-llldb $(EXT_REPLAY)

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "util.h"
 
 namespace hwt_lldb {
 

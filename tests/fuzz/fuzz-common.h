@@ -22,6 +22,7 @@
 
 #include "hwt-replay.h"
 #include "../self_image.h"
+#include "util.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

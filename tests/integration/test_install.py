@@ -3,7 +3,7 @@
 """`make install` into a DESTDIR and `make uninstall` from it, as a user
 and a package build do: the tools run from the installed tree (the
 Valgrind tool found in its libexec), the shared libraries carry their
-sonames, a program built with pkg-config against the installed headers
+sonames and export the functions of their public headers only, a program built with pkg-config against the installed headers
 and libraries links and runs, and uninstall leaves nothing behind."""
 import os
 import subprocess
@@ -46,6 +46,42 @@ def soname(path):
         if '(SONAME)' in line:
             return line.split('[', 1)[1].rstrip(']')
     return None
+
+
+# Each shared library and the public headers that say what it offers.
+LIB_HEADERS = {'common': ['hwt-common.h', 'hwt-past.h'],
+               'collect': ['hwt-collect.h'], 'replay': ['hwt-replay.h']}
+
+
+def declared_functions(include, headers, tmp):
+    """The functions the headers declare (not their static inlines), as
+    the compiler reads them: gcc's -aux-info names each prototype's
+    file."""
+    src, aux = os.path.join(tmp, 'decl.c'), os.path.join(tmp, 'decl.aux')
+    with open(src, 'w') as f:
+        f.writelines(f'#include "{h}"\n' for h in headers)
+    subprocess.run(['cc', '-std=c11', '-D_GNU_SOURCE', '-I' + include,
+                    '-fsyntax-only', '-aux-info', aux, src], check=True)
+    names = set()
+    for line in open(aux):
+        where = line.split('*/', 1)[0]
+        if any(f'/{h}:' in where for h in headers) and \
+                ' static ' not in line and 'extern' in line:
+            names.add(line.split('(', 1)[0].split()[-1].lstrip('*'))
+    return names
+
+
+def exported(path, demangle=False):
+    """Names the shared object exports (its version nodes left out)."""
+    out = subprocess.run(['nm', '-D', '--defined-only'] +
+                         (['-C'] if demangle else []) + [path],
+                         capture_output=True, text=True).stdout
+    names = set()
+    for line in out.splitlines():
+        kind, name = line.split(' ', 2)[1:]
+        if kind != 'A':
+            names.add(name.split('@')[0])
+    return names
 
 
 def installed_files(root):
@@ -96,6 +132,26 @@ def main():
                  for lib in ('common', 'collect', 'replay')}
         report('each shared library carries its soname',
                all(names[l] == f'libhwt-{l}.so.0' for l in names), f'{names}')
+
+        # Only the public headers' functions leave a library.
+        include = os.path.join(root, 'include', 'hwtrace')
+        for lib, headers in LIB_HEADERS.items():
+            declared = declared_functions(include, headers, tmp)
+            out = exported(os.path.join(root, f'lib/libhwt-{lib}.so'))
+            report(f'libhwt-{lib}.so exports the {len(declared)} functions '
+                   f'of {", ".join(headers)} and nothing else',
+                   declared and out == declared,
+                   f'exported, not declared: {sorted(out - declared)[:20]}; '
+                   f'declared, not exported: {sorted(declared - out)[:20]}')
+        plugin = os.path.join(root, 'lib', 'hwtrace', 'libhwt-lldb.so')
+        if os.path.exists(plugin):
+            out = exported(plugin, demangle=True)
+            report('the LLDB plugin exports its entry point only',
+                   out == {'lldb::PluginInitialize(lldb::SBDebugger)'},
+                   f'{sorted(out)[:20]}')
+        else:
+            print('SKIP the LLDB plugin\'s exports: the plugin is not built '
+                  'here (liblldb-22-dev)')
 
         # The installed hwtrace finds the Valgrind tool in its libexec.
         p = subprocess.run([os.path.join(root, 'bin', 'hwtrace'), 'backends'],

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "hwt-replay.h"
+#include "util.h"
 
 static const char dump_usage[] =
 	"usage: hwtrace dump (--insn | --calls | --ranges) [OPTIONS] PATH\n"

@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "hwt-replay.h"
+#include "util.h"
 
 static const char export_usage[] =
 	"usage: hwtrace export --lldb [--per-cpu [--cpus N] [--slice N]] -o OUTDIR PATH\n"

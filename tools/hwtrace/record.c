@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "hwt-collect.h"
+#include "util.h"
 
 static const char record_usage[] =
 	"usage: hwtrace record [OPTIONS] -- PROG [ARGS...]\n"

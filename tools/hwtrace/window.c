@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "hwt-replay.h"
+#include "util.h"
 
 static int parse_range(const char *s, uint64_t *a, uint64_t *b)
 {

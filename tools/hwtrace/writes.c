@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "hwt-past.h"
 #include "hwt-replay.h"
+#include "util.h"
 
 static const char writes_usage[] =
 	"usage: hwtrace writes [--last N] [--tsv] ADDR[,LEN] PATH\n"

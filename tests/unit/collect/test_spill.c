@@ -16,6 +16,7 @@
 #include "hwt-common.h"
 #include "ring.h"
 #include "spill.h"
+#include "util.h"
 
 static char dir[] = "/tmp/hwt-test-spill-XXXXXX";
 

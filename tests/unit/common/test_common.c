@@ -10,6 +10,7 @@
 #include "hwt-json.h"
 #include "check.h"
 #include "xorshift.h"
+#include "util.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 

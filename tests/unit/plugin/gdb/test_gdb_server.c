@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "server.h"
+#include "signals.h"
 
 static struct srv_action got[8];
 static size_t ngot;
