@@ -18,7 +18,8 @@ For each: the time of `valgrind --tool=none` and of `hwtrace record`
 peak RSS and the largest of all its processes' (Valgrind's), instructions
 recorded and kept, bundle bytes per instruction (of all recorded), then
 the time and RSS of opening the bundle (`hwtrace info`, `hwtrace dump
---calls --last 50`) and, where there is a core, of GDB's `info record`,
+--calls --last 50` of every history, then of the largest alone with
+--thread: one history, as a debugger asks) and, where there is a core, of GDB's `info record`,
 `reverse-stepi` and `reverse-finish` through hwt-server --bundle.
 
 Each workload runs SCALE_RUNS (3) pairs of `--tool=none` and `hwtrace
@@ -85,6 +86,20 @@ def recorder_timed(argv, cwd=None):
     m = re.findall(r'RSS_KB (\d+)', err)
     return (secs, int(m[-1]) / 1024 if m else 0.0, own_kb / 1024,
             p.returncode, err)
+
+
+def largest_history(bundle):
+    """The tid of the thread that kept the most instructions (the
+    program's before a child's, the newest of an exec'd one's)."""
+    with open(os.path.join(bundle, 'trace.json')) as f:
+        doc = json.load(f)
+    best = None
+    for proc in doc['processes']:
+        for t in proc['threads']:
+            kept = t.get('instructions', 0) - t.get('lostInstructions', 0)
+            if best is None or kept > best[0]:
+                best = (kept, t['tid'])
+    return best[1]
 
 
 def bundle_stats(bundle):
@@ -216,24 +231,31 @@ def main():
             info_s, info_mb, _, _ = timed([hwtrace, 'info', bundle])
             calls_s, calls_mb, _, _ = timed([hwtrace, 'dump', '--calls',
                                              '--last', '50', bundle])
+            # What a debugger asks: one history's, the largest.
+            one_s, one_mb, _, _ = timed([hwtrace, 'dump', '--calls',
+                                         '--last', '50', '--thread',
+                                         str(largest_history(bundle)),
+                                         bundle])
             gdb_s = gdb_reverse(build, bundle, argv[0], work)
             rows.append((name, none_s, rec_s, ratio, own_mb, rec_mb, insns,
                          kept, size / insns if insns else 0, info_s,
-                         info_mb, calls_s, calls_mb, gdb_s))
+                         info_mb, calls_s, calls_mb, one_s, one_mb, gdb_s))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print('| workload | valgrind none | hwtrace record | ratio | recorder '
           'peak RSS (largest process) | instructions (kept) | bytes/insn | '
-          'info | dump --calls --last 50 | GDB info record + reverse-stepi '
-          '+ reverse-finish |')
-    print('|---|---|---|---|---|---|---|---|---|---|')
+          'info | dump --calls --last 50 (every history) | the same, '
+          'largest history | GDB info record + reverse-stepi + '
+          'reverse-finish |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
     for (name, none_s, rec_s, ratio, own_mb, rec_mb, insns, kept, bpi,
-         info_s, info_mb, calls_s, calls_mb, gdb_s) in rows:
+         info_s, info_mb, calls_s, calls_mb, one_s, one_mb, gdb_s) in rows:
         print(f'| {name} | {none_s:.2f} s | {rec_s:.2f} s | '
               f'{ratio:.2f}x | {own_mb:.0f} MiB ({rec_mb:.0f} MiB) | '
               f'{insns / 1e6:.0f} M '
               f'({kept / 1e6:.0f} M) | {bpi:.4f} | {info_s:.2f} s, '
               f'{info_mb:.0f} MiB | {calls_s:.2f} s, {calls_mb:.0f} MiB | '
+              f'{one_s:.2f} s, {one_mb:.0f} MiB | '
               f'{"%.2f s" % gdb_s if gdb_s is not None else "not run"} |')
     return 0
 
