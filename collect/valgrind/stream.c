@@ -1368,6 +1368,54 @@ static int read_item(struct hwt_vg_reader *r, struct cursor *c,
 	}
 }
 
+/* The item of at most three bytes at p (three are there), the byte after
+ * it; NULL for a longer one. Runs and exits are these. */
+static inline const uint8_t *short_item(const uint8_t *p, uint64_t *v)
+{
+	if (!(p[0] & 0x80)) {
+		*v = p[0];
+		return p + 1;
+	}
+	if (!(p[1] & 0x80)) {
+		*v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		return p + 2;
+	}
+	if (!(p[2] & 0x80)) {
+		*v = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 |
+		     (uint64_t)p[2] << 14;
+		return p + 3;
+	}
+	return NULL;
+}
+
+/* Where run left for translation id, told by its exits' targets (implied
+ * exits, log_exec): *n becomes the instructions it ran when one of its
+ * exits leads there, else stays. False: that exit is a rep instruction's
+ * count check, which read_item judges. */
+static inline bool implied_exit(struct hwt_vg_reader *r, uint32_t run,
+				uint32_t id, uint32_t *n)
+{
+	struct hwt_vg_sb_hot *h = &r->hot[run];
+	uint32_t k = 0;
+
+	if (h->next_id == id) {
+		if (h->next_n != NEXT_NONE)
+			*n = h->next_n;
+		return true;
+	}
+	while (k < h->nexits &&
+	       r->targets[h->first_exit + k] != r->hot[id].entry)
+		k++;
+	if (k < h->nexits) {
+		if (r->exits[h->first_exit + k] & REP_CHECK)
+			return false;
+		*n = r->exits[h->first_exit + k];
+	}
+	h->next_id = id;
+	h->next_n = k < h->nexits ? (uint16_t)*n : NEXT_NONE;
+	return true;
+}
+
 /* r->defer: the runs and exits of the current thread at c, as many as
  * follow one another, straight into its log: the bytes as one copy, the
  * state in locals. Most of a stream is these; whatever else comes (a
@@ -1377,9 +1425,8 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 {
 	struct hwt_vg_thread *t = r->cur;
 	struct hwt_vg_log_chunk *ch = t->log_cur;
-	struct hwt_vg_sb_hot *hot = r->hot;
+	const struct hwt_vg_sb_hot *hot = r->hot;
 	const uint32_t *exits = r->exits;
-	const uint64_t *targets = r->targets;
 	const uint8_t *p = c->p, *span = p, *end = c->end;
 	uint64_t nsbs = r->nsbs, done = 0;
 	bool in_run = t->log_in_run, open = t->run_open, async = t->log_async;
@@ -1395,46 +1442,18 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 	room = t->log.chunk_bytes - ch->used;
 	cut_in = hwt_vg_log_cut_in(ch);
 	while (end - p >= 3) {
-		const uint8_t *next;
 		uint64_t v;
+		const uint8_t *next = short_item(p, &v);
 
-		if (!(p[0] & 0x80)) {
-			v = p[0];
-			next = p + 1;
-		} else if (!(p[1] & 0x80)) {
-			v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
-			next = p + 2;
-		} else if (!(p[2] & 0x80)) {
-			v = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 |
-			    (uint64_t)p[2] << 14;
-			next = p + 3;
-		} else {
+		if (!next)
 			break;
-		}
 		if ((v & 3) == HWT_VG_EXEC) {
 			uint32_t id = (uint32_t)(v >> 2);
 
 			if ((v >> 2) >= nsbs || (size_t)(p - span) >= room)
 				break;
-			if (open && hot[run].next_id == id) {
-				if (hot[run].next_n != NEXT_NONE)
-					n = hot[run].next_n;
-			} else if (open) {
-				/* Where the run before left (log_exec). */
-				struct hwt_vg_sb_hot *h = &hot[run];
-				uint32_t k = 0;
-
-				while (k < h->nexits &&
-				       targets[h->first_exit + k] != hot[id].entry)
-					k++;
-				if (k < h->nexits) {
-					if (exits[h->first_exit + k] & REP_CHECK)
-						break;
-					n = exits[h->first_exit + k];
-				}
-				h->next_id = id;
-				h->next_n = k < h->nexits ? (uint16_t)n : NEXT_NONE;
-			}
+			if (open && !implied_exit(r, run, id, &n))
+				break;
 			if (in_run) {
 				done += n;
 				if (n) {
