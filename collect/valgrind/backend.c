@@ -221,31 +221,33 @@ static void vg_close(struct hwt_collector *base)
 #define PACE_MIN (4u << 20)
 #define PACE_MAX (64u << 20)
 
-static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
-		     struct hwt_collector **out, struct hwt_err *err)
+/* Valgrind's options that name the collector's files. */
+struct vg_file_opts {
+	char *out, *log, *parent, *prefix, *data_out;
+	char pace[48], data[48];
+};
+
+static void file_opts_free(struct vg_file_opts *f)
 {
-	char valgrind[PATH_MAX], dir[PATH_MAX], prog[PATH_MAX];
-	char *out_opt = NULL, *log_opt = NULL, *parent_opt = NULL, **env = NULL;
-	char *prefix_opt = NULL, pace_opt[48], data_opt[48];
-	char *data_out_opt = NULL;
+	free(f->out);
+	free(f->log);
+	free(f->parent);
+	free(f->prefix);
+	free(f->data_out);
+}
+
+/* A collector with its reader, its window's budget and its stream
+ * directory made (under TMPDIR, else /tmp). */
+static int vg_collector_new(const struct hwt_collect_opts *opts,
+			    const char *prog, struct vg_collector **out,
+			    struct hwt_err *err)
+{
 	const char *tmp = getenv("TMPDIR");
 	struct vg_collector *c;
-	struct rlimit core;
-	size_t argc = 0;
-	char **vargv;
 	int rc;
 
-	if ((rc = vg_available(err)) < 0)
-		return rc;
-	if (!hwt_which(argv[0], prog, sizeof(prog)))
-		return hwt_err_set(err, errno ? errno : ENOENT, "cannot run "
-				   "%s: %s", argv[0],
-				   strerror(errno ? errno : ENOENT));
-	hwt_which("valgrind", valgrind, sizeof(valgrind));
-	if ((rc = tool_dir(dir, sizeof(dir), err)) < 0)
-		return rc;
-	while (argv[argc])
-		argc++;
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
 	if (!(c = calloc(1, sizeof(*c))))
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	c->stream_fd = -1;
@@ -254,10 +256,9 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	rc = hwt_vg_reader_init(&c->rd, opts->buffer_size, err);
 	/* Those of runs killed before they could remove theirs go first. */
 	if (rc == 0)
-		hwt_remove_stale(tmp && *tmp ? tmp : "/tmp", "hwt-vg-");
-	if (rc == 0 && (!(c->dir = hwt_temp_template(tmp && *tmp ? tmp :
-						      "/tmp", "hwt-vg-")) ||
-			!(c->prog = strdup(argv[0]))))
+		hwt_remove_stale(tmp, "hwt-vg-");
+	if (rc == 0 && (!(c->dir = hwt_temp_template(tmp, "hwt-vg-")) ||
+			!(c->prog = strdup(prog))))
 		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	if (rc == 0 && !mkdtemp(c->dir))
 		rc = hwt_err_set(err, errno, "cannot make a directory for the "
@@ -277,117 +278,159 @@ static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
 	/* A recording that runs to its end expands only the window it
 	 * keeps; live control and --whole want every instruction as read. */
 	c->rd.defer = !opts->live_control;
-	if (rc == 0 &&
-	    (asprintf(&c->stream_path, "%s/stream", c->dir) < 0 ||
-	     asprintf(&c->log_path, "%s/valgrind.log", c->dir) < 0 ||
-	     asprintf(&out_opt, "--hwt-out=%s", c->stream_path) < 0 ||
-	     asprintf(&log_opt, "--log-file=%s", c->log_path) < 0 ||
-	     asprintf(&parent_opt, "--hwt-parent=%d", (int)getpid()) < 0 ||
-	     asprintf(&prefix_opt, "--vgdb-prefix=%s/vgdb", c->dir) < 0 ||
-	     asprintf(&c->tool_path, "%s/%s", dir, TOOL_FILE) < 0))
-		rc = hwt_err_set(err, ENOMEM, "out of memory");
-	c->rd.tool_path = c->tool_path;
-	if (rc == 0 && opts->live_control) {
-		rc = private_tool(c, dir, err);
-		snprintf(dir, sizeof(dir), "%s/lib", c->dir);
-	}
-	if (rc == 0 && !(env = tool_environ(dir)))
-		rc = hwt_err_set(err, ENOMEM, "out of memory");
-	if (rc == 0 && opts->data_bytes &&
-	    (asprintf(&c->data_path, "%s/data", c->dir) < 0 ||
-	     asprintf(&data_out_opt, "--hwt-data-out=%s", c->data_path) < 0)) {
-		data_out_opt = NULL;
-		rc = hwt_err_set(err, ENOMEM, "out of memory");
-	}
 	if (rc < 0) {
-		free(data_out_opt);
-		free(out_opt);
-		free(log_opt);
-		free(parent_opt);
-		free(prefix_opt);
 		vg_close(&c->base);
 		return rc;
 	}
-	vargv = calloc(argc + 20, sizeof(*vargv));
-	if (!vargv) {
-		rc = hwt_err_set(err, ENOMEM, "out of memory");
-	} else {
-		size_t k = 0;
+	*out = c;
+	return 0;
+}
 
-		vargv[k++] = valgrind;
-		vargv[k++] = "--tool=hwtrace";
-		vargv[k++] = "-q";
-		vargv[k++] = "--max-threads=" XSTR(VG_MAX_THREADS_N);
-		if (opts->live_control) {
-			/* Stopped before the first instruction for vgdb,
-			 * breakpoints and steps exact to the instruction.
-			 * An exec would end the gdbserver: not followed. */
-			vargv[k++] = "--vgdb=full";
-			vargv[k++] = "--vgdb-error=0";
-			vargv[k++] = prefix_opt;
-		} else {
-			vargv[k++] = "--vgdb=no";
-			/* exec'd programs are recorded on (the tool's own
-			 * check leaves forked children out, unless
-			 * followed). */
-			vargv[k++] = "--trace-children=yes";
-			if (opts->follow_fork)
-				vargv[k++] = "--hwt-follow-fork=yes";
-			/* A recording of a program that exits opens in a
-			 * debugger at its exit. */
-			vargv[k++] = "--hwt-exit-core=yes";
-			/* A fault is reported at the faulting instruction
-			 * with the cpu's registers there: no loop unrolled
-			 * into one translation (its fault lands on the
-			 * loop's branch), every register written back
-			 * before each memory access. */
-			vargv[k++] = "--vex-iropt-unroll-thresh=0";
-			vargv[k++] = "--vex-iropt-register-updates="
-				     VG_REGISTER_UPDATES;
-			/* Side exits told by where the thread goes next
-			 * (vgstream.h): no stop asks in the middle. */
-			vargv[k++] = "--hwt-implied-exits=yes";
-			/* The stream is read all along while recording
-			 * (vg_run); live, only at stops. */
-			snprintf(pace_opt, sizeof(pace_opt),
-				 "--hwt-pace-bytes=%llu", (unsigned long long)
-				 (opts->buffer_size < PACE_MIN ? PACE_MIN :
-				  opts->buffer_size > PACE_MAX ? PACE_MAX :
-				  opts->buffer_size));
-			if (vg_can_free_read_part(c->dir))
-				vargv[k++] = pace_opt;
-		}
-		/* The values of the past: a ring in the tool's memory,
-		 * written out at the end (data.c), and under live control
-		 * at a stop that asks about the past (live_past.c). */
-		if (data_out_opt) {
-			snprintf(data_opt, sizeof(data_opt),
-				 "--hwt-data-bytes=%llu",
-				 (unsigned long long)opts->data_bytes);
-			vargv[k++] = data_opt;
-			vargv[k++] = data_out_opt;
-		}
-		vargv[k++] = parent_opt;
-		vargv[k++] = out_opt;
-		vargv[k++] = log_opt;
-		vargv[k++] = "--";
-		vargv[k++] = prog;
-		for (size_t i = 1; i < argc; i++)
-			vargv[k++] = argv[i];
-		rc = hwt_held_fork_env(vargv, env, &c->held, err);
+/* The paths of c's stream, log and data files, Valgrind's options that
+ * name them, and the tool's environment (*env); dir: the tool's
+ * directory, a private copy's under live control (made here). */
+static int vg_files(struct vg_collector *c,
+		    const struct hwt_collect_opts *opts, char *dir,
+		    size_t dir_size, struct vg_file_opts *f, char ***env,
+		    struct hwt_err *err)
+{
+	int rc = 0;
+
+	if (asprintf(&c->stream_path, "%s/stream", c->dir) < 0 ||
+	    asprintf(&c->log_path, "%s/valgrind.log", c->dir) < 0 ||
+	    asprintf(&f->out, "--hwt-out=%s", c->stream_path) < 0 ||
+	    asprintf(&f->log, "--log-file=%s", c->log_path) < 0 ||
+	    asprintf(&f->parent, "--hwt-parent=%d", (int)getpid()) < 0 ||
+	    asprintf(&f->prefix, "--vgdb-prefix=%s/vgdb", c->dir) < 0 ||
+	    asprintf(&c->tool_path, "%s/%s", dir, TOOL_FILE) < 0)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	c->rd.tool_path = c->tool_path;
+	if (opts->live_control) {
+		rc = private_tool(c, dir, err);
+		snprintf(dir, dir_size, "%s/lib", c->dir);
 	}
-	free(vargv);
-	free(data_out_opt);
-	free(out_opt);
-	free(log_opt);
-	free(parent_opt);
-	free(prefix_opt);
-	if (env) {
-		for (size_t i = 0; env[i]; i++)
-			if (!strncmp(env[i], "VALGRIND_LIB=", 13))
-				free(env[i]);
-		free(env);
+	if (rc == 0 && !(*env = tool_environ(dir)))
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
+	if (rc == 0 && opts->data_bytes &&
+	    (asprintf(&c->data_path, "%s/data", c->dir) < 0 ||
+	     asprintf(&f->data_out, "--hwt-data-out=%s", c->data_path) < 0)) {
+		f->data_out = NULL;
+		rc = hwt_err_set(err, ENOMEM, "out of memory");
 	}
+	snprintf(f->pace, sizeof(f->pace), "--hwt-pace-bytes=%llu",
+		 (unsigned long long)(opts->buffer_size < PACE_MIN ? PACE_MIN :
+				      opts->buffer_size > PACE_MAX ? PACE_MAX :
+				      opts->buffer_size));
+	snprintf(f->data, sizeof(f->data), "--hwt-data-bytes=%llu",
+		 (unsigned long long)opts->data_bytes);
+	return rc;
+}
+
+/* Valgrind's command line to run prog with argv's arguments (calloc'd;
+ * its strings are the caller's), NULL without memory. */
+static char **valgrind_argv(const struct vg_collector *c,
+			    const struct hwt_collect_opts *opts,
+			    struct vg_file_opts *f, char *valgrind, char *prog,
+			    char *const argv[])
+{
+	size_t argc = 0, k = 0;
+	char **v;
+
+	while (argv[argc])
+		argc++;
+	if (!(v = calloc(argc + 20, sizeof(*v))))
+		return NULL;
+	v[k++] = valgrind;
+	v[k++] = "--tool=hwtrace";
+	v[k++] = "-q";
+	v[k++] = "--max-threads=" XSTR(VG_MAX_THREADS_N);
+	if (opts->live_control) {
+		/* Stopped before the first instruction for vgdb, breakpoints
+		 * and steps exact to the instruction. An exec would end the
+		 * gdbserver: not followed. */
+		v[k++] = "--vgdb=full";
+		v[k++] = "--vgdb-error=0";
+		v[k++] = f->prefix;
+	} else {
+		v[k++] = "--vgdb=no";
+		/* exec'd programs are recorded on (the tool's own check
+		 * leaves forked children out, unless followed). */
+		v[k++] = "--trace-children=yes";
+		if (opts->follow_fork)
+			v[k++] = "--hwt-follow-fork=yes";
+		/* A recording of a program that exits opens in a debugger
+		 * at its exit. */
+		v[k++] = "--hwt-exit-core=yes";
+		/* A fault is reported at the faulting instruction with the
+		 * cpu's registers there: no loop unrolled into one
+		 * translation (its fault lands on the loop's branch), every
+		 * register written back before each memory access. */
+		v[k++] = "--vex-iropt-unroll-thresh=0";
+		v[k++] = "--vex-iropt-register-updates=" VG_REGISTER_UPDATES;
+		/* Side exits told by where the thread goes next
+		 * (vgstream.h): no stop asks in the middle. */
+		v[k++] = "--hwt-implied-exits=yes";
+		/* The stream is read all along while recording (vg_run);
+		 * live, only at stops. */
+		if (vg_can_free_read_part(c->dir))
+			v[k++] = f->pace;
+	}
+	/* The values of the past: a ring in the tool's memory, written out
+	 * at the end (data.c), and under live control at a stop that asks
+	 * about the past (live_past.c). */
+	if (f->data_out) {
+		v[k++] = f->data;
+		v[k++] = f->data_out;
+	}
+	v[k++] = f->parent;
+	v[k++] = f->out;
+	v[k++] = f->log;
+	v[k++] = "--";
+	v[k++] = prog;
+	for (size_t i = 1; i < argc; i++)
+		v[k++] = argv[i];
+	return v;
+}
+
+static void free_tool_environ(char **env)
+{
+	if (!env)
+		return;
+	for (size_t i = 0; env[i]; i++)
+		if (!strncmp(env[i], "VALGRIND_LIB=", 13))
+			free(env[i]);
+	free(env);
+}
+
+static int vg_launch(const struct hwt_collect_opts *opts, char *const argv[],
+		     struct hwt_collector **out, struct hwt_err *err)
+{
+	char valgrind[PATH_MAX], dir[PATH_MAX], prog[PATH_MAX];
+	struct vg_file_opts f = { 0 };
+	struct vg_collector *c = NULL;
+	struct rlimit core;
+	char **vargv, **env = NULL;
+	int rc;
+
+	if ((rc = vg_available(err)) < 0)
+		return rc;
+	if (!hwt_which(argv[0], prog, sizeof(prog)))
+		return hwt_err_set(err, errno ? errno : ENOENT, "cannot run "
+				   "%s: %s", argv[0],
+				   strerror(errno ? errno : ENOENT));
+	hwt_which("valgrind", valgrind, sizeof(valgrind));
+	if ((rc = tool_dir(dir, sizeof(dir), err)) < 0 ||
+	    (rc = vg_collector_new(opts, argv[0], &c, err)) < 0)
+		return rc;
+	rc = vg_files(c, opts, dir, sizeof(dir), &f, &env, err);
+	if (rc == 0) {
+		vargv = valgrind_argv(c, opts, &f, valgrind, prog, argv);
+		rc = vargv ? hwt_held_fork_env(vargv, env, &c->held, err) :
+			     hwt_err_set(err, ENOMEM, "out of memory");
+		free(vargv);
+	}
+	file_opts_free(&f);
+	free_tool_environ(env);
 	if (rc < 0) {
 		vg_close(&c->base);
 		return rc;

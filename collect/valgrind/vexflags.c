@@ -194,12 +194,83 @@ static uint64_t adx_flags(uint64_t a, uint64_t b_xor_c, uint64_t old,
 	return (old & HWT_VEX_FLAGS & ~flag) | (out ? flag : 0);
 }
 
+/* The flags of a kind that comes in four sizes (8 to 64 bits). */
+static uint64_t four_size_flags(unsigned kind, uint64_t dep1, uint64_t dep2,
+				uint64_t ndep, struct width w)
+{
+	uint64_t c;
+
+	switch (kind) {
+	case HWT_VEX_CC_ADD:
+		return add_flags(dep1, dep2, 0, w);
+	case HWT_VEX_CC_SUB:
+		return sub_flags(dep1, dep2, 0, w);
+	case HWT_VEX_CC_ADC:
+		/* The thunk has the second operand XOR the carry in. */
+		c = ndep & HWT_VEX_CF;
+		return add_flags(dep1, dep2 ^ c, c, w);
+	case HWT_VEX_CC_SBB:
+		c = ndep & HWT_VEX_CF;
+		return sub_flags(dep1, dep2 ^ c, c, w);
+	case HWT_VEX_CC_LOGIC:
+		/* AND, OR, XOR, TEST clear CF and OF; AF is undefined,
+		 * clear on Valgrind's cpu. */
+		return result_flags(dep1, w);
+	case HWT_VEX_CC_INC:
+		/* An ADD of 1 that keeps CF. */
+		return (add_flags(dep1 - 1, 1, 0, w) & ~HWT_VEX_CF) |
+		       (ndep & HWT_VEX_CF);
+	case HWT_VEX_CC_DEC:
+		return (sub_flags(dep1 + 1, 1, 0, w) & ~HWT_VEX_CF) |
+		       (ndep & HWT_VEX_CF);
+	case HWT_VEX_CC_SHL:
+		return shift_flags(dep1, dep2, true, w);
+	case HWT_VEX_CC_SHR:
+		return shift_flags(dep1, dep2, false, w);
+	case HWT_VEX_CC_ROL:
+		return rotate_flags(dep1, ndep, true, w);
+	case HWT_VEX_CC_ROR:
+		return rotate_flags(dep1, ndep, false, w);
+	case HWT_VEX_CC_UMUL:
+		return mul_flags(dep1, dep2, false, w);
+	default:
+		return mul_flags(dep1, dep2, true, w);  /* SMUL */
+	}
+}
+
+/* The flags of a kind that comes in two sizes (32 and 64 bits): BMI's
+ * and ADX's. */
+static uint64_t two_size_flags(unsigned kind, uint64_t dep1, uint64_t dep2,
+			       uint64_t ndep, struct width w)
+{
+	switch (kind) {
+	case HWT_VEX_CC_ANDN:
+		/* CF and OF clear, AF and PF undefined: clear on Valgrind's
+		 * cpu. */
+		return zero_sign_flags(dep1, w);
+	case HWT_VEX_CC_BLSI:
+		/* CF: the source was not zero. */
+		return zero_sign_flags(dep1, w) |
+		       (dep2 & w.mask ? HWT_VEX_CF : 0);
+	case HWT_VEX_CC_BLSMSK:
+		/* ZF is cleared (the mask is never zero); CF: the source was
+		 * zero. */
+		return (zero_sign_flags(dep1, w) & HWT_VEX_SF) |
+		       (dep2 & w.mask ? 0 : HWT_VEX_CF);
+	case HWT_VEX_CC_BLSR:
+		return zero_sign_flags(dep1, w) |
+		       (dep2 & w.mask ? 0 : HWT_VEX_CF);
+	case HWT_VEX_CC_ADCX:
+		return adx_flags(dep1, dep2, ndep, HWT_VEX_CF, w);
+	default:
+		return adx_flags(dep1, dep2, ndep, HWT_VEX_OF, w);  /* ADOX */
+	}
+}
+
 bool hwt_vex_flags(uint64_t op, uint64_t dep1, uint64_t dep2, uint64_t ndep,
 		   uint64_t *rflags)
 {
-	unsigned kind;
-	struct width w;
-	uint64_t f, c;
+	unsigned i;
 
 	if (op >= HWT_VEX_CC_NUMBER)
 		return false;
@@ -209,94 +280,13 @@ bool hwt_vex_flags(uint64_t op, uint64_t dep1, uint64_t dep2, uint64_t ndep,
 	}
 	/* Kinds in four sizes, then kinds in two. */
 	if (op < HWT_VEX_CC_ANDN) {
-		unsigned i = (unsigned)op - HWT_VEX_CC_ADD;
-
-		kind = HWT_VEX_CC_ADD + i / 4 * 4;
-		w = width_of(8u << i % 4);
+		i = (unsigned)op - HWT_VEX_CC_ADD;
+		*rflags = four_size_flags(HWT_VEX_CC_ADD + i / 4 * 4, dep1, dep2,
+					  ndep, width_of(8u << i % 4));
 	} else {
-		unsigned i = (unsigned)op - HWT_VEX_CC_ANDN;
-
-		kind = HWT_VEX_CC_ANDN + i / 2 * 2;
-		w = width_of(32u << i % 2);
+		i = (unsigned)op - HWT_VEX_CC_ANDN;
+		*rflags = two_size_flags(HWT_VEX_CC_ANDN + i / 2 * 2, dep1, dep2,
+					 ndep, width_of(32u << i % 2));
 	}
-
-	switch (kind) {
-	case HWT_VEX_CC_ADD:
-		f = add_flags(dep1, dep2, 0, w);
-		break;
-	case HWT_VEX_CC_SUB:
-		f = sub_flags(dep1, dep2, 0, w);
-		break;
-	case HWT_VEX_CC_ADC:
-		/* The thunk has the second operand XOR the carry in. */
-		c = ndep & HWT_VEX_CF;
-		f = add_flags(dep1, dep2 ^ c, c, w);
-		break;
-	case HWT_VEX_CC_SBB:
-		c = ndep & HWT_VEX_CF;
-		f = sub_flags(dep1, dep2 ^ c, c, w);
-		break;
-	case HWT_VEX_CC_LOGIC:
-		/* AND, OR, XOR, TEST clear CF and OF; AF is undefined,
-		 * clear on Valgrind's cpu. */
-		f = result_flags(dep1, w);
-		break;
-	case HWT_VEX_CC_INC:
-		/* An ADD of 1 that keeps CF. */
-		f = (add_flags(dep1 - 1, 1, 0, w) & ~HWT_VEX_CF) |
-		    (ndep & HWT_VEX_CF);
-		break;
-	case HWT_VEX_CC_DEC:
-		f = (sub_flags(dep1 + 1, 1, 0, w) & ~HWT_VEX_CF) |
-		    (ndep & HWT_VEX_CF);
-		break;
-	case HWT_VEX_CC_SHL:
-		f = shift_flags(dep1, dep2, true, w);
-		break;
-	case HWT_VEX_CC_SHR:
-		f = shift_flags(dep1, dep2, false, w);
-		break;
-	case HWT_VEX_CC_ROL:
-		f = rotate_flags(dep1, ndep, true, w);
-		break;
-	case HWT_VEX_CC_ROR:
-		f = rotate_flags(dep1, ndep, false, w);
-		break;
-	case HWT_VEX_CC_UMUL:
-		f = mul_flags(dep1, dep2, false, w);
-		break;
-	case HWT_VEX_CC_SMUL:
-		f = mul_flags(dep1, dep2, true, w);
-		break;
-	case HWT_VEX_CC_ANDN:
-		/* CF and OF clear, AF and PF undefined: clear on Valgrind's
-		 * cpu. */
-		f = zero_sign_flags(dep1, w);
-		break;
-	case HWT_VEX_CC_BLSI:
-		/* CF: the source was not zero. */
-		f = zero_sign_flags(dep1, w) |
-		    (dep2 & w.mask ? HWT_VEX_CF : 0);
-		break;
-	case HWT_VEX_CC_BLSMSK:
-		/* ZF is cleared (the mask is never zero); CF: the source was
-		 * zero. */
-		f = (zero_sign_flags(dep1, w) & HWT_VEX_SF) |
-		    (dep2 & w.mask ? 0 : HWT_VEX_CF);
-		break;
-	case HWT_VEX_CC_BLSR:
-		f = zero_sign_flags(dep1, w) |
-		    (dep2 & w.mask ? 0 : HWT_VEX_CF);
-		break;
-	case HWT_VEX_CC_ADCX:
-		f = adx_flags(dep1, dep2, ndep, HWT_VEX_CF, w);
-		break;
-	case HWT_VEX_CC_ADOX:
-		f = adx_flags(dep1, dep2, ndep, HWT_VEX_OF, w);
-		break;
-	default:
-		return false;     /* not reached: every kind is above */
-	}
-	*rflags = f;
 	return true;
 }

@@ -54,7 +54,15 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
-int main(int argc, char **argv)
+struct main_args {
+	const char *listen_spec, *bundle, *core;
+	struct live_opts lo;
+	uint64_t pid;
+	bool allow_remote, once;
+};
+
+/* The command line into *a: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct main_args *a)
 {
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -70,36 +78,31 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	const char *listen_spec = NULL, *bundle = NULL, *core = NULL;
-	struct live_opts lo = { .values = HWT_COLLECT_VALUES_DEFAULT };
-	uint64_t pid = 0;
-	bool allow_remote = false, once = false;
-	static struct server srv;
-	struct listener l;
-	struct hwt_err err = { 0 };
-	int opt, fd, rc;
+	struct live_opts *lo = &a->lo;
+	int opt;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'l': listen_spec = optarg; break;
-		case 'r': allow_remote = true; break;
-		case 'b': bundle = optarg; break;
-		case 'c': core = optarg; break;
-		case 'B': lo.backend = optarg; break;
-		case 'o': once = true; break;
-		case 'R': lo.record = true; break;
+		case 'l': a->listen_spec = optarg; break;
+		case 'r': a->allow_remote = true; break;
+		case 'b': a->bundle = optarg; break;
+		case 'c': a->core = optarg; break;
+		case 'B': lo->backend = optarg; break;
+		case 'o': a->once = true; break;
+		case 'R': lo->record = true; break;
 		case 'v':
-			if (hwt_parse_size(optarg, &lo.values) ||
-			    (lo.values && (lo.values < HWT_COLLECT_VALUES_MIN ||
-					   lo.values > HWT_COLLECT_VALUES_MAX)))
+			if (hwt_parse_size(optarg, &lo->values) ||
+			    (lo->values &&
+			     (lo->values < HWT_COLLECT_VALUES_MIN ||
+			      lo->values > HWT_COLLECT_VALUES_MAX)))
 				return usage_error("--values=%s must be 0 or a "
 						   "size between 1M and 16G",
 						   optarg);
 			break;
 		case 'a':
-			if (hwt_parse_u64(optarg, &pid) || pid == 0 ||
-			    pid > INT32_MAX)
+			if (hwt_parse_u64(optarg, &a->pid) || a->pid == 0 ||
+			    a->pid > INT32_MAX)
 				return usage_error("--attach needs a process id, "
 						   "not %s", optarg);
 			break;
@@ -111,25 +114,66 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		lo.argv = argv + optind;
-	lo.attach_pid = (int)pid;
-	if (!listen_spec)
+		lo->argv = argv + optind;
+	lo->attach_pid = (int)a->pid;
+	if (!a->listen_spec)
 		return usage_error("%s", "--listen is required");
-	if ((bundle != NULL) + (lo.argv != NULL) + (pid != 0) != 1)
+	if ((a->bundle != NULL) + (lo->argv != NULL) + (a->pid != 0) != 1)
 		return usage_error("%s", "give exactly one of -- PROG [ARGS...], "
 				   "--attach PID and --bundle DIR");
-	if (core && !bundle)
+	if (a->core && !a->bundle)
 		return usage_error("%s", "--core goes with --bundle DIR");
-	if (lo.backend && bundle)
+	if (lo->backend && a->bundle)
 		return usage_error("%s", "--backend is for live processes");
-	if (lo.record && !lo.argv)
+	if (lo->record && !lo->argv)
 		return usage_error("%s", "--record is for a program hwt-server "
 				   "starts (an attached one is recorded from "
 				   "the attach, a bundle was recorded)");
+	return -1;
+}
+
+/* Debuggers one after the other, as gdbserver serves them: one that
+ * disconnects leaves the program stopped, with its trace, for the next;
+ * once ends with it. The exit status. */
+static int serve(struct server *srv, struct listener *l, bool once)
+{
+	struct hwt_err err = { 0 };
+
+	for (;;) {
+		int fd = listener_accept(l, &err);
+
+		if (fd < 0) {
+			fprintf(stderr, "hwt-server: %s\n", err.msg);
+			return 1;
+		}
+		if (server_run(srv, l, fd, !once, &err)) {
+			fprintf(stderr, "hwt-server: %s\n", err.msg);
+			return 1;
+		}
+		if (once || !srv->hung_up || srv->process_gone) {
+			fprintf(stderr, "hwt-server: debugger disconnected, "
+				"exiting\n");
+			return 0;
+		}
+		fprintf(stderr, "hwt-server: debugger disconnected; waiting "
+			"for the next on %s (--once: exit instead)\n", l->desc);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct main_args a = { .lo.values = HWT_COLLECT_VALUES_DEFAULT };
+	static struct server srv;
+	struct listener l;
+	struct hwt_err err = { 0 };
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
 	/* A client that vanishes mid-reply must not kill the server. */
 	signal(SIGPIPE, SIG_IGN);
-	rc = bundle ? server_open(&srv, bundle, core, &err)
-		    : live_open(&srv, &lo, &err);
+	rc = a.bundle ? server_open(&srv, a.bundle, a.core, &err)
+		      : live_open(&srv, &a.lo, &err);
 	if (rc) {
 		fprintf(stderr, "hwt-server: %s\n", err.msg);
 		server_close(&srv);
@@ -137,7 +181,7 @@ int main(int argc, char **argv)
 	}
 	if (srv.warning[0])
 		fprintf(stderr, "hwt-server: warning: %s\n", srv.warning);
-	if (!bundle) {
+	if (!a.bundle) {
 		const char *note[4];
 		size_t n = hwt_collect_machine_notes(note, 4);
 
@@ -145,7 +189,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "hwt-server: this machine: %s\n",
 				note[i]);
 	}
-	if (listener_open(&l, listen_spec, allow_remote, &err)) {
+	if (listener_open(&l, a.listen_spec, a.allow_remote, &err)) {
 		fprintf(stderr, "hwt-server: %s\n", err.msg);
 		/* gdbserver's words, on which scripts that start it try the
 		 * next port (GDB's testsuite among them). */
@@ -165,28 +209,7 @@ int main(int argc, char **argv)
 	if (!l.is_unix)
 		fprintf(stderr, "Listening on port %s\n",
 			strrchr(l.desc, ':') + 1);
-	/* As gdbserver: a debugger that disconnects leaves the program
-	 * stopped, with its trace, for the next; --once ends with it. */
-	for (;;) {
-		fd = listener_accept(&l, &err);
-		if (fd < 0) {
-			fprintf(stderr, "hwt-server: %s\n", err.msg);
-			rc = 1;
-			break;
-		}
-		rc = server_run(&srv, &l, fd, !once, &err) ? 1 : 0;
-		if (rc) {
-			fprintf(stderr, "hwt-server: %s\n", err.msg);
-			break;
-		}
-		if (once || !srv.hung_up || srv.process_gone) {
-			fprintf(stderr, "hwt-server: debugger disconnected, "
-				"exiting\n");
-			break;
-		}
-		fprintf(stderr, "hwt-server: debugger disconnected; waiting "
-			"for the next on %s (--once: exit instead)\n", l.desc);
-	}
+	rc = serve(&srv, &l, a.once);
 	listener_close(&l);
 	server_close(&srv);
 	return rc;

@@ -292,6 +292,36 @@ static void summary(const char *dir, const struct hwt_bundle *b,
 	fputc('\n', stderr);
 }
 
+/* The core of the fault or of the exit into the staged bundle, and where
+ * a fault stopped the program. */
+static int stage_core(struct hwt_collector *col, const char *staging,
+		      const struct hwt_collect_end *end, struct hwt_bundle *b,
+		      struct hwt_err *err)
+{
+	char *core_path;
+	int rc;
+
+	if (end->reason == HWT_STOP_FAULT) {
+		b->stop_tid = end->tid;
+		b->stop_pc = end->pc;
+	}
+	if (asprintf(&core_path, "%s/core", staging) < 0)
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	rc = hwt_collect_write_core(col, core_path, err);
+	/* A core of the exit is a convenience: without it the history is
+	 * still whole (a full disk cut it short). */
+	if (rc < 0 && end->reason != HWT_STOP_FAULT) {
+		fprintf(stderr, "hwtrace: warning: no core of the program's "
+			"exit in the bundle: %s\n", err->msg);
+		unlink(core_path);
+		rc = 0;
+	} else if (rc == 0) {
+		b->core = "core";
+	}
+	free(core_path);
+	return rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
@@ -349,32 +379,10 @@ int cmd_record(int argc, char **argv)
 	cli_progress_show(&pr);
 	if (hwt_collect_warning(col))
 		fprintf(stderr, "hwtrace: warning: %s\n", hwt_collect_warning(col));
-	if (end.reason == HWT_STOP_FAULT || end.exit_core) {
-		char *core_path;
-
-		if (end.reason == HWT_STOP_FAULT) {
-			b.stop_tid = end.tid;
-			b.stop_pc = end.pc;
-		}
-		if (asprintf(&core_path, "%s/core", staging) < 0) {
-			rc = hwt_err_set(&err, ENOMEM, "out of memory");
-			goto out;
-		}
-		rc = hwt_collect_write_core(col, core_path, &err);
-		/* A core of the exit is a convenience: without it the
-		 * history is still whole (a full disk cut it short). */
-		if (rc < 0 && end.reason != HWT_STOP_FAULT) {
-			fprintf(stderr, "hwtrace: warning: no core of the "
-				"program's exit in the bundle: %s\n", err.msg);
-			unlink(core_path);
-			rc = 0;
-		} else if (rc == 0) {
-			b.core = "core";
-		}
-		free(core_path);
-		if (rc || (rc = interrupted(&err)))
-			goto out;
-	}
+	if ((end.reason == HWT_STOP_FAULT || end.exit_core) &&
+	    ((rc = stage_core(col, staging, &end, &b, &err)) ||
+	     (rc = interrupted(&err))))
+		goto out;
 	b.stop_reason = end.reason;
 	b.stop_status = end.status;
 	b.stop_signal = end.signal;
