@@ -79,236 +79,207 @@ bool hwt_sys_clone3_args(pid_t pid, uint64_t at, uint64_t w[4])
 	return read_words(pid, at, w, 4);
 }
 
-int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
-		   struct hwt_store *out, size_t max)
-{
-	const uint64_t a0 = regs->rdi, a1 = regs->rsi, a2 = regs->rdx,
-		a3 = regs->r10, a4 = regs->r8, a5 = regs->r9;
-	struct ranges r = { out, 0, max, false };
-	uint64_t w[4];
+/* A buffer a call writes: at its argument `at`, of a constant length or
+ * as long as argument `len_arg` says (arguments counted from 1; 0: not
+ * given). */
+struct sys_buf {
+	uint8_t at, len_arg;
+	uint16_t len;
+};
+/* What a call writes that its registers alone tell: up to four buffers,
+ * or nothing (known, no buf). */
+struct sys_writes {
+	bool known;
+	struct sys_buf buf[4];
+};
 
-	/* At the syscall instruction rax holds the call's number. */
-	switch (regs->rax) {
-	case SYS_read: case SYS_pread64:
-		add(&r, a1, a2);
-		break;
+#define BUF(arg, n) { .at = (arg) + 1, .len = (n) }
+#define BUF_ARG(arg, n_arg) { .at = (arg) + 1, .len_arg = (n_arg) + 1 }
+#define WRITES(...) { .known = true, .buf = { __VA_ARGS__ } }
+#define NOTHING { .known = true }
+
+static const struct sys_writes plain[] = {
+	[SYS_read] = WRITES(BUF_ARG(1, 2)),
+	[SYS_pread64] = WRITES(BUF_ARG(1, 2)),
+	[SYS_stat] = WRITES(BUF(1, STAT_SIZE)),
+	[SYS_fstat] = WRITES(BUF(1, STAT_SIZE)),
+	[SYS_lstat] = WRITES(BUF(1, STAT_SIZE)),
+	[SYS_newfstatat] = WRITES(BUF(2, STAT_SIZE)),
+	[SYS_statx] = WRITES(BUF(4, 256)),
+	[SYS_rt_sigaction] = WRITES(BUF(2, 32)),
+	[SYS_pipe] = WRITES(BUF(0, 8)),
+	[SYS_pipe2] = WRITES(BUF(0, 8)),
+	[SYS_socketpair] = WRITES(BUF(3, 8)),
+	[SYS_select] = WRITES(BUF(1, FDSET_SIZE), BUF(2, FDSET_SIZE),
+			      BUF(3, FDSET_SIZE), BUF(4, 16)),
+	[SYS_pselect6] = WRITES(BUF(1, FDSET_SIZE), BUF(2, FDSET_SIZE),
+				BUF(3, FDSET_SIZE)),
+	[SYS_nanosleep] = WRITES(BUF(1, 16)),
+	[SYS_clock_nanosleep] = WRITES(BUF(3, 16)),
+	[SYS_accept] = WRITES(BUF(1, SOCKADDR_MAX), BUF(2, 4)),
+	[SYS_accept4] = WRITES(BUF(1, SOCKADDR_MAX), BUF(2, 4)),
+	[SYS_getsockname] = WRITES(BUF(1, SOCKADDR_MAX), BUF(2, 4)),
+	[SYS_getpeername] = WRITES(BUF(1, SOCKADDR_MAX), BUF(2, 4)),
+	[SYS_recvfrom] = WRITES(BUF_ARG(1, 2), BUF(4, SOCKADDR_MAX),
+				BUF(5, 4)),
+	[SYS_wait4] = WRITES(BUF(1, 4), BUF(3, RUSAGE_SIZE)),
+	[SYS_uname] = WRITES(BUF(0, 390)),
+	[SYS_getdents] = WRITES(BUF_ARG(1, 2)),
+	[SYS_getdents64] = WRITES(BUF_ARG(1, 2)),
+	[SYS_getcwd] = WRITES(BUF_ARG(0, 1)),
+	[SYS_readlink] = WRITES(BUF_ARG(1, 2)),
+	[SYS_readlinkat] = WRITES(BUF_ARG(2, 3)),
+	[SYS_gettimeofday] = WRITES(BUF(0, 16), BUF(1, 8)),
+	[SYS_time] = WRITES(BUF(0, 8)),
+	[SYS_clock_gettime] = WRITES(BUF(1, 16)),
+	[SYS_clock_getres] = WRITES(BUF(1, 16)),
+	[SYS_getrlimit] = WRITES(BUF(1, 16)),
+	[SYS_prlimit64] = WRITES(BUF(3, 16)),
+	[SYS_getrusage] = WRITES(BUF(1, RUSAGE_SIZE)),
+	[SYS_sysinfo] = WRITES(BUF(0, 112)),
+	[SYS_times] = WRITES(BUF(0, 32)),
+	[SYS_sigaltstack] = WRITES(BUF(1, 24)),
+	[SYS_statfs] = WRITES(BUF(1, 120)),
+	[SYS_fstatfs] = WRITES(BUF(1, 120)),
+	[SYS_sched_getaffinity] = WRITES(BUF_ARG(2, 1)),
+	[SYS_getrandom] = WRITES(BUF_ARG(0, 1)),
+	[SYS_getresuid] = WRITES(BUF(0, 4), BUF(1, 4), BUF(2, 4)),
+	[SYS_getresgid] = WRITES(BUF(0, 4), BUF(1, 4), BUF(2, 4)),
+	/* Write nothing into the caller's memory. */
+	[SYS_write] = NOTHING, [SYS_pwrite64] = NOTHING,
+	[SYS_writev] = NOTHING, [SYS_open] = NOTHING, [SYS_openat] = NOTHING,
+	[SYS_close] = NOTHING, [SYS_lseek] = NOTHING, [SYS_mprotect] = NOTHING,
+	[SYS_access] = NOTHING, [SYS_faccessat] = NOTHING,
+	[SYS_faccessat2] = NOTHING, [SYS_sched_yield] = NOTHING,
+	[SYS_dup] = NOTHING, [SYS_dup2] = NOTHING, [SYS_dup3] = NOTHING,
+	[SYS_getpid] = NOTHING, [SYS_gettid] = NOTHING,
+	[SYS_getppid] = NOTHING, [SYS_getuid] = NOTHING,
+	[SYS_getgid] = NOTHING, [SYS_geteuid] = NOTHING,
+	[SYS_getegid] = NOTHING, [SYS_getpgrp] = NOTHING,
+	[SYS_socket] = NOTHING, [SYS_connect] = NOTHING,
+	[SYS_sendto] = NOTHING, [SYS_sendmsg] = NOTHING,
+	[SYS_shutdown] = NOTHING, [SYS_bind] = NOTHING, [SYS_listen] = NOTHING,
+	[SYS_fork] = NOTHING, [SYS_setsockopt] = NOTHING, [SYS_exit] = NOTHING,
+	[SYS_exit_group] = NOTHING, [SYS_kill] = NOTHING, [SYS_tkill] = NOTHING,
+	[SYS_tgkill] = NOTHING, [SYS_fcntl] = NOTHING,
+	[SYS_rt_sigreturn] = NOTHING, [SYS_set_tid_address] = NOTHING,
+	[SYS_set_robust_list] = NOTHING, [SYS_unlink] = NOTHING,
+	[SYS_unlinkat] = NOTHING, [SYS_mkdir] = NOTHING,
+	[SYS_mkdirat] = NOTHING, [SYS_rmdir] = NOTHING, [SYS_rename] = NOTHING,
+	[SYS_renameat] = NOTHING, [SYS_chdir] = NOTHING, [SYS_fchdir] = NOTHING,
+	[SYS_fsync] = NOTHING, [SYS_fdatasync] = NOTHING,
+	[SYS_ftruncate] = NOTHING, [SYS_umask] = NOTHING,
+	[SYS_setpgid] = NOTHING, [SYS_setsid] = NOTHING, [SYS_alarm] = NOTHING,
+	[SYS_pause] = NOTHING, [SYS_epoll_create] = NOTHING,
+	[SYS_epoll_create1] = NOTHING, [SYS_epoll_ctl] = NOTHING,
+	[SYS_eventfd2] = NOTHING, [SYS_sched_setaffinity] = NOTHING,
+	[SYS_mmap] = NOTHING, [SYS_munmap] = NOTHING, [SYS_brk] = NOTHING,
+	[SYS_mremap] = NOTHING, [SYS_madvise] = NOTHING, [SYS_rseq] = NOTHING,
+	[SYS_membarrier] = NOTHING,
+};
+
+/* The calls whose writes depend on their arguments' values or on memory
+ * they point to: false when what they write cannot be told. */
+static bool told_stores(struct ranges *r, pid_t pid, uint64_t nr,
+			const uint64_t a[6])
+{
+	uint64_t m[MSGHDR_WORDS], w[4];
+	uint32_t optlen = 0;
+
+	switch (nr) {
 	case SYS_readv: case SYS_preadv: case SYS_preadv2:
-		if (!add_iovecs(&r, pid, a1, a2))
-			return -1;
-		break;
-	case SYS_recvmsg: {
+		return add_iovecs(r, pid, a[1], a[2]);
+	case SYS_recvmsg:
 		/* struct msghdr: name, namelen, iov, iovlen, control,
 		 * controllen, flags; the kernel writes the name, the
 		 * buffers, the control data and the header's lengths and
 		 * flags. */
-		uint64_t m[MSGHDR_WORDS];
-
-		if (!read_words(pid, a1, m, MSGHDR_WORDS))
-			return -1;
-		add(&r, a1, 8 * MSGHDR_WORDS);
-		add(&r, m[0], (uint32_t)m[1] < SOCKADDR_MAX ?
+		if (!read_words(pid, a[1], m, MSGHDR_WORDS))
+			return false;
+		add(r, a[1], 8 * MSGHDR_WORDS);
+		add(r, m[0], (uint32_t)m[1] < SOCKADDR_MAX ?
 			(uint32_t)m[1] : SOCKADDR_MAX);
-		add(&r, m[4], m[5]);
-		if (!add_iovecs(&r, pid, m[2], m[3]))
-			return -1;
-		break;
-	}
-	case SYS_stat: case SYS_fstat: case SYS_lstat:
-		add(&r, a1, STAT_SIZE);
-		break;
-	case SYS_newfstatat:
-		add(&r, a2, STAT_SIZE);
-		break;
-	case SYS_statx:
-		add(&r, a4, 256);
-		break;
+		add(r, m[4], m[5]);
+		return add_iovecs(r, pid, m[2], m[3]);
 	case SYS_poll: case SYS_ppoll:
-		if (a1 < (1u << 20))
-			add(&r, a0, a1 * 8);
-		else
-			return -1;
-		break;
-	case SYS_rt_sigaction:
-		add(&r, a2, 32);
-		break;
-	case SYS_rt_sigprocmask:
-		add(&r, a2, a3 <= 128 ? a3 : 128);
-		break;
-	case SYS_ioctl:
-		if (a1 == 0x5401)               /* TCGETS */
-			add(&r, a2, 60);
-		else if (a1 == 0x5413)          /* TIOCGWINSZ */
-			add(&r, a2, 8);
-		else if (a1 == 0x541B)          /* FIONREAD */
-			add(&r, a2, 4);
-		else
-			return -1;
-		break;
-	case SYS_pipe: case SYS_pipe2: case SYS_socketpair:
-		add(&r, regs->rax == SYS_socketpair ? a3 : a0, 8);
-		break;
-	case SYS_select: case SYS_pselect6:
-		add(&r, a1, FDSET_SIZE);
-		add(&r, a2, FDSET_SIZE);
-		add(&r, a3, FDSET_SIZE);
-		if (regs->rax == SYS_select)
-			add(&r, a4, 16);
-		break;
-	case SYS_nanosleep:
-		add(&r, a1, 16);
-		break;
-	case SYS_clock_nanosleep:
-		add(&r, a3, 16);
-		break;
-	case SYS_accept: case SYS_accept4: case SYS_getsockname:
-	case SYS_getpeername:
-		add(&r, a1, SOCKADDR_MAX);
-		add(&r, a2, 4);
-		break;
-	case SYS_recvfrom:
-		add(&r, a1, a2);
-		add(&r, a4, SOCKADDR_MAX);
-		add(&r, a5, 4);
-		break;
-	case SYS_getsockopt: {
-		/* The value, at most the length the caller offers. */
-		uint32_t optlen = 0;
-
-		if (a4 && !read_bytes(pid, a4, &optlen, sizeof(optlen)))
-			return -1;
-		add(&r, a3, optlen);
-		add(&r, a4, 4);
-		break;
-	}
-	case SYS_wait4:
-		add(&r, a1, 4);
-		add(&r, a3, RUSAGE_SIZE);
-		break;
-	case SYS_uname:
-		add(&r, a0, 390);
-		break;
-	case SYS_getdents: case SYS_getdents64:
-		add(&r, a1, a2);
-		break;
-	case SYS_getcwd:
-		add(&r, a0, a1);
-		break;
-	case SYS_readlink:
-		add(&r, a1, a2);
-		break;
-	case SYS_readlinkat:
-		add(&r, a2, a3);
-		break;
-	case SYS_gettimeofday:
-		add(&r, a0, 16);
-		add(&r, a1, 8);
-		break;
-	case SYS_time:
-		add(&r, a0, 8);
-		break;
-	case SYS_clock_gettime: case SYS_clock_getres:
-		add(&r, a1, 16);
-		break;
-	case SYS_getrlimit:
-		add(&r, a1, 16);
-		break;
-	case SYS_prlimit64:
-		add(&r, a3, 16);
-		break;
-	case SYS_getrusage:
-		add(&r, a1, RUSAGE_SIZE);
-		break;
-	case SYS_sysinfo:
-		add(&r, a0, 112);
-		break;
-	case SYS_times:
-		add(&r, a0, 32);
-		break;
-	case SYS_sigaltstack:
-		add(&r, a1, 24);
-		break;
-	case SYS_statfs: case SYS_fstatfs:
-		add(&r, a1, 120);
-		break;
-	case SYS_sched_getaffinity:
-		add(&r, a2, a1);
-		break;
+		add(r, a[0], a[1] * 8);
+		return a[1] < (1u << 20);
 	case SYS_epoll_wait: case SYS_epoll_pwait:
-		if (a2 < (1u << 20))
-			add(&r, a1, a2 * 12);
-		else
-			return -1;
-		break;
-	case SYS_getrandom:
-		add(&r, a0, a1);
-		break;
-	case SYS_getresuid: case SYS_getresgid:
-		add(&r, a0, 4);
-		add(&r, a1, 4);
-		add(&r, a2, 4);
-		break;
+		add(r, a[1], a[2] * 12);
+		return a[2] < (1u << 20);
+	case SYS_rt_sigprocmask:
+		add(r, a[2], a[3] <= 128 ? a[3] : 128);
+		return true;
+	case SYS_ioctl:
+		/* TCGETS, TIOCGWINSZ, FIONREAD. */
+		add(r, a[2], a[1] == 0x5401 ? 60 : a[1] == 0x5413 ? 8 :
+			     a[1] == 0x541B ? 4 : 0);
+		return a[1] == 0x5401 || a[1] == 0x5413 || a[1] == 0x541B;
+	case SYS_getsockopt:
+		/* The value, at most the length the caller offers. */
+		if (a[4] && !read_bytes(pid, a[4], &optlen, sizeof(optlen)))
+			return false;
+		add(r, a[3], optlen);
+		add(r, a[4], 4);
+		return true;
 	case SYS_arch_prctl:
-		if (a0 == 0x1003 || a0 == 0x1004)        /* ARCH_GET_FS/GS */
-			add(&r, a1, 8);
-		else if (a0 != 0x1001 && a0 != 0x1002)   /* ARCH_SET_GS/FS */
-			return -1;
-		break;
+		if (a[0] == 0x1003 || a[0] == 0x1004)  /* ARCH_GET_FS/GS */
+			add(r, a[1], 8);
+		return a[0] >= 0x1001 && a[0] <= 0x1004;  /* and SET_GS/FS */
 	case SYS_prctl:
-		if (a0 == 16)                            /* PR_GET_NAME */
-			add(&r, a1, 16);
-		else if (a0 != 15 && a0 != 1 && a0 != 38 && a0 != 4 &&
-			 a0 != 8 && a0 != 36 && a0 != 0x59616d61)
-			return -1;
-		break;
+		if (a[0] == 16)                        /* PR_GET_NAME */
+			add(r, a[1], 16);
+		return a[0] == 16 || a[0] == 15 || a[0] == 1 || a[0] == 38 ||
+		       a[0] == 4 || a[0] == 8 || a[0] == 36 ||
+		       a[0] == 0x59616d61;
 	case SYS_futex:
-		switch (a1 & 127) {
+		switch (a[1] & 127) {
 		case 0: case 1: case 3: case 4: case 9: case 10:
 			break;                  /* wait, wake, requeue */
 		case 5:                         /* WAKE_OP */
-			add(&r, a4, 4);
+			add(r, a[4], 4);
 			break;
 		default:                        /* PI: the kernel sets owners */
-			add(&r, a0, 4);
+			add(r, a[0], 4);
 			break;
 		}
-		break;
+		return true;
 	case SYS_clone:
-		if (a0 & CLONE_PARENT_SETTID_)
-			add(&r, a2, 4);
-		if ((a0 & CLONE_CHILD_SETTID_) && (a0 & CLONE_VM_))
-			add(&r, a3, 4);
-		break;
+		if (a[0] & CLONE_PARENT_SETTID_)
+			add(r, a[2], 4);
+		if ((a[0] & CLONE_CHILD_SETTID_) && (a[0] & CLONE_VM_))
+			add(r, a[3], 4);
+		return true;
 	case SYS_clone3:
-		if (!hwt_sys_clone3_args(pid, a0, w))
-			return -1;
+		if (!hwt_sys_clone3_args(pid, a[0], w))
+			return false;
 		if (w[0] & CLONE_PARENT_SETTID_)
-			add(&r, w[3], 4);
+			add(r, w[3], 4);
 		if ((w[0] & CLONE_CHILD_SETTID_) && (w[0] & CLONE_VM_))
-			add(&r, w[2], 4);
-		break;
-	/* Write nothing into the caller's memory. */
-	case SYS_write: case SYS_pwrite64: case SYS_writev: case SYS_open:
-	case SYS_openat: case SYS_close: case SYS_lseek: case SYS_mprotect:
-	case SYS_access: case SYS_faccessat: case SYS_faccessat2:
-	case SYS_sched_yield: case SYS_dup: case SYS_dup2: case SYS_dup3:
-	case SYS_getpid: case SYS_gettid: case SYS_getppid: case SYS_getuid:
-	case SYS_getgid: case SYS_geteuid: case SYS_getegid: case SYS_getpgrp:
-	case SYS_socket: case SYS_connect: case SYS_sendto: case SYS_sendmsg:
-	case SYS_shutdown: case SYS_bind: case SYS_listen: case SYS_fork:
-	case SYS_setsockopt:
-	case SYS_exit: case SYS_exit_group: case SYS_kill: case SYS_tkill:
-	case SYS_tgkill: case SYS_fcntl: case SYS_rt_sigreturn:
-	case SYS_set_tid_address: case SYS_set_robust_list:
-	case SYS_unlink: case SYS_unlinkat: case SYS_mkdir: case SYS_mkdirat:
-	case SYS_rmdir: case SYS_rename: case SYS_renameat: case SYS_chdir:
-	case SYS_fchdir: case SYS_fsync: case SYS_fdatasync: case SYS_ftruncate:
-	case SYS_umask: case SYS_setpgid: case SYS_setsid: case SYS_alarm:
-	case SYS_pause: case SYS_epoll_create: case SYS_epoll_create1:
-	case SYS_epoll_ctl: case SYS_eventfd2: case SYS_sched_setaffinity:
-	case SYS_mmap: case SYS_munmap: case SYS_brk: case SYS_mremap:
-	case SYS_madvise: case SYS_rseq: case SYS_membarrier:
-		break;
+			add(r, w[2], 4);
+		return true;
 	default:
+		return false;
+	}
+}
+
+int hwt_sys_stores(pid_t pid, const struct user_regs_struct *regs,
+		   struct hwt_store *out, size_t max)
+{
+	const uint64_t a[6] = { regs->rdi, regs->rsi, regs->rdx, regs->r10,
+				regs->r8, regs->r9 };
+	struct ranges r = { out, 0, max, false };
+	/* At the syscall instruction rax holds the call's number. */
+	uint64_t nr = regs->rax;
+
+	if (nr < sizeof(plain) / sizeof(plain[0]) && plain[nr].known) {
+		for (size_t i = 0; i < 4 && plain[nr].buf[i].at; i++) {
+			const struct sys_buf *b = &plain[nr].buf[i];
+
+			add(&r, a[b->at - 1],
+			    b->len_arg ? a[b->len_arg - 1] : b->len);
+		}
+	} else if (!told_stores(&r, pid, nr, a)) {
 		return -1;
 	}
 	return r.overflow ? -1 : (int)r.n;
