@@ -227,6 +227,87 @@ static void pt_setup(struct pt_config *cfg, uint32_t flags)
 	}
 }
 
+/* Tracing enabled again at ev: a gap item unless the history goes on
+ * where it was (nothing ran untraced). Before the segment's first
+ * instruction the index decides (it knows the previous segment) and
+ * leaves the answer in the flags. */
+static int on_enabled(struct pt_run *r, const struct pt_event *ev)
+{
+	uint64_t ip = ev->variant.enabled.ip;
+	bool cont;
+
+	if (r->seen_insn) {
+		cont = ev->variant.enabled.resumed || r->next_ip == ip;
+	} else if (r->decided) {
+		cont = ev->variant.enabled.resumed;
+	} else if (r->out) {
+		r->decided = true;
+		cont = r->seg->flags & PT_SEG_CONT;
+	} else {
+		/* Nothing traced before: nothing to be discontinuous
+		 * with. */
+		r->decided = true;
+		cont = !r->have_next || r->next_ip == ip;
+		r->cont = cont;
+	}
+	if (!cont && r->have_next)
+		return gap(r, "tracing was off from 0x%llx to 0x%llx",
+			   (unsigned long long)r->next_ip,
+			   (unsigned long long)ip);
+	if (!cont)
+		return gap(r, "tracing was off before 0x%llx",
+			   (unsigned long long)ip);
+	return 0;
+}
+
+/* An event libipt reports before the next instruction: 0 or what gap()
+ * returns. *is_off: tracing is off (an enable then may be a gap);
+ * *async: the next instruction is reached asynchronously. */
+static int on_event(struct pt_run *r, const struct pt_event *ev,
+		    bool *is_off, bool *async)
+{
+	uint64_t off = 0;
+
+	switch (ev->type) {
+	case ptev_enabled:
+		if (!*is_off)
+			return 0;
+		*is_off = false;
+		return on_enabled(r, ev);
+	case ptev_disabled:
+	case ptev_async_disabled:
+		*is_off = true;
+		return 0;
+	case ptev_overflow:
+		pt_insn_get_offset(r->dec, &off);
+		if (ev->ip_suppressed)
+			return gap(r, "trace overflow at offset %llu: the cpu "
+				   "dropped trace data (its buffer was full)",
+				   (unsigned long long)(r->seg->off + off));
+		return gap(r, "trace overflow at offset %llu: the cpu dropped "
+			   "trace data (its buffer was full); resumed at "
+			   "0x%llx", (unsigned long long)(r->seg->off + off),
+			   (unsigned long long)ev->variant.overflow.ip);
+	case ptev_async_branch:
+		*async = true;
+		return 0;
+	case ptev_ptwrite:
+		/* Bound to the PTWRITE just decoded. */
+		if (r->out && r->have_blk &&
+		    (ev->ip_suppressed ||
+		     ev->variant.ptwrite.ip == r->blk.end)) {
+			r->blk.flags |= HWT_BLOCK_PTWRITE;
+			r->blk.ptwrite = ev->variant.ptwrite.payload;
+		}
+		return 0;
+	default:
+		/* Mode changes show in each instruction's mode; timing,
+		 * power and paging events change nothing in the
+		 * instruction flow. */
+		return 0;
+	}
+}
+
 /* Decode one segment; r->nitems gets its item count. Returns 0 or
  * -ENOMEM: trace damage is a gap item, never an error. */
 static int run_segment(struct pt_run *r)
@@ -235,7 +316,7 @@ static int run_segment(struct pt_run *r)
 	struct pt_insn_decoder *dec;
 	struct pt_config cfg;
 	uint64_t off = 0, ts = 0, tail = 0;
-	bool eos = false, async = false, is_off, cont;
+	bool eos = false, async = false, is_off;
 	int status, rc = 0;
 
 	pt_setup(&cfg, seg->flags);
@@ -261,81 +342,7 @@ static int run_segment(struct pt_run *r)
 			status = pt_insn_event(dec, &ev, sizeof(ev));
 			if (status < 0)
 				break;
-			switch (ev.type) {
-			case ptev_enabled:
-				/* Enabled where the last instruction falls
-				 * through to: nothing ran untraced, the
-				 * history goes on without a gap. Before the
-				 * segment's first instruction the index
-				 * decides (it knows the previous segment)
-				 * and leaves the answer in the flags. */
-				if (!is_off)
-					break;
-				is_off = false;
-				if (r->seen_insn) {
-					cont = ev.variant.enabled.resumed ||
-						r->next_ip == ev.variant.enabled.ip;
-				} else if (r->decided) {
-					cont = ev.variant.enabled.resumed;
-				} else if (r->out) {
-					r->decided = true;
-					cont = seg->flags & PT_SEG_CONT;
-				} else {
-					/* Nothing traced before: nothing
-					 * to be discontinuous with. */
-					r->decided = true;
-					cont = !r->have_next ||
-						r->next_ip == ev.variant.enabled.ip;
-					r->cont = cont;
-				}
-				if (!cont && r->have_next)
-					rc = gap(r, "tracing was off from "
-						 "0x%llx to 0x%llx",
-						 (unsigned long long)r->next_ip,
-						 (unsigned long long)ev.variant.enabled.ip);
-				else if (!cont)
-					rc = gap(r, "tracing was off before "
-						 "0x%llx",
-						 (unsigned long long)ev.variant.enabled.ip);
-				break;
-			case ptev_disabled:
-			case ptev_async_disabled:
-				is_off = true;
-				break;
-			case ptev_overflow:
-				pt_insn_get_offset(dec, &off);
-				if (ev.ip_suppressed)
-					rc = gap(r, "trace overflow at offset "
-						 "%llu: the cpu dropped trace "
-						 "data (its buffer was full)",
-						 (unsigned long long)(seg->off + off));
-				else
-					rc = gap(r, "trace overflow at offset "
-						 "%llu: the cpu dropped trace "
-						 "data (its buffer was full); "
-						 "resumed at 0x%llx",
-						 (unsigned long long)(seg->off + off),
-						 (unsigned long long)ev.variant.overflow.ip);
-				break;
-			case ptev_async_branch:
-				async = true;
-				break;
-			case ptev_ptwrite:
-				/* Bound to the PTWRITE just decoded. */
-				if (r->out && r->have_blk &&
-				    (ev.ip_suppressed ||
-				     ev.variant.ptwrite.ip == r->blk.end)) {
-					r->blk.flags |= HWT_BLOCK_PTWRITE;
-					r->blk.ptwrite = ev.variant.ptwrite.payload;
-				}
-				break;
-			default:
-				/* Mode changes show in each instruction's
-				 * mode; timing, power and paging events
-				 * change nothing in the instruction flow. */
-				break;
-			}
-			if (rc)
+			if ((rc = on_event(r, &ev, &is_off, &async)))
 				goto out;
 		}
 		if (status < 0)

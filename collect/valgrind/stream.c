@@ -1203,6 +1203,62 @@ static int read_fork(struct hwt_vg_reader *r, struct cursor *c, uint64_t ppid,
 	return inherit_modules(r, parent, err);
 }
 
+/* A thread's signal (its handler runs next), fault (AT: it stopped at a
+ * pc) or next pc (NEXT), its kind already read. */
+static int read_thread_event(struct hwt_vg_reader *r, struct cursor *c,
+			     uint64_t kind, struct hwt_err *err)
+{
+	struct hwt_vg_thread *t;
+	uint64_t tid, b;
+
+	tid = get_u(c);
+	b = get_u(c);
+	if (c->state != CUR_OK)
+		return 0;
+	if (!(t = thread_of(r, tid, false, err)))
+		return -(err->code ? err->code : EINVAL);
+	if (kind == HWT_VG_REC_SIGNAL) {
+		if (b == 0 || b > 64)
+			return bad(r, err, "a signal out of range");
+		end_run(r, t);
+		if (r->defer)
+			return log_mark(r, t, LOG_ASYNC, false, 0, err);
+		t->async_next = true;
+		return 0;
+	}
+	if (kind == HWT_VG_REC_NEXT) {
+		if (r->defer)
+			return log_next(r, t, b, err);
+		goes_on_at(t, b);
+		return 0;
+	}
+	if (r->defer)
+		return log_fault(r, t, b, err);
+	fault_at(t, b);
+	r->last_at_tid = t->tid;
+	r->last_at_pc = b;
+	return 0;
+}
+
+/* The program exec'd: only the thread that did lives on, and the new
+ * program's translations are numbered anew. */
+static int read_exec(struct hwt_vg_reader *r, struct hwt_err *err)
+{
+	if (r->defer && r->whole_dir)
+		for (size_t i = 0; i < r->nthreads; i++)
+			spill_all(r, &r->threads[i]);
+	else
+		expand_all(r);
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (&r->threads[i] != r->cur ||
+		    r->modules.exec < HWT_BUNDLE_MAX_EXECS)
+			r->threads[i].exited = true;
+	drop_translations(r);
+	r->forks = r->forks_taken = 0;
+	r->exit_seen = false;
+	return r->cur && r->cur->exited ? exec_thread(r, err) : 0;
+}
+
 /* One rare record, its kind already read. */
 static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		       uint64_t kind, struct hwt_err *err)
@@ -1233,33 +1289,7 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 	case HWT_VG_REC_SIGNAL:
 	case HWT_VG_REC_AT:
 	case HWT_VG_REC_NEXT:
-		a = get_u(c);
-		b = get_u(c);
-		if (c->state != CUR_OK)
-			return 0;
-		if (!(t = thread_of(r, a, false, err)))
-			return -(err->code ? err->code : EINVAL);
-		if (kind == HWT_VG_REC_SIGNAL) {
-			if (b == 0 || b > 64)
-				return bad(r, err, "a signal out of range");
-			end_run(r, t);
-			if (r->defer)
-				return log_mark(r, t, LOG_ASYNC, false, 0, err);
-			t->async_next = true;
-			return 0;
-		}
-		if (kind == HWT_VG_REC_NEXT) {
-			if (r->defer)
-				return log_next(r, t, b, err);
-			goes_on_at(t, b);
-			return 0;
-		}
-		if (r->defer)
-			return log_fault(r, t, b, err);
-		fault_at(t, b);
-		r->last_at_tid = t->tid;
-		r->last_at_pc = b;
-		return 0;
+		return read_thread_event(r, c, kind, err);
 	case HWT_VG_REC_UNMAP:
 		get_u(c);
 		get_u(c);
@@ -1288,21 +1318,7 @@ static int read_record(struct hwt_vg_reader *r, struct cursor *c,
 		r->forks++;
 		return 0;
 	case HWT_VG_REC_EXEC:
-		/* Only the thread that exec'd lives on; the new program's
-		 * translations are numbered anew. */
-		if (r->defer && r->whole_dir)
-			for (size_t i = 0; i < r->nthreads; i++)
-				spill_all(r, &r->threads[i]);
-		else
-			expand_all(r);
-		for (size_t i = 0; i < r->nthreads; i++)
-			if (&r->threads[i] != r->cur ||
-			    r->modules.exec < HWT_BUNDLE_MAX_EXECS)
-				r->threads[i].exited = true;
-		drop_translations(r);
-		r->forks = r->forks_taken = 0;
-		r->exit_seen = false;
-		return r->cur && r->cur->exited ? exec_thread(r, err) : 0;
+		return read_exec(r, err);
 	case HWT_VG_REC_FORK:
 		a = get_u(c);
 		b = get_u(c);
