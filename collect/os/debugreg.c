@@ -7,7 +7,7 @@
 #include <sys/user.h>
 
 #include "debugreg.h"
-#include "machine.h"
+#include "simulate.h"
 
 #define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])
 

@@ -29,26 +29,6 @@ extern const char hwt_probe_cpuid_code[];
 
 static volatile uint64_t probe_word;
 
-unsigned hwt_simulated(void)
-{
-	static unsigned flags = ~0u;
-	const char *s;
-
-	if (flags != ~0u)
-		return flags;
-	flags = 0;
-	s = getenv("HWT_SIMULATE");
-	if (!s)
-		return flags;
-	if (strstr(s, "lost-cpuid-trap"))
-		flags |= HWT_SIM_LOST_CPUID_TRAP;
-	if (strstr(s, "dead-dr"))
-		flags |= HWT_SIM_DEAD_DR;
-	if (strstr(s, "no-probe"))
-		flags |= HWT_SIM_NO_PROBE;
-	return flags;
-}
-
 static bool at_cpuid(pid_t tid)
 {
 	uint8_t code[2];

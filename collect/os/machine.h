@@ -9,12 +9,7 @@
  * the recorders can repair or work around what does not (run.c,
  * stepcheck.c, debugreg.c) and say so.
  *
- * HWT_SIMULATE makes these faults happen on purpose, so the repairs are
- * tested on every machine: a comma-separated list of
- *   lost-cpuid-trap  a single step over cpuid stops one instruction late
- *   dead-dr          debug registers are accepted but never fire
- *   no-probe         the probes report a sound machine (the repairs of
- *                    faults nobody predicted are tested so)
+ * HWT_SIMULATE makes these faults happen on purpose (simulate.h).
  */
 #ifndef HWT_MACHINE_H
 #define HWT_MACHINE_H
@@ -22,12 +17,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define HWT_SIM_LOST_CPUID_TRAP 1u
-#define HWT_SIM_DEAD_DR         2u
-#define HWT_SIM_NO_PROBE        4u
-
-/* The faults HWT_SIMULATE asks for (read once). */
-unsigned hwt_simulated(void);
+#include "simulate.h"
 
 struct hwt_machine {
 	bool dr_fires;              /* write and read watches trap */

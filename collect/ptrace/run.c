@@ -33,17 +33,6 @@
 
 #include "tracer.h"
 
-int hwt_step_read_pc(pid_t tid, uint64_t *pc)
-{
-	long v;
-
-	errno = 0;
-	v = ptrace(PTRACE_PEEKUSER, tid,
-		   offsetof(struct user_regs_struct, rip), 0);
-	*pc = (uint64_t)v;
-	return v == -1 && errno ? -errno : 0;
-}
-
 /* At a stop right after a syscall instruction, the syscall's number;
  * -1 after any other instruction. */
 static long syscall_nr(pid_t tid)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* tracer.h - state shared by the files of the ptrace backend.
  *
- * launch.c   fork, exec and attach; cpu pinning
+ * launch.c   fork, exec and attach
+ * pin.c      tracer and tracees on one cpu
  * run.c      the single-step loop, signals, faults, finishing
+ * regs.c     the pc of a stopped thread
  * live.c     stop-by-stop control: resume actions, events, all-stop
  * deferred.c untraced until the recording is asked for, then handed over
  * interrupt.c the helper thread that makes interrupt_fd stop the program
@@ -10,6 +12,8 @@
  * debugreg.c read/access watchpoints: x86 debug registers, or decoding
  * stepcheck.c each step checked against its code; lost traps repaired
  * access.c   registers and memory of stopped threads
+ * memlog.c   the old bytes of every store, under live control
+ * memquery.c questions to them: memory then, who wrote a range
  * threads.c  the table of traced threads and their rings
  * maps.c     the executable-module sideband from /proc/PID/maps
  * core.c     write_core through the shared core writer (../proc.h)
@@ -256,6 +260,8 @@ static inline struct step_collector *step_of(struct hwt_collector *c)
 /* launch.c */
 int hwt_step_launch(const struct hwt_collect_opts *opts, char *const argv[],
 		  struct hwt_collector **out, struct hwt_err *err);
+
+/* pin.c */
 void hwt_step_unpin(struct step_collector *c);
 /* Pin the tracer to the cpu opts asks for (HWT_PIN_HERE or _CPU), as
  * launch does; for attach, the tracees follow. */
@@ -290,6 +296,8 @@ int hwt_step_run(struct hwt_collector *base, struct hwt_err *err);
 int hwt_step_finish(struct hwt_collector *base, struct hwt_err *err);
 /* Kill whatever still runs and reap it; the state becomes ENDED. */
 void hwt_step_kill_and_reap(struct step_collector *c);
+
+/* regs.c */
 int hwt_step_read_pc(pid_t tid, uint64_t *pc);
 
 /* stepcheck.c */
@@ -443,6 +451,8 @@ void hwt_step_memory_written(struct hwt_collector *base, uint64_t addr,
 void hwt_step_memlog_regs_written(struct step_thread *t,
 				  const struct user_regs_struct *r);
 void hwt_step_memlog_free(struct step_memlog *m);
+
+/* memquery.c */
 /* Bytes from addr known before thread tid's instruction index: how many
  * (0: none), or a negative errno. */
 int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
