@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* replay-int.h - what the replay/ files share and callers never see.
  *
- * The image is split over image.c (address space), insn.c (instructions:
+ * The image is split over image.c (the files and memory it holds, which
+ * wins where they overlap), image_spans.c (its address space looked up),
+ * insn.c (instructions:
  * x86.c with Zydis, arm.c with Capstone),
  * symbols.c (ELF and PLT symbols) and lines.c (DWARF line tables); they
  * share struct hwt_image. History, calls and cursor use the fast lookups
@@ -49,7 +51,8 @@ struct hwt_cu {
 	bool rows_tried;
 };
 
-/* lines.c: the section named want that has bytes in the file, or NULL. */
+/* elf_sections.c: the section named want that has bytes in the file, or
+ * NULL. */
 Elf_Scn *hwt_elf_section(Elf *elf, const char *want);
 /* aranges.c: the ranges .debug_aranges gives, appended to *v (n used of
  * cap) with .off the header offset of the unit each names, and for each
@@ -97,7 +100,8 @@ struct hwt_module {
 	struct hwt_module *syms_from;
 };
 
-/* Hex GNU build-id of elf into out; false when it has none. */
+/* elf_sections.c: hex GNU build-id of elf into out; false when it has
+ * none. */
 bool hwt_elf_note_build_id(Elf *elf, char *out, size_t size);
 
 /* debug_cache.c: elf (the file at path, build-id id) when its .debug_*
@@ -181,11 +185,13 @@ struct hwt_image {
 	struct hwt_sym_slot *scache;
 };
 
-/* ---- image.c ---- */
+/* ---- image_spans.c ---- */
 /* The span holding addr, or NULL. */
 const struct hwt_span *hwt_image_span(struct hwt_image *img, uint64_t addr);
 /* The module whose file-backed segments hold addr, or NULL. */
 struct hwt_module *hwt_image_module(struct hwt_image *img, uint64_t addr);
+
+/* ---- image.c ---- */
 /* Whether addr is in the dynamic linker (named by a module's PT_INTERP),
  * whose lazy-binding code stepping goes through, as GDB does. */
 bool hwt_image_in_linker(struct hwt_image *img, uint64_t addr);
