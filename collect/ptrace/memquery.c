@@ -42,27 +42,32 @@ static void view_of(struct step_collector *c, struct hwt_mem_thread *threads,
 	};
 }
 
-static bool has_memlog(struct step_collector *c, pid_t tid)
+/* The view the questions of thread tid go to (*threads: its threads,
+ * freed by the caller), or an error when tid keeps no memory history. */
+static int view_for(struct step_collector *c, pid_t tid,
+		    struct hwt_mem_thread **threads, struct hwt_mem_history *h,
+		    struct hwt_err *err)
 {
 	struct step_thread *t = hwt_step_thread_find(c, tid);
 
-	return t && t->memlog;
+	if (!t || !t->memlog)
+		return hwt_err_set(err, ENOENT, "thread %d has no memory "
+				   "history", (int)tid);
+	if (!(*threads = calloc(c->nthreads, sizeof(**threads))))
+		return hwt_err_set(err, ENOMEM, "out of memory");
+	view_of(c, *threads, h);
+	return 0;
 }
 
 int hwt_step_mem_at(struct hwt_collector *base, pid_t tid, uint64_t index,
 		    uint64_t addr, void *buf, size_t len, struct hwt_err *err)
 {
-	struct step_collector *c = step_of(base);
 	struct hwt_mem_thread *threads;
 	struct hwt_mem_history h;
-	int rc;
+	int rc = view_for(step_of(base), tid, &threads, &h, err);
 
-	if (!has_memlog(c, tid))
-		return hwt_err_set(err, ENOENT, "thread %d has no memory "
-				   "history", (int)tid);
-	if (!(threads = calloc(c->nthreads, sizeof(*threads))))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	view_of(c, threads, &h);
+	if (rc)
+		return rc;
 	rc = hwt_mem_history_at(&h, tid, index, addr, buf, len);
 	free(threads);
 	return rc < 0 ? hwt_err_set(err, -rc, "reading the memory history") : rc;
@@ -72,40 +77,31 @@ int hwt_step_find_write(struct hwt_collector *base,
 			const struct hwt_write_query *q,
 			struct hwt_write_found *out, struct hwt_err *err)
 {
-	struct step_collector *c = step_of(base);
 	struct hwt_mem_thread *threads;
 	struct hwt_mem_history h;
-	int rc;
+	int rc = view_for(step_of(base), q->tid, &threads, &h, err);
 
-	if (!has_memlog(c, q->tid))
-		return hwt_err_set(err, ENOENT, "thread %d has no memory "
-				   "history", (int)q->tid);
+	if (rc)
+		return rc;
 	if (!q->len || q->len > HWT_MEM_WATCH_MAX || q->addr + q->len < q->addr)
-		return hwt_err_set(err, EINVAL, "a watched range of 1 to %u "
-				   "bytes", HWT_MEM_WATCH_MAX);
-	if (!(threads = calloc(c->nthreads, sizeof(*threads))))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	view_of(c, threads, &h);
-	rc = hwt_mem_history_find_write(&h, q, out);
+		rc = hwt_err_set(err, EINVAL, "a watched range of 1 to %u "
+				 "bytes", HWT_MEM_WATCH_MAX);
+	else if ((rc = hwt_mem_history_find_write(&h, q, out)) < 0)
+		rc = hwt_err_set(err, -rc, "searching the memory history");
 	free(threads);
-	return rc < 0 ? hwt_err_set(err, -rc, "searching the memory history")
-		      : rc;
+	return rc;
 }
 
 int hwt_step_index_at_step(struct hwt_collector *base, pid_t tid,
 			   uint64_t step, uint64_t *index, struct hwt_err *err)
 {
-	struct step_collector *c = step_of(base);
 	struct hwt_mem_thread *threads;
 	struct hwt_mem_history h;
+	int rc = view_for(step_of(base), tid, &threads, &h, err);
 	bool ok;
 
-	if (!has_memlog(c, tid))
-		return hwt_err_set(err, ENOENT, "thread %d has no memory "
-				   "history", (int)tid);
-	if (!(threads = calloc(c->nthreads, sizeof(*threads))))
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	view_of(c, threads, &h);
+	if (rc)
+		return rc;
 	ok = hwt_mem_history_index_at(&h, tid, step, index);
 	free(threads);
 	return ok ? 0 : hwt_err_set(err, ENOENT, "thread %d has no step in "
