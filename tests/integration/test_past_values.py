@@ -465,9 +465,10 @@ def back_starts(states, first):
 
 def addresses_out(states):
     """States with addresses (heap, stack, libraries: 0x55..., 0x56...,
-    0x7f... of 12 digits) as 0x_: runs place them apart. Other numbers,
+    0x7e... or 0x7f... of 12 digits: the kernel places mappings as low as
+    0x7ef0... under ASLR) as 0x_: runs place them apart. Other numbers,
     in hex too (an SSE register's words), stay as they are."""
-    return [(ln, [re.sub(r'0x(?:5[56]|7f)[0-9a-f]{10}\b', '0x_', v)
+    return [(ln, [re.sub(r'0x(?:5[56]|7[ef])[0-9a-f]{10}\b', '0x_', v)
                   for v in vals]) for ln, vals in states]
 
 
