@@ -706,7 +706,7 @@ static int log_exec(struct hwt_vg_reader *r, struct hwt_vg_thread *t,
 	int rc;
 
 	if (t->run_open) {
-		uint32_t k = exit_to(r->sbs[t->log_run], r->hot[id].entry);
+		uint32_t k = exit_to(r->sbs[t->log_run], r->sbs[id]->tr.entry);
 		uint8_t item[10];
 
 		/* A chunk read on its own must not need the next one's first
@@ -934,7 +934,6 @@ static int add_translation(struct hwt_vg_reader *r, struct hwt_vg_sb *sb,
 		return hwt_err_set(err, ENOMEM, "out of memory for "
 				   "superblocks");
 	r->hot[r->nsbs] = (struct hwt_vg_sb_hot){
-		.entry = sb->tr.entry,
 		.ninsns = (uint16_t)sb->tr.ninsns,
 		.nexits = (uint16_t)sb->tr.nexits,
 		.first_exit = (uint32_t)r->nexits,
@@ -1420,7 +1419,7 @@ static inline bool implied_exit(struct hwt_vg_reader *r, uint32_t run,
 		return true;
 	}
 	while (k < h->nexits &&
-	       r->targets[h->first_exit + k] != r->hot[id].entry)
+	       r->targets[h->first_exit + k] != r->sbs[id]->tr.entry)
 		k++;
 	if (k < h->nexits) {
 		if (r->exits[h->first_exit + k] & REP_CHECK)
@@ -1529,27 +1528,43 @@ static void log_runs(struct hwt_vg_reader *r, struct cursor *c)
 	c->p = p;
 }
 
+/* len more bytes at data after what r->pending holds. */
+static int add_pending(struct hwt_vg_reader *r, const uint8_t *data,
+		       size_t len)
+{
+	if (HWT_ARRAY_RESERVE(r->pending, r->pending_cap,
+			      r->npending + len, 4096))
+		return -ENOMEM;
+	if (len)
+		memcpy(r->pending + r->npending, data, len);
+	r->npending += len;
+	return 0;
+}
+
 int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
 		       size_t len, struct hwt_err *err)
 {
 	struct cursor c;
 	size_t keep;
-	uint8_t *grown;
+	bool held;
 	int rc = 0;
 
 	if (len == 0 && r->npending == 0)
 		return 0;
-	if (len > SIZE_MAX - r->npending ||
-	    !(grown = realloc(r->pending, r->npending + len)))
-		return hwt_err_set(err, ENOMEM, "out of memory for the "
-				   "valgrind trace stream");
-	r->pending = grown;
-	if (len)
-		memcpy(r->pending + r->npending, data, len);
-	r->npending += len;
-	c = (struct cursor){ r->pending, r->pending + r->npending, CUR_OK };
+	/* Most feeds start on an item: they are read where they lie, and
+	 * only an item cut at their end is copied (pending). */
+	held = r->npending || (!r->magic_seen && len < HWT_VG_MAGIC_LEN);
+	if (held) {
+		if (add_pending(r, data, len) < 0)
+			return hwt_err_set(err, ENOMEM, "out of memory for "
+					   "the valgrind trace stream");
+		c = (struct cursor){ r->pending, r->pending + r->npending,
+				     CUR_OK };
+	} else {
+		c = (struct cursor){ data, data + len, CUR_OK };
+	}
 	if (!r->magic_seen) {
-		if (r->npending < HWT_VG_MAGIC_LEN)
+		if ((size_t)(c.end - c.p) < HWT_VG_MAGIC_LEN)
 			return 0;
 		if (memcmp(c.p, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN))
 			return hwt_err_set(err, EINVAL, "not a hwtrace "
@@ -1584,8 +1599,13 @@ int hwt_vg_reader_feed(struct hwt_vg_reader *r, const uint8_t *data,
 	keep = (size_t)(c.end - c.p);
 	if (rc == 0 && keep > HWT_VG_MAX_ITEM && !r->waiting_parent)
 		rc = bad(r, err, "an item longer than any the tool writes");
-	memmove(r->pending, c.p, keep);
-	r->npending = keep;
+	if (held) {
+		memmove(r->pending, c.p, keep);
+		r->npending = keep;
+	} else if (add_pending(r, c.p, keep) < 0 && rc == 0) {
+		rc = hwt_err_set(err, ENOMEM, "out of memory for the "
+				 "valgrind trace stream");
+	}
 	/* What a new share of the window dropped (--whole). */
 	for (size_t i = 0; !r->ended && i < r->nthreads; i++)
 		spill_held(r, &r->threads[i]);

@@ -35,7 +35,6 @@ struct hwt_vg_sb;
  * (HWT_VG_SB_*), and where its exits' instruction counts and targets
  * start in the reader's exits and targets. */
 struct hwt_vg_sb_hot {
-	uint64_t entry;
 	uint16_t ninsns, nexits;
 	uint32_t first_exit;
 	/* The translation run after it last time and the exit that led
@@ -135,7 +134,7 @@ struct hwt_vg_reader {
 	struct hwt_modset modules;
 
 	uint8_t *pending;         /* an item cut at the end of a feed */
-	size_t npending;
+	size_t npending, pending_cap;
 	uint64_t offset;          /* stream bytes consumed */
 	bool magic_seen;
 	bool ended;               /* END read: the tool finished */
