@@ -69,6 +69,10 @@ HWT_API void hwt_reglog_init(struct hwt_reglog *l, unsigned nwords, size_t cap);
  * emptied (never misplaced). */
 HWT_API void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
 			       const void *regs);
+/* The same, regs known by the caller to be the newest entry's words
+ * (nothing written since): not compared with them. */
+HWT_API void hwt_reglog_append_same(struct hwt_reglog *l, uint64_t index,
+				    const void *regs);
 /* The newest entry's registers were changed (a debugger's write). */
 HWT_API void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs);
 /* Blocks [from, to) are written elsewhere (hwt_past_writer_flush): their

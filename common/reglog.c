@@ -218,6 +218,31 @@ void hwt_reglog_append(struct hwt_reglog *l, uint64_t index,
 	keep_to_cap(l);
 }
 
+void hwt_reglog_append_same(struct hwt_reglog *l, uint64_t index,
+			    const void *regs)
+{
+	struct hwt_reglog_block *b;
+
+	/* A new block takes a whole set; a log that starts again, too. */
+	if (!l->nwords || !l->n || index != l->first + l->n ||
+	    l->n % HWT_REGLOG_BLOCK == 0) {
+		hwt_reglog_append(l, index, regs);
+		return;
+	}
+	b = &l->blocks[l->nblocks - 1];
+	if (!l->prev_same) {
+		memcpy(prev_of(l), last_of(l), 8 * (size_t)l->nwords);
+		l->prev_same = true;
+	}
+	if (!put_empty(l, b)) {
+		drop_all(l);
+		return;
+	}
+	b->count++;
+	l->n++;
+	keep_to_cap(l);
+}
+
 void hwt_reglog_replace_last(struct hwt_reglog *l, const void *regs)
 {
 	struct hwt_reglog_block *b;

@@ -959,12 +959,17 @@ static int log_regs(struct build *b, size_t ti, struct hwt_past_thread *pt,
 
 	if (fs->flags_stale)
 		fs->flags = flags_of(fs->s);
-	if (fs->fp_stale)
-		to_fxsave(fs->s, &fs->f);
-	fs->flags_stale = fs->fp_stale = false;
 	to_user(fs->s, pc, fs->flags, &r);
 	hwt_reglog_append(&pt->regs, index, &r);
-	hwt_reglog_append(&pt->fpregs, index, &fs->f);
+	/* Most instructions leave the x87/SSE state alone: its 512 bytes
+	 * are then neither made again nor compared. */
+	if (fs->fp_stale) {
+		to_fxsave(fs->s, &fs->f);
+		hwt_reglog_append(&pt->fpregs, index, &fs->f);
+	} else {
+		hwt_reglog_append_same(&pt->fpregs, index, &fs->f);
+	}
+	fs->flags_stale = fs->fp_stale = false;
 	pt->last_seq = seq;
 	if (b->out && l->nblocks > HWT_PAST_GROUP_BLOCKS &&
 	    l->blocks[l->nblocks - 1].count == 1)

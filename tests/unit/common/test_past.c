@@ -680,6 +680,43 @@ static void test_reglog_bound(void)
 	hwt_reglog_free(&l);
 }
 
+/* Entries appended as unchanged (hwt_reglog_append_same) read back as
+ * the entry before them, across block boundaries, after a change and
+ * after a gap that starts the log again. */
+static void test_reglog_same(void)
+{
+	struct hwt_reglog l;
+	struct user_regs_struct r;
+	size_t wrong = 0;
+	const uint64_t total = 3 * HWT_REGLOG_BLOCK + 17, gap = 5000;
+
+	hwt_reglog_init(&l, HWT_REGLOG_GPR_WORDS, SIZE_MAX);
+	memset(&r, 0, sizeof(r));
+	for (uint64_t i = 0; i < total; i++) {
+		uint64_t at = i < total / 2 ? i : gap + i;
+
+		/* Every seventh entry changes; the one after a gap too. */
+		if (i % 7 == 0 || i == total / 2) {
+			r.rax = i;
+			hwt_reglog_append(&l, at, &r);
+		} else {
+			hwt_reglog_append_same(&l, at, &r);
+		}
+	}
+	for (uint64_t i = total / 2; i < total; i++) {
+		uint64_t want = i % 7 == 0 || i == total / 2 ? i :
+				(i / 7 * 7 > total / 2 ? i / 7 * 7 : total / 2);
+
+		wrong += hwt_reglog_get(&l, gap + i, &r) != 0 || r.rax != want;
+	}
+	CHECK("register log: entries appended as unchanged read back as the "
+	      "one before, across blocks and after a gap", wrong == 0 &&
+	      l.first == gap + total / 2 && l.n == total - total / 2,
+	      "%zu wrong, first %llu, n %llu", wrong,
+	      (unsigned long long)l.first, (unsigned long long)l.n);
+	hwt_reglog_free(&l);
+}
+
 static uint64_t rnd_state = 42;
 
 static uint64_t rnd(uint64_t n)
@@ -780,6 +817,7 @@ int main(void)
 {
 	RUN(test_place);
 	RUN(test_reglog_bound);
+	RUN(test_reglog_same);
 	RUN(test_index);
 	RUN(test_views_and_file);
 	RUN(test_writer);
