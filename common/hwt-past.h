@@ -271,7 +271,10 @@ struct hwt_past {
 	int memory;
 };
 
-#define HWT_PAST_MAGIC "HWTPAST2"
+/* Format 3: register blocks and stores packed (docs/bundle.md); format
+ * 2's files are refused by name. */
+#define HWT_PAST_MAGIC "HWTPAST3"
+#define HWT_PAST_MAGIC_OLD "HWTPAST2"
 /* Bounds of what a file may hold, checked before anything is allocated. */
 #define HWT_PAST_MAX_THREADS 4096u
 #define HWT_PAST_MAX_STORE (16u << 20)

@@ -26,6 +26,7 @@
 
 #include "array.h"
 #include "hwt-past.h"
+#include "past_pack.h"
 #include "sw_index_layout.h"
 
 #define MAGIC_LEN 8u
@@ -33,16 +34,18 @@
 #define TRAILER_MAGIC "HWTPEND2"
 #define TRAILER_SIZE 24u
 #define RUN_SIZE 16u
-#define ENTRY_SIZE 40u
+#define ENTRY_SIZE 40u           /* a store in memory */
+#define PACKED_STORE_MIN 3u      /* and in the file: three numbers */
 #define GROUP_ENTRY_SIZE 16u
 #define PAST_FILE_MAX (16ull << 30)
-/* What a frame may decode to: the table, a group of register blocks (at
- * most every word changed in every entry), the stores and old bytes. */
+/* What a frame may decode to: the table, a group of packed register
+ * blocks (at most every word changed in every entry, its mask and pc ten
+ * bytes each), the stores and old bytes. */
 #define TOC_MAX (1ull << 30)
 #define GROUP_RAW_MAX \
 	((uint64_t)HWT_PAST_GROUP_BLOCKS * \
-	 (16 + 8 * HWT_REGLOG_MAX_WORDS + \
-	  (HWT_REGLOG_BLOCK - 1) * (8 + 8 * HWT_REGLOG_MAX_WORDS)))
+	 (10 + 8 * HWT_REGLOG_MAX_WORDS + \
+	  (HWT_REGLOG_BLOCK - 1) * (20 + 8 * HWT_REGLOG_MAX_WORDS)))
 #define MEMORY_RAW_MAX PAST_FILE_MAX
 
 /* ---- writing ------------------------------------------------------------- */
@@ -139,14 +142,6 @@ static void put(struct out *o, const void *p, size_t n)
 	}
 }
 
-static void put64(struct out *o, uint64_t v)
-{
-	uint8_t b[8];
-
-	hwt_put_le64(b, v);
-	put(o, b, 8);
-}
-
 /* The frame ends; the table says where it is. */
 static void frame_end(struct out *o, struct vec *toc)
 {
@@ -154,12 +149,6 @@ static void frame_end(struct out *o, struct vec *toc)
 		drain(o, ZSTD_e_end);
 	vec_put64(toc, o->frame_at);
 	vec_put64(toc, o->pos - o->frame_at);
-}
-
-static uint64_t block_size(const struct hwt_reglog *l,
-			   const struct hwt_reglog_block *b)
-{
-	return 16 + 8 * (uint64_t)l->nwords + b->len;
 }
 
 /* A register log's groups as written so far: their frames, the blocks
@@ -178,29 +167,24 @@ struct hwt_past_writer {
 	char *path;                /* NULL: into memory */
 	struct log_out (*logs)[2];
 	size_t nlogs;
+	struct hwt_bytes packed;   /* a frame's packed bytes (past_pack.h) */
 };
 
-/* Blocks [from, to) of l as one frame. */
+/* Blocks [from, to) of l (which: 0 general registers, 1 x87/SSE),
+ * packed, as one frame. */
 static int put_group(struct hwt_past_writer *w, struct log_out *lo,
-		     const struct hwt_reglog *l, size_t from, size_t to)
+		     const struct hwt_reglog *l, int which, size_t from,
+		     size_t to)
 {
 	struct out *o = &w->o;
-	uint64_t size = 0;
 
 	if (HWT_ARRAY_RESERVE(lo->refs, lo->cap, lo->nrefs + 1, 16))
 		return -ENOMEM;
-	for (size_t i = from; i < to; i++)
-		size += block_size(l, &l->blocks[i]);
-	frame_begin(o, size);
-	for (size_t i = from; i < to; i++) {
-		const struct hwt_reglog_block *b = &l->blocks[i];
-
-		put64(o, b->count);
-		put64(o, b->len);
-		for (size_t k = 0; k < l->nwords; k++)
-			put64(o, b->key[k]);
-		put(o, b->data, b->len);
-	}
+	w->packed.n = 0;
+	if (hwt_past_pack_blocks(l, which, from, to, &w->packed))
+		return -ENOMEM;
+	frame_begin(o, w->packed.n);
+	put(o, w->packed.p, w->packed.n);
 	if (!o->failed)
 		drain(o, ZSTD_e_end);
 	lo->refs[lo->nrefs++] = (struct hwt_frame_ref){
@@ -241,7 +225,7 @@ static int put_groups(struct hwt_past_writer *w, size_t ti, int which,
 		size_t to = lo->written + HWT_PAST_GROUP_BLOCKS;
 		size_t from = lo->written;
 
-		rc = put_group(w, lo, l, from, to < done ? to : done);
+		rc = put_group(w, lo, l, which, from, to < done ? to : done);
 		if (rc == 0 && release)
 			hwt_reglog_release(l, from, lo->written);
 	}
@@ -280,6 +264,7 @@ static void writer_free(struct hwt_past_writer *w)
 		for (int k = 0; k < 2; k++)
 			free(w->logs[i][k].refs);
 	free(w->logs);
+	hwt_bytes_free(&w->packed);
 	ZSTD_freeCCtx(w->o.z);
 	free(w->o.buf);
 	free(w->o.zbuf);
@@ -379,16 +364,11 @@ static int writer_end(struct hwt_past_writer *w, const struct hwt_past *p)
 	if (rc)
 		goto out;
 	vec_put64(&toc, p->n);
-	frame_begin(o, (uint64_t)p->n * ENTRY_SIZE);
-	for (size_t i = 0; i < p->n; i++) {
-		const struct hwt_mem_entry *e = &p->e[i];
-
-		put64(o, e->seq);
-		put64(o, e->addr);
-		put64(o, e->len);
-		put64(o, e->off);
-		put64(o, (uint64_t)(uint32_t)e->tid);
-	}
+	w->packed.n = 0;
+	if ((rc = hwt_past_pack_stores(p->e, p->n, &w->packed)) < 0)
+		goto out;
+	frame_begin(o, w->packed.n);
+	put(o, w->packed.p, w->packed.n);
 	frame_end(o, &toc);
 	vec_put64(&toc, p->nbytes);
 	frame_begin(o, p->nbytes);
@@ -426,6 +406,7 @@ int hwt_past_writer_finish(struct hwt_past_writer *w, const struct hwt_past *p,
 	if (rc < 0) {
 		code = rc == -EIO && errno ? errno : -rc;
 		hwt_err_set(err, code, "writing %s: %s", path,
+			    rc == -EINVAL ? "stores out of step order" :
 			    strerror(code));
 		hwt_past_writer_abort(w);
 		return -code;
@@ -468,7 +449,9 @@ int hwt_past_format(const struct hwt_past *p, uint8_t **data, size_t *len,
 	writer_free(w);
 	if (fclose(f) != 0 || rc < 0) {
 		free(buf);
-		return hwt_err_set(err, ENOMEM, "out of memory");
+		return rc == -EINVAL ? hwt_err_set(err, EINVAL, "stores out "
+						   "of step order") :
+		       hwt_err_set(err, ENOMEM, "out of memory");
 	}
 	*data = (uint8_t *)buf;
 	*len = size;
@@ -676,6 +659,12 @@ static int open_file(struct hwt_past *p, struct hwt_err *err)
 	size_t len;
 	int rc;
 
+	if (p->file_len >= MAGIC_LEN &&
+	    memcmp(p->file, HWT_PAST_MAGIC_OLD, MAGIC_LEN) == 0)
+		return hwt_err_set(err, EBADMSG, "a data history of format 2 "
+				   "(%.8s, from an older hwtrace), which this "
+				   "one does not read: record again",
+				   HWT_PAST_MAGIC_OLD);
 	if (p->file_len < MAGIC_LEN ||
 	    memcmp(p->file, HWT_PAST_MAGIC, MAGIC_LEN))
 		return hwt_err_set(err, EBADMSG, "not a data history file "
@@ -808,7 +797,6 @@ static int read_group(struct hwt_past *p, struct hwt_past_thread *t,
 	struct hwt_err err = { 0 };
 	size_t from = g * HWT_PAST_GROUP_BLOCKS, to, len;
 	uint8_t *raw;
-	struct in c;
 	int rc;
 
 	to = from + HWT_PAST_GROUP_BLOCKS < l->nblocks ?
@@ -816,44 +804,11 @@ static int read_group(struct hwt_past *p, struct hwt_past_thread *t,
 	if ((rc = unpack(p, f, UINT64_MAX, GROUP_RAW_MAX, "a register group",
 			 &raw, &len, &err)) < 0)
 		return grp->state = rc;
-	c = (struct in){ raw, raw, raw + len, &err };
-	for (size_t i = from; i < to; i++) {
-		struct hwt_reglog_block *b = &l->blocks[i];
-		uint64_t count, len_i, want;
-
-		want = i + 1 < l->nblocks ? HWT_REGLOG_BLOCK :
-		       l->n - (uint64_t)(l->nblocks - 1) * HWT_REGLOG_BLOCK;
-		if (!get64(&c, &count) || !get64(&c, &len_i) ||
-		    count != want || !left(&c, 8 * (uint64_t)l->nwords, 1)) {
-			rc = -EBADMSG;
-			break;
-		}
-		for (size_t k = 0; k < l->nwords; k++)
-			get64(&c, &b->key[k]);
-		if (!left(&c, len_i, 1)) {
-			rc = -EBADMSG;
-			break;
-		}
-		b->count = (uint32_t)count;
-		b->data = (uint8_t *)c.p;
-		b->len = b->alloc = (size_t)len_i;
-		c.p += len_i;
-		if (!hwt_reglog_block_valid(l, b)) {
-			rc = -EBADMSG;
-			break;
-		}
-	}
-	if (!rc && c.p != c.end)
-		rc = -EBADMSG;
-	if (rc) {
-		/* Nothing of a damaged group is believed. */
-		for (size_t i = from; i < to; i++)
-			memset(&l->blocks[i], 0, sizeof(l->blocks[i]));
-		free(raw);
-		return grp->state = rc;
-	}
-	grp->raw = raw;
-	return grp->state = 1;
+	/* Nothing of a damaged group is believed: its blocks stay empty. */
+	rc = hwt_past_unpack_blocks(l, which, from, to, raw, raw + len,
+				    &grp->raw);
+	free(raw);
+	return grp->state = rc < 0 ? rc : 1;
 }
 
 int hwt_past_regs(struct hwt_past *p, const struct hwt_past_thread *t,
@@ -882,51 +837,36 @@ int hwt_past_regs(struct hwt_past *p, const struct hwt_past_thread *t,
 
 static int read_stores(struct hwt_past *p, struct hwt_err *err)
 {
+	const char *wrong;
 	uint8_t *raw;
-	size_t len;
-	struct in c;
+	size_t len, at;
 	int rc;
 
 	if ((rc = unpack(p, p->old_bytes, p->nbytes, 0, "its old bytes",
 			 &p->bytes, &len, err)) < 0)
 		return rc;
-	if ((rc = unpack(p, p->stores, (uint64_t)p->n * ENTRY_SIZE, 0,
+	if ((rc = unpack(p, p->stores, UINT64_MAX,
+			 (uint64_t)p->n * HWT_PAST_PACKED_STORE_MAX,
 			 "its stores", &raw, &len, err)) < 0)
 		return rc;
+	/* Checked before the entries are allocated: a small frame cannot
+	 * ask for many. */
+	if (len / PACKED_STORE_MIN < p->n) {
+		free(raw);
+		return hwt_err_set(err, EBADMSG, "data history: fewer stores "
+				   "than its table counts");
+	}
 	if (p->n && !(p->e = calloc(p->n, sizeof(*p->e)))) {
 		free(raw);
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	}
 	hwt_advise_huge(p->e, p->n * sizeof(*p->e));
-	c = (struct in){ raw, raw, raw + len, err };
-	for (size_t i = 0; i < p->n; i++) {
-		struct hwt_mem_entry *e = &p->e[i];
-		uint64_t tid;
-		const char *wrong = NULL;
-
-		get64(&c, &e->seq);
-		get64(&c, &e->addr);
-		get64(&c, &e->len);
-		get64(&c, &e->off);
-		get64(&c, &tid);
-		e->tid = (int32_t)tid;
-		if (tid > INT32_MAX)
-			wrong = "a store's thread out of range";
-		else if (i && e->seq < p->e[i - 1].seq)
-			wrong = "stores out of order";
-		else if (e->len == 0 || e->addr + e->len < e->addr)
-			wrong = "a store of no bytes or past the address space";
-		else if (e->off != HWT_MEM_UNKNOWN &&
-			 (e->len > HWT_PAST_MAX_STORE || e->off > p->nbytes ||
-			  e->len > p->nbytes - e->off))
-			wrong = "a store's old bytes outside the file";
-		if (wrong) {
-			free(raw);
-			return hwt_err_set(err, EBADMSG, "data history: %s at "
-					   "store %zu", wrong, i);
-		}
-	}
+	rc = hwt_past_unpack_stores(raw, raw + len, p->e, p->n, p->nbytes,
+				    &wrong, &at);
 	free(raw);
+	if (rc < 0)
+		return hwt_err_set(err, EBADMSG, "data history: %s at store "
+				   "%zu", wrong, at);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <zstd.h>
 
 #include "check.h"
+#include "past_pack.h"
 #include "past_sample.h"
 
 /* Thread 100's registers (fp: x87/SSE) before instruction index, as a
@@ -286,6 +287,48 @@ static void sample_close(struct sample_file *f)
 	free(f->toc);
 }
 
+/* Stores packed as docs/bundle.md tells, in whatever order they come (the
+ * recorder's packer refuses stores out of order): each a number each for
+ * its step's and address's differences from the store before, its length
+ * with the unknown and other-thread flags, its thread if other, its old
+ * bytes' place against where the store before left off. */
+static void put_number(struct hwt_bytes *out, uint64_t v)
+{
+	uint8_t b[10];
+
+	hwt_bytes_put(out, b, hwt_put_uleb128(b, v));
+}
+
+static uint64_t zig(uint64_t d)
+{
+	return d << 1 ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static void pack_stores_as_told(const struct hwt_mem_entry *e, size_t n,
+				struct hwt_bytes *out)
+{
+	uint64_t seq = 0, addr = 0, next = 0;
+	uint32_t tid = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool unknown = e[i].off == HWT_MEM_UNKNOWN;
+		bool other = (uint32_t)e[i].tid != tid;
+
+		put_number(out, e[i].seq - seq);
+		put_number(out, zig(e[i].addr - addr));
+		put_number(out, e[i].len << 2 | (uint64_t)unknown << 1 | other);
+		if (other)
+			put_number(out, (uint32_t)e[i].tid);
+		if (!unknown) {
+			put_number(out, zig(e[i].off - next));
+			next = e[i].off + e[i].len;
+		}
+		seq = e[i].seq;
+		addr = e[i].addr;
+		tid = (uint32_t)e[i].tid;
+	}
+}
+
 /* f's file with frame (n bytes, raw; NULL: none) put before its table,
  * the table's u64 at frame_ref (if frame) pointing at it, and its u64 at
  * at set to v (at SIZE_MAX: none). */
@@ -462,9 +505,10 @@ static void test_damage(void)
 					   hwt_get_le64(f.toc + group0_at + 8) };
 		size_t n = (size_t)ZSTD_getFrameContentSize(f.file + g.off,
 							     g.csize);
-		uint8_t *raw = malloc(n), *mask;
+		uint8_t *raw = malloc(n), *spliced;
+		const uint8_t *mask_at;
+		uint64_t mask;
 		struct user_regs_struct r;
-		int b;
 
 		if (!raw || ZSTD_decompress(raw, n, f.file + g.off, g.csize) != n) {
 			CHECK("damage: the sample's group decodes", false, "no");
@@ -472,7 +516,12 @@ static void test_damage(void)
 			sample_close(&f);
 			return;
 		}
-		hwt_put_le64(raw, 5);
+		/* Block 0's count, 1024, is two bytes: 5 in two bytes. */
+		CHECK("damage: the sample's first block counts 1024",
+		      n > 2 && raw[0] == 0x80 && raw[1] == 0x08, "%02x %02x",
+		      raw[0], raw[1]);
+		raw[0] = 0x85;
+		raw[1] = 0x00;
 		file = rebuilt(&f, raw, n, group0_at, SIZE_MAX, 0, &len);
 		CHECK("damage: a register block of a wrong count: its group's "
 		      "registers unavailable, the next group's answer",
@@ -481,47 +530,70 @@ static void test_damage(void)
 		      file_regs(p, false, SAMPLE_LATE, &r) == 0, "%s", err.msg);
 		hwt_past_free(p);
 		free(file);
-		hwt_put_le64(raw, HWT_REGLOG_BLOCK);
-		/* One word the mask names moves to bit 27, past the general
-		 * registers: as many words follow, but the mask names a
-		 * word there is not. */
-		mask = raw + 16 + 8 * HWT_REGLOG_GPR_WORDS;
-		for (b = 0; b < 27 && !(mask[b / 8] & (1u << (b % 8))); b++)
-			;
-		mask[b / 8] &= (uint8_t)~(1u << (b % 8));
-		mask[3] |= 1u << 3;
-		file = rebuilt(&f, raw, n, group0_at, SIZE_MAX, 0, &len);
+		raw[0] = 0x80;
+		raw[1] = 0x08;
+		/* The first delta's mask (a number after the count and the
+		 * key) names bit 27 too, past the general registers. */
+		mask_at = raw + 2 + 8 * HWT_REGLOG_GPR_WORDS;
+		spliced = malloc(n + 10);
+		if (spliced && hwt_get_uleb128(&mask_at, raw + n, &mask) == 1) {
+			size_t head = (size_t)(mask_at - raw), k;
+
+			k = (size_t)(raw + 2 + 8 * HWT_REGLOG_GPR_WORDS - raw);
+			memcpy(spliced, raw, k);
+			k += hwt_put_uleb128(spliced + k, mask | 1ull << 27);
+			memcpy(spliced + k, raw + head, n - head);
+			file = rebuilt(&f, spliced, k + n - head, group0_at,
+				       SIZE_MAX, 0, &len);
+		} else {
+			file = NULL;
+		}
 		CHECK("damage: a register delta naming a word past the set: "
-		      "its group's registers unavailable", b < 27 && file &&
+		      "its group's registers unavailable", file &&
 		      hwt_past_load(file, len, &p, &err) == 0 &&
-		      file_regs(p, false, 5, &r) == -EBADMSG, "bit %d: %s", b,
-		      err.msg);
+		      file_regs(p, false, 5, &r) == -EBADMSG, "%s", err.msg);
 		hwt_past_free(p);
 		free(file);
+		free(spliced);
 		free(raw);
 	}
 	{
-		/* The stores, decoded: 21 entries of 40 bytes. */
+		/* The stores, decoded (21, their old bytes 20), changed,
+		 * packed again as the format says, whatever they hold. */
 		size_t ref = f.toc_len - 40;
 		struct hwt_frame_ref g = { hwt_get_le64(f.toc + ref),
 					   hwt_get_le64(f.toc + ref + 8) };
-		uint8_t raw[21 * 40];
-		static const struct { const char *what; size_t at; uint64_t v; }
+		size_t n = (size_t)ZSTD_getFrameContentSize(f.file + g.off,
+							     g.csize), at;
+		uint8_t *raw = malloc(n);
+		struct hwt_mem_entry e[21];
+		const char *wrong;
+		static const struct { const char *what; size_t i; int field;
+				      uint64_t v; }
 		stores[] = {
-			{ "stores out of order", 40 * 20, 0 },
-			{ "old bytes outside the file", 40 * 0 + 24, 1 << 20 },
+			{ "stores out of order", 20, 0, 0 },
+			{ "old bytes outside the file", 0, 1, 1 << 20 },
 		};
 
+		CHECK("damage: the sample's stores decode",
+		      raw && ZSTD_decompress(raw, n, f.file + g.off, g.csize) ==
+		      n && hwt_past_unpack_stores(raw, raw + n, e, 21,
+						  20, &wrong, &at) == 0,
+		      "store %zu", at);
 		for (size_t i = 0; i < sizeof(stores) / sizeof(stores[0]);
 		     i++) {
+			struct hwt_mem_entry d[21];
+			struct hwt_bytes packed = { 0 };
 			char name[128];
 
-			if (ZSTD_decompress(raw, sizeof(raw), f.file + g.off,
-					    g.csize) != sizeof(raw))
-				break;
-			hwt_put_le64(raw + stores[i].at, stores[i].v);
-			file = rebuilt(&f, raw, sizeof(raw), ref, SIZE_MAX, 0,
-				       &len);
+			memcpy(d, e, sizeof(d));
+			if (stores[i].field == 0)
+				d[stores[i].i].seq = stores[i].v;
+			else
+				d[stores[i].i].off = stores[i].v;
+			pack_stores_as_told(d, 21, &packed);
+			file = packed.p ? rebuilt(&f, packed.p, packed.n, ref,
+						  SIZE_MAX, 0, &len) : NULL;
 			err.msg[0] = '\0';
 			snprintf(name, sizeof(name), "damage: %s: memory "
 				 "unknown, said so", stores[i].what);
@@ -530,7 +602,9 @@ static void test_damage(void)
 			      strstr(err.msg, stores[i].what), "%s", err.msg);
 			hwt_past_free(p);
 			free(file);
+			hwt_bytes_free(&packed);
 		}
+		free(raw);
 	}
 	sample_close(&f);
 }
@@ -612,6 +686,106 @@ static void test_writer(void)
 		hwt_past_free(back);
 	}
 	unlink(path);
+}
+
+static uint64_t rnd(uint64_t n);
+
+/* Packed, registers read back exactly whatever they hold: a pc that
+ * jumps back and forth by any amount, words that change at random (every
+ * one at times), an x87/SSE state that mostly does not; and stores
+ * of any thread, address and length, some unknown. */
+static void test_packed(void)
+{
+	const uint64_t total = 3 * HWT_REGLOG_BLOCK + 123;
+	struct hwt_past_thread t = { .tid = 9, .end_index = total - 1 };
+	struct hwt_mem_entry e[300];
+	uint8_t bytes[300 * 8];
+	struct hwt_past p = { .threads = &t, .nthreads = 1, .e = e, .n = 300,
+			      .bytes = bytes };
+	struct hwt_past *back = NULL;
+	struct hwt_err err = { 0 };
+	uint64_t words[HWT_REGLOG_FP_WORDS] = { 0 }, got[HWT_REGLOG_FP_WORDS];
+	struct user_regs_struct r;
+	uint8_t *data = NULL;
+	size_t len = 0, wrong = 0, wrong_fp = 0, wrong_mem = 0;
+
+	hwt_reglog_init(&t.regs, HWT_REGLOG_GPR_WORDS, SIZE_MAX);
+	hwt_reglog_init(&t.fpregs, HWT_REGLOG_FP_WORDS, SIZE_MAX);
+	memset(&r, 0, sizeof(r));
+	for (uint64_t i = 0; i < total; i++) {
+		uint64_t *w = (uint64_t *)&r;
+
+		r.rip = i % 5 == 0 ? rnd(UINT64_MAX) : r.rip - 40 + rnd(80);
+		for (unsigned k = 0; k < HWT_REGLOG_GPR_WORDS; k++)
+			if (i % 97 == 0 || rnd(9) == 0)
+				w[k] = rnd(4) ? rnd(1000) : rnd(UINT64_MAX);
+		hwt_reglog_append(&t.regs, i, &r);
+		if (rnd(20) == 0)
+			words[rnd(HWT_REGLOG_FP_WORDS)] = rnd(UINT64_MAX);
+		hwt_reglog_append(&t.fpregs, i, words);
+	}
+	for (size_t i = 0; i < 300; i++) {
+		e[i] = (struct hwt_mem_entry){
+			.seq = i * 3 + rnd(3), .addr = rnd(2) ? 0x7000 + rnd(64) :
+			rnd(UINT64_MAX / 2), .len = 1 + rnd(8),
+			.off = rnd(7) ? i * 8 : HWT_MEM_UNKNOWN,
+			.tid = rnd(3) ? 9 : 10,
+		};
+		bytes[i * 8] = (uint8_t)i;
+	}
+	p.nbytes = sizeof(bytes);
+	CHECK("packed: a history with any values is written",
+	      hwt_past_format(&p, &data, &len, &err) == 0 &&
+	      hwt_past_load(data, len, &back, &err) == 0, "%s", err.msg);
+	if (back) {
+		const struct hwt_past_thread *bt = &back->threads[0];
+
+		for (uint64_t i = 0; i < total; i++) {
+			struct user_regs_struct want;
+			uint64_t fp_want[HWT_REGLOG_FP_WORDS];
+
+			hwt_reglog_get(&t.regs, i, &want);
+			hwt_reglog_get(&t.fpregs, i, fp_want);
+			wrong += hwt_past_regs(back, bt, false, i, &r) != 0 ||
+				 memcmp(&r, &want, sizeof(r));
+			wrong_fp += hwt_past_regs(back, bt, true, i, got) != 0 ||
+				    memcmp(got, fp_want, sizeof(got));
+		}
+		if (hwt_past_memory(back, &err) == 0)
+			for (size_t i = 0; i < 300; i++)
+				wrong_mem += back->e[i].seq != e[i].seq ||
+					     back->e[i].addr != e[i].addr ||
+					     back->e[i].len != e[i].len ||
+					     back->e[i].off != e[i].off ||
+					     back->e[i].tid != e[i].tid;
+		CHECK("packed: every register entry and store reads back "
+		      "exactly", wrong == 0 && wrong_fp == 0 && wrong_mem == 0 &&
+		      back->n == 300, "%zu, %zu x87/SSE, %zu stores wrong "
+		      "(%s)", wrong, wrong_fp, wrong_mem, err.msg);
+		hwt_past_free(back);
+	}
+	{
+		/* Stores out of step order cannot be packed. */
+		uint64_t seq = e[5].seq;
+		uint8_t *d2 = NULL;
+		size_t l2 = 0;
+
+		e[5].seq = e[4].seq - 1;
+		CHECK("packed: stores out of order are not written",
+		      hwt_past_format(&p, &d2, &l2, &err) < 0, "written");
+		e[5].seq = seq;
+		free(d2);
+	}
+	if (data && len > 8) {
+		memcpy(data, HWT_PAST_MAGIC_OLD, 8);
+		err.msg[0] = '\0';
+		CHECK("packed: a file of format 2 is refused by name",
+		      hwt_past_load(data, len, &back, &err) == -EBADMSG &&
+		      !back && strstr(err.msg, "format 2"), "%s", err.msg);
+	}
+	free(data);
+	hwt_reglog_free(&t.regs);
+	hwt_reglog_free(&t.fpregs);
 }
 
 /* A thread's place at each step of the order of all threads: its own
@@ -821,6 +995,7 @@ int main(void)
 	RUN(test_index);
 	RUN(test_views_and_file);
 	RUN(test_writer);
+	RUN(test_packed);
 	RUN(test_writes);
 	RUN(test_damaged_file);
 	RUN(test_damage);
