@@ -10,7 +10,8 @@
 VG_LIBEXEC  := /usr/libexec/valgrind
 VG_TOOL_DIR := $(O)/valgrind
 VG_TOOL     := $(VG_TOOL_DIR)/hwtrace-amd64-linux
-VG_TOOL_SRC := collect/valgrind/tool/hwt_tool.c collect/valgrind/tool/hwt_data.c
+VG_TOOL_SRC := collect/valgrind/tool/hwt_tool.c collect/valgrind/tool/hwt_data.c \
+	       collect/valgrind/tool/hwt_guest.c
 VG_CFLAGS   := -std=gnu11 -m64 -O2 -g $(WARN) -fno-stack-protector \
 	       -fno-builtin -fno-strict-aliasing -fno-pic -fno-pie \
 	       -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 \
@@ -27,6 +28,7 @@ $(info Valgrind tool not built: no /usr/include/valgrind/pub_tool_basics.h (Debi
 endif
 
 $(VG_TOOL): $(VG_TOOL_SRC) collect/valgrind/tool/hwt_data.h \
+	    collect/valgrind/tool/hwt_guest.h \
 	    collect/valgrind/vgstream.h collect/valgrind/vgdata.h
 	@mkdir -p $(VG_TOOL_DIR)
 	@# Valgrind's own files (preloads, suppressions, gdbserver xml).

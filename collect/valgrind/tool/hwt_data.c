@@ -30,6 +30,7 @@
 
 #include "../vgdata.h"
 #include "hwt_data.h"
+#include "hwt_guest.h"
 
 
 #define OFF(f) ((Int)__builtin_offsetof(VexGuestAMD64State, f))

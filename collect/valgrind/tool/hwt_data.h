@@ -8,11 +8,6 @@
 #include "pub_tool_basics.h"
 #include "libvex_ir.h"
 
-/* hwt_tool.c's: a thread's os tid; whether the instruction at a is a
- * rep-prefixed string operation. */
-Int hwt_lwp(ThreadId tid);
-Bool hwt_is_rep_string(Addr a, UInt len);
-
 /* --hwt-data-bytes=N (0: no data history) and --hwt-data-out=FILE. */
 Bool hwt_data_option(const HChar *arg);
 void hwt_data_usage(void);

@@ -37,6 +37,7 @@
 #include "../vgdata.h"
 #include "../vgstream.h"
 #include "hwt_data.h"
+#include "hwt_guest.h"
 
 /* Valgrind's own (pub_core_libcfile.h and pub_core_clientstate.h, in
  * libcoregrind): moving a descriptor into the range the client cannot see
@@ -77,7 +78,6 @@ static Bool recording = True;
 static Bool stopping;                      /* at the bound (stop_full) */
 static ULong next_sb;                      /* translation numbers */
 static Int cur_lwp;                        /* thread of the items now */
-static Int *lwp_of;                        /* ThreadId -> os tid */
 static Bool auxv_written;
 
 /* ---- the writer -------------------------------------------------------- */
@@ -228,13 +228,6 @@ static void stop_full(void)
 
 /* ---- threads ------------------------------------------------------------ */
 
-Int hwt_lwp(ThreadId tid)
-{
-	if (tid < VG_N_THREADS && lwp_of[tid])
-		return lwp_of[tid];
-	return VG_(gettid)();
-}
-
 static void switch_to(Int os_tid)
 {
 	if (os_tid == cur_lwp || !room(16))
@@ -267,8 +260,8 @@ static void on_start_client_code(ThreadId tid, ULong blocks)
 {
 	if (!auxv_written)
 		write_auxv();
-	if (tid < VG_N_THREADS && !lwp_of[tid])
-		lwp_of[tid] = VG_(gettid)();
+	if (!hwt_lwp_known(tid))
+		hwt_lwp_set(tid, VG_(gettid)());
 	switch_to(hwt_lwp(tid));
 }
 
@@ -276,8 +269,7 @@ static void on_first_insn(ThreadId tid)
 {
 	Int os_tid = VG_(gettid)();
 
-	if (tid < VG_N_THREADS)
-		lwp_of[tid] = os_tid;
+	hwt_lwp_set(tid, os_tid);
 	if (!room(16))
 		return;
 	put_rec(HWT_VG_REC_BORN);
@@ -296,8 +288,7 @@ static void on_thread_exit(ThreadId tid)
 		put_rec(HWT_VG_REC_GONE);
 		put_u((ULong)hwt_lwp(tid));
 	}
-	if (tid < VG_N_THREADS)
-		lwp_of[tid] = 0;
+	hwt_lwp_set(tid, 0);
 }
 
 /* ---- signals ------------------------------------------------------------ */
@@ -330,7 +321,7 @@ static void threads_next(void)
 
 	VG_(thread_stack_reset_iter)(&tid);
 	while (VG_(thread_stack_next)(&tid, &lo, &hi))
-		if (tid < VG_N_THREADS && lwp_of[tid])
+		if (hwt_lwp_known(tid))
 			thread_next(tid);
 }
 
@@ -489,33 +480,6 @@ static void emit_record(IRSB *sb, ULong v, IRExpr *guard, Bool check)
 				       IRExpr_RdTmp(nc)));
 	if (check)
 		emit_drain_past_check(sb, nc);
-}
-
-/* Whether the guest instruction at a is a rep-prefixed string operation:
- * Valgrind runs each iteration as a superblock of its own, plus one that
- * only finds the count exhausted, which a cpu does not execute. */
-Bool hwt_is_rep_string(Addr a, UInt len)
-{
-	const UChar *p = (const UChar *)a;
-	Bool rep = False;
-	UInt i = 0;
-
-	for (; i < len; i++) {
-		UChar b = p[i];
-
-		if (b == 0xf2 || b == 0xf3)
-			rep = True;
-		else if (!(b == 0x66 || b == 0x67 || b == 0x2e || b == 0x36 ||
-			   b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65 ||
-			   b == 0xf0))
-			break;
-	}
-	if (i < len && (p[i] & 0xf0) == 0x40)
-		i++;      /* REX */
-	if (!rep || i >= len)
-		return False;
-	return (p[i] >= 0xa4 && p[i] <= 0xa7) || (p[i] >= 0xaa && p[i] <= 0xaf) ||
-	       (p[i] >= 0x6c && p[i] <= 0x6f);
 }
 
 /* Whether a is the address of one of in's instructions. */
@@ -729,7 +693,7 @@ static void sync_threads(void)
 	flush();
 	VG_(thread_stack_reset_iter)(&tid);
 	while (VG_(thread_stack_next)(&tid, &lo, &hi)) {
-		Int os_tid = tid < VG_N_THREADS ? lwp_of[tid] : 0;
+		Int os_tid = hwt_lwp_known(tid);
 
 		/* Before the first instruction only the main thread exists,
 		 * not yet named; other threads count once they run. */
@@ -762,8 +726,8 @@ static void data_snapshot(void)
 		return;
 	VG_(thread_stack_reset_iter)(&t);
 	while (VG_(thread_stack_next)(&t, &lo, &hi))
-		if (t < VG_N_THREADS && lwp_of[t])
-			hwt_data_regs(t, lwp_of[t], True, 0);
+		if (hwt_lwp_known(t))
+			hwt_data_regs(t, hwt_lwp_known(t), True, 0);
 	hwt_data_snapshot_write(cur_lwp);
 }
 
@@ -780,8 +744,8 @@ static void debugger_writes(const HChar *cmd)
 						      : HWT_VGD_CAUSE_DEBUGGER;
 
 		for (ThreadId t = 1; t < VG_N_THREADS; t++)
-			if (lwp_of[t] == (Int)a)
-				hwt_data_regs(t, lwp_of[t], False, cause);
+			if (hwt_lwp_known(t) == (Int)a)
+				hwt_data_regs(t, (Int)a, False, cause);
 	} else {
 		ULong len = VG_(strtoull16)(end, &end);
 
@@ -932,10 +896,8 @@ static void on_fork_child(ThreadId tid)
 		return;
 	out_fd = VG_(safe_fd)((Int)sr_Res(sr));
 	recording = True;
-	for (UInt i = 0; i < VG_N_THREADS; i++)
-		lwp_of[i] = 0;
-	if (tid < VG_N_THREADS)
-		lwp_of[tid] = self;
+	hwt_lwp_forget_all();
+	hwt_lwp_set(tid, self);
 	cur_lwp = 0;
 	restart();
 	VG_(memcpy)(cursor, HWT_VG_MAGIC, HWT_VG_MAGIC_LEN);
@@ -951,7 +913,7 @@ static void post_clo_init(void)
 	Bool child = clo_parent && VG_(getppid)() != clo_parent;
 	SysRes sr;
 
-	lwp_of = VG_(calloc)("hwt.lwp", VG_N_THREADS, sizeof(*lwp_of));
+	hwt_lwp_init();
 	if (!clo_out)
 		VG_(fmsg_bad_option)("--hwt-out", "hwtrace needs an output "
 				     "file\n");
@@ -1009,8 +971,8 @@ static void fini(Int exitcode)
 
 		VG_(thread_stack_reset_iter)(&t);
 		while (VG_(thread_stack_next)(&t, &lo, &hi))
-			if (t < VG_N_THREADS && lwp_of[t])
-				hwt_data_regs(t, lwp_of[t], True, 0);
+			if (hwt_lwp_known(t))
+				hwt_data_regs(t, hwt_lwp_known(t), True, 0);
 		hwt_data_finish(recording, cur_lwp);
 	}
 	if (recording) {
