@@ -143,6 +143,8 @@ void hwt_threads_exit(void);
 /* Recorder (hwt_recorder.c): runs in the traced thread's own context. */
 int hwt_recorder_init(void);
 void hwt_recorder_exit(void);
+
+/* Arming and recording (hwt_arm.c), in the traced thread's context. */
 int hwt_record(struct hwt_thread *t, u64 pc, unsigned int flags);
 bool hwt_arm_current(struct hwt_thread *t);
 
