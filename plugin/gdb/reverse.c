@@ -28,23 +28,6 @@ static struct hwt_cursor *cursor_of(struct server *s, struct srv_thread *t,
 	return t->cursor;
 }
 
-bool reverse_replaying(struct server *s, size_t ti, uint64_t *pc)
-{
-	struct srv_thread *t = &s->threads[ti];
-	struct hwt_item it;
-	uint64_t pos;
-
-	if (!t->cursor)
-		return false;
-	pos = hwt_cursor_pos(t->cursor);
-	if (pos >= hwt_history_count(t->hist))
-		return false;
-	if (hwt_history_get(t->hist, pos, &it, NULL))
-		return false;
-	*pc = it.addr;
-	return true;
-}
-
 void reverse_stop_reply(struct server *s, size_t ti, const char *extra,
 			char *reply, size_t cap)
 {
@@ -218,7 +201,7 @@ int reverse_resume(struct server *s, size_t ti, enum hwt_dir dir, bool step,
 	} else if (rc == HWT_BOUNDARY)
 		extra = dir == HWT_BACKWARD ? "replaylog:begin;" : "replaylog:end;";
 	else if (rc == HWT_HIT)
-		extra = reverse_replaying(s, ti, &pc) && breakpoints_hw_at(s, pc) ?
+		extra = srv_replaying(s, ti, &pc) && breakpoints_hw_at(s, pc) ?
 			"hwbreak:;" : "swbreak:;";
 	/* GDB takes the thread of a stop reply as the current one without
 	 * saying so again with Hg. */

@@ -62,7 +62,7 @@ static size_t reg_hex(struct server *s, size_t ti, int regno, char *out)
 	uint64_t pc;
 	bool have;
 
-	if (reverse_replaying(s, ti, &pc)) {
+	if (srv_replaying(s, ti, &pc)) {
 		have = regno == TDESC_PC_REGNUM;
 		memcpy(val, &pc, sizeof(pc));
 		if (!have && s->ops->past_reg)
@@ -500,4 +500,18 @@ int server_run(struct server *s, struct listener *l, int fd, bool keep,
 	rsp_conn_free(&s->conn);
 	close(fd);
 	return rc;
+}
+
+void server_close(struct server *s)
+{
+	srv_invalidate(s);
+	if (s->ops)
+		s->ops->close(s);
+	free(s->threads);
+	lldb_trace_free(s->lldb);
+	free(s->libs_xml);
+	free(s->exec_path);
+	if (s->img)
+		hwt_image_free(s->img);
+	memset(s, 0, sizeof(*s));
 }

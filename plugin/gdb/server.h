@@ -309,6 +309,9 @@ struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
 /* A debugger asked for history (record btrace, thread trace start):
  * the process is recorded from here on if it was not already. */
 int srv_record_start(struct server *s, struct hwt_err *err);
+/* Whether thread t sits inside its history (not at the crash), and the
+ * pc there. */
+bool srv_replaying(struct server *s, size_t t, uint64_t *pc);
 /* Whether any thread stands inside its recorded past (reverse.c). */
 bool srv_in_past(struct server *s);
 /* Memory as it is at the session's point in time: today's, or in the
@@ -448,9 +451,6 @@ bool core_past_write(struct server *s, size_t ti, uint64_t pos,
  * enum hwt_move or a negative errno. */
 int reverse_resume(struct server *s, size_t t, enum hwt_dir dir, bool step,
 		   char *reply, size_t cap);
-/* Whether thread t sits inside its history (not at the crash), and the
- * pc there. */
-bool reverse_replaying(struct server *s, size_t t, uint64_t *pc);
 /* The stop reply for thread t where it is now. */
 void reverse_stop_reply(struct server *s, size_t t, const char *extra,
 			char *reply, size_t cap);
@@ -476,7 +476,7 @@ int listener_accept(struct listener *l, struct hwt_err *err);
  * in a protocol error reply and close it. Returns true if one was. */
 bool listener_refuse_pending(struct listener *l);
 
-/* ---- target_core.c: opening; target.c: closing; server.c: serving ------ */
+/* ---- target_core.c: opening; server.c: serving and closing ------------ */
 
 /* Open the bundle and its core (core_path overrides the bundle's). A
  * problem that only makes some code unreadable lands in s->warning. */

@@ -11,17 +11,34 @@ struct hwt_history *srv_history(struct server *s, struct srv_thread *t,
 	return s->ops->history(s, t, err);
 }
 
+bool srv_replaying(struct server *s, size_t ti, uint64_t *pc)
+{
+	struct srv_thread *t = &s->threads[ti];
+	struct hwt_item it;
+	uint64_t pos;
+
+	if (!t->cursor)
+		return false;
+	pos = hwt_cursor_pos(t->cursor);
+	if (pos >= hwt_history_count(t->hist))
+		return false;
+	if (hwt_history_get(t->hist, pos, &it, NULL))
+		return false;
+	*pc = it.addr;
+	return true;
+}
+
 /* The thread that stands in its past: the general one if it does. */
 static bool past_thread(struct server *s, size_t *ti)
 {
 	uint64_t pc;
 
-	if (s->gthread < s->nthreads && reverse_replaying(s, s->gthread, &pc)) {
+	if (s->gthread < s->nthreads && srv_replaying(s, s->gthread, &pc)) {
 		*ti = s->gthread;
 		return true;
 	}
 	for (size_t i = 0; i < s->nthreads; i++)
-		if (reverse_replaying(s, i, &pc)) {
+		if (srv_replaying(s, i, &pc)) {
 			*ti = i;
 			return true;
 		}
@@ -79,18 +96,4 @@ void srv_invalidate(struct server *s)
 		t->regs_ok = false;
 		t->xstate_ok = false;
 	}
-}
-
-void server_close(struct server *s)
-{
-	srv_invalidate(s);
-	if (s->ops)
-		s->ops->close(s);
-	free(s->threads);
-	lldb_trace_free(s->lldb);
-	free(s->libs_xml);
-	free(s->exec_path);
-	if (s->img)
-		hwt_image_free(s->img);
-	memset(s, 0, sizeof(*s));
 }

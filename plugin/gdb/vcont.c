@@ -44,7 +44,7 @@ static int forward(struct server *s, const struct srv_action *a, size_t n)
 	/* In the past, forward motion replays: it stops at the end of the
 	 * history (replaylog:end) as GDB's record targets do, and only the
 	 * next resume runs the program. */
-	if (reverse_replaying(s, ti, &pc)) {
+	if (srv_replaying(s, ti, &pc)) {
 		reverse_resume(s, ti, HWT_FORWARD, a[0].kind == 's', reply,
 			       sizeof(reply));
 		return rsp_send_str(&s->conn, reply);
