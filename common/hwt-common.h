@@ -288,6 +288,7 @@ HWT_API int hwt_sw_reader_next(struct hwt_sw_reader *r, bool *async,
 
 struct hwt_sw_tr {
 	uint32_t ninsns, nexits, flags;
+	uint32_t id;             /* its number in a table read back */
 	uint64_t entry;
 	uint64_t *pc;            /* each instruction's address */
 	uint32_t *exit_after;    /* instructions run when exit k is taken */

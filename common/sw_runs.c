@@ -130,7 +130,7 @@ static int read_tr(struct hwt_sw_table *t, struct nums *c,
 		return bad_table(err, at, "an instruction count out of range");
 	if (!(tr = arena_alloc(t, sizeof(*tr) + n * sizeof(*tr->pc))))
 		goto nomem;
-	*tr = (struct hwt_sw_tr){ .ninsns = (uint32_t)n,
+	*tr = (struct hwt_sw_tr){ .ninsns = (uint32_t)n, .id = (uint32_t)*id,
 				  .pc = (uint64_t *)(tr + 1) };
 	for (uint64_t i = 0; i < n; i++) {
 		if (i)

@@ -151,6 +151,28 @@ struct hwt_decoder {
 
 extern const struct hwt_decoder hwt_decoder_sw;
 
+/* Each translation's instruction lengths, read from the image once
+ * (decode_runs.c): by translation, of the table numbered table. */
+struct hwt_runs_lens {
+	size_t table;
+	uint32_t *at;            /* by translation number: 1 + where its
+				  * lengths begin in lens, 0: not read */
+	size_t nat;
+	uint8_t *lens;
+	size_t nlens, lens_cap;
+};
+
+void hwt_runs_lens_free(struct hwt_runs_lens *l);
+size_t hwt_runs_lens_memory(const struct hwt_runs_lens *l);
+/* The blocks of a HWT_SW_SEG_RUNS segment (its runs at base + seg->off,
+ * in a frame of size bytes, its translations in tab, the table numbered
+ * table), the same as decode_sw.c gives for the same instructions as
+ * plain records. */
+int hwt_runs_decode(struct hwt_runs_lens *lens, size_t table,
+		    struct hwt_sw_table *tab, const uint8_t *base, size_t size,
+		    const struct hwt_segment *seg, struct hwt_image *img,
+		    struct hwt_blocks *out, struct hwt_err *err);
+
 /* hwt-sw segments: at most this many instructions, so a reader wanting
  * the newest few decodes a few thousand; HWT_SW_SEG_ASYNC: the segment's
  * first instruction was reached by entering a signal handler. */

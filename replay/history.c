@@ -42,7 +42,7 @@ struct hwt_history {
 	uint8_t *mapped;         /* or mapped from it, mapped_size bytes */
 	size_t mapped_size;
 	struct hwt_sw_chunks *chunks; /* indexed hwt-sw: read chunk by chunk */
-	struct hwt_bytes runs;   /* a segment of runs expanded (chunks) */
+	struct hwt_runs_lens lens; /* decoding segments of runs (chunks) */
 	/* Why a bundle's trace index was not used (the trace was read whole
 	 * instead), or empty. */
 	char index_note[sizeof(((struct hwt_err *)0)->msg)];
@@ -442,7 +442,7 @@ void hwt_history_free(struct hwt_history *h)
 	free(h->owned);
 	hwt_unmap_file(h->mapped, h->mapped_size);
 	hwt_sw_chunks_free(h->chunks);
-	hwt_bytes_free(&h->runs);
+	hwt_runs_lens_free(&h->lens);
 	free(h);
 }
 
@@ -478,7 +478,7 @@ size_t hwt_history_memory(const struct hwt_history *h)
 		h->segs.strcap * sizeof(char *) + h->segs.str_bytes +
 		h->segs.priv_bytes +
 		h->cache_bytes + h->walk_cap * sizeof(*h->walk) +
-		(h->owned ? h->size : 0) + h->mapped_size + h->runs.cap +
+		(h->owned ? h->size : 0) + h->mapped_size + hwt_runs_lens_memory(&h->lens) +
 		(h->chunks ? hwt_sw_chunks_memory(h->chunks) : 0);
 }
 
@@ -495,64 +495,6 @@ static size_t find_seg(const struct hwt_history *h, uint64_t index)
 			hi = mid;
 	}
 	return lo - 1;
-}
-
-struct runs_out {
-	struct hwt_bytes *rec;
-	uint64_t first, last;
-	bool started, async;
-};
-
-static int run_insn(void *ctx, uint64_t pc, bool async)
-{
-	struct runs_out *o = ctx;
-	uint8_t r[HWT_SW_MAX_RECORD + 1];
-
-	if (!o->started) {
-		o->started = true;
-		o->first = o->last = pc;
-		o->async = async;
-		return 0;
-	}
-	if (hwt_bytes_put(o->rec, r, hwt_sw_encode_step(o->last, pc, async,
-							  r)))
-		return -ENOMEM;
-	o->last = pc;
-	return 0;
-}
-
-/* A segment of runs (HWT_SW_SEG_RUNS, its bytes at base, *seg relative
- * to them, its translations in tab) as the plain records of its
- * instructions in h->runs, *seg made to read them. */
-static int expand_runs(struct hwt_history *h, struct hwt_sw_table *tab,
-		       const uint8_t *base, size_t size,
-		       struct hwt_segment *seg, struct hwt_err *err)
-{
-	struct hwt_sw_runs w;
-	struct runs_out o = { .rec = &h->runs };
-	uint64_t given;
-	int rc;
-
-	if (seg->off > size || seg->len > size - seg->off)
-		return hwt_err_set(err, EIO, "runs segment outside its frame");
-	h->runs.n = 0;
-	hwt_sw_runs_init(&w, tab, base + seg->off, seg->len, 0,
-			 seg->flags & HWT_SW_SEG_PREV, seg->pc);
-	rc = hwt_sw_runs_each(&w, seg->nitems, run_insn, &o, &given, err);
-	if (rc == -ENOMEM)
-		return hwt_err_set(err, ENOMEM, "out of memory");
-	if (rc)
-		return rc;
-	if (given != seg->nitems)
-		return hwt_err_set(err, EIO, "a runs segment of %u "
-				   "instructions gives %llu", seg->nitems,
-				   (unsigned long long)given);
-	seg->pc = o.first;
-	seg->off = 0;
-	seg->len = h->runs.n;
-	seg->own.bytes = h->runs.p ? h->runs.p : base;
-	seg->flags = HWT_SW_SEG_EXPANDED | (o.async ? HWT_SW_SEG_ASYNC : 0);
-	return 0;
 }
 
 /* The cache slot holding segment s, decoding it if needed. */
@@ -584,8 +526,10 @@ static int load(struct hwt_history *h, size_t s, struct hwt_err *err)
 			rc = hwt_sw_chunks_get(h->chunks, seg, &base, &size,
 					       &local, err);
 		if (!rc && tab)
-			rc = expand_runs(h, tab, base, size, &local, err);
-		if (!rc)
+			rc = hwt_runs_decode(&h->lens, seg->own.table, tab,
+					     base, size, &local, h->img, &out,
+					     err);
+		else if (!rc)
 			rc = h->dec->decode(base, size, &local, h->img, &out,
 					    err);
 		if (rc)
