@@ -26,11 +26,18 @@
 #define GRANULE_SHIFT 3
 #define WIDE (4096u)                 /* wider stores are listed apart */
 #define NONE UINT32_MAX
+/* A pair's sort key is its granule and the bytes there (granule << 8 |
+ * bytes); granules from here on would not fit, and no program's address
+ * lies there: such stores are listed with the wide ones. */
+#define GRANULE_KEY_END (UINT64_C(1) << 56)
+/* Bits a sorting pass takes: its counts and the places it writes to
+ * stay in the cache. */
+#define DIGIT_BITS 11
+#define DIGITS (1u << DIGIT_BITS)
 
-/* (granule, bytes there, store) triples being sorted. */
+/* (granule << 8 | bytes there, store) pairs being sorted. */
 struct pairs {
 	uint64_t *key;
-	uint8_t *mask;
 	uint32_t *val;
 	size_t n;
 };
@@ -64,11 +71,6 @@ void hwt_mem_index_free(struct hwt_mem_index *ix)
 	free(ix);
 }
 
-static bool is_wide(const struct hwt_mem_entry *e)
-{
-	return e->len > WIDE;
-}
-
 static uint64_t first_granule(const struct hwt_mem_entry *e)
 {
 	return e->addr >> GRANULE_SHIFT;
@@ -82,69 +84,69 @@ static uint64_t last_granule(const struct hwt_mem_entry *e)
 	return (end < e->addr ? UINT64_MAX : end) >> GRANULE_SHIFT;
 }
 
-/* The bytes of store e in granule g, one bit each. */
+static bool is_wide(const struct hwt_mem_entry *e)
+{
+	return e->len > WIDE || last_granule(e) >= GRANULE_KEY_END;
+}
+
+/* The bytes of store e (not wide) in granule g, one bit each. */
 static uint8_t mask_in(const struct hwt_mem_entry *e, uint64_t g)
 {
-	uint64_t ga = g << GRANULE_SHIFT, lo = e->addr > ga ? e->addr : ga;
-	uint64_t hi = g == last_granule(e) ? e->addr + e->len - 1 : ga + 7;
-	uint8_t m = 0;
+	uint64_t ga = g << GRANULE_SHIFT;
+	unsigned lo = e->addr > ga ? (unsigned)(e->addr - ga) : 0;
+	unsigned hi = g == last_granule(e) ?
+		(unsigned)(e->addr + e->len - 1 - ga) : 7;
 
-	if (hi < lo)                 /* to the address space's end */
-		hi = UINT64_MAX;
-	for (uint64_t a = lo; a <= hi && a - ga < 8; a++)
-		m |= (uint8_t)(1u << (a - ga));
-	return m;
+	return (uint8_t)((0xffu >> (7 - hi)) & (0xffu << lo));
 }
 
-/* One stable counting pass over 16 bits of key (shift) or, with shift
- * 64, the mask. */
-static void sort_pass(struct pairs *p, struct pairs *tmp, size_t *count,
-		      unsigned shift)
+/* Sort the pairs by key, keeping the order of stores: LSD radix, a pass
+ * for each digit whose bits are not the same in every key (varying). */
+static int sort_pairs(struct pairs *p, uint64_t varying)
 {
-#define DIGIT(i) (shift == 64 ? p->mask[i] : (p->key[i] >> shift) & 0xffff)
-	memset(count, 0, 65537 * sizeof(*count));
-	for (size_t i = 0; i < p->n; i++)
-		count[DIGIT(i) + 1]++;
-	for (size_t d = 1; d <= 65536; d++)
-		count[d] += count[d - 1];
-	for (size_t i = 0; i < p->n; i++) {
-		size_t to = count[DIGIT(i)]++;
-
-		tmp->key[to] = p->key[i];
-		tmp->mask[to] = p->mask[i];
-		tmp->val[to] = p->val[i];
-	}
-#undef DIGIT
-	memcpy(p->key, tmp->key, p->n * sizeof(*p->key));
-	memcpy(p->mask, tmp->mask, p->n * sizeof(*p->mask));
-	memcpy(p->val, tmp->val, p->n * sizeof(*p->val));
-}
-
-/* Sort the pairs by granule, then bytes, keeping the order of stores
- * (LSD radix: the mask, then 16 bits of the granule a pass, as many as
- * the largest granule needs). */
-static int sort_pairs(struct pairs *p, uint64_t max)
-{
-	struct pairs tmp = {
-		.key = malloc(p->n * sizeof(*tmp.key)),
-		.mask = malloc(p->n),
-		.val = malloc(p->n * sizeof(*tmp.val)),
-	};
-	size_t *count = malloc(65537 * sizeof(*count));
+	uint64_t *key = malloc((p->n ? p->n : 1) * sizeof(*key));
+	uint32_t *val = malloc((p->n ? p->n : 1) * sizeof(*val));
+	size_t *count = malloc(DIGITS * sizeof(*count));
 	int rc = -ENOMEM;
 
-	if (tmp.key && tmp.mask && tmp.val && count) {
-		hwt_advise_huge(tmp.key, p->n * sizeof(*tmp.key));
-		hwt_advise_huge(tmp.val, p->n * sizeof(*tmp.val));
-		sort_pass(p, &tmp, count, 64);
-		for (unsigned shift = 0; shift < 64 && (max >> shift);
-		     shift += 16)
-			sort_pass(p, &tmp, count, shift);
+	if (key && val && count) {
+		hwt_advise_huge(key, p->n * sizeof(*key));
+		hwt_advise_huge(val, p->n * sizeof(*val));
+		for (unsigned shift = 0; shift < 64 && (varying >> shift);
+		     shift += DIGIT_BITS) {
+			uint64_t *kt;
+			uint32_t *vt;
+			size_t sum = 0;
+
+			if (!((varying >> shift) & (DIGITS - 1)))
+				continue;
+			memset(count, 0, DIGITS * sizeof(*count));
+			for (size_t i = 0; i < p->n; i++)
+				count[(p->key[i] >> shift) & (DIGITS - 1)]++;
+			for (size_t d = 0; d < DIGITS; d++) {
+				size_t c = count[d];
+
+				count[d] = sum;
+				sum += c;
+			}
+			for (size_t i = 0; i < p->n; i++) {
+				size_t to = count[(p->key[i] >> shift) &
+						  (DIGITS - 1)]++;
+
+				key[to] = p->key[i];
+				val[to] = p->val[i];
+			}
+			kt = p->key;
+			p->key = key;
+			key = kt;
+			vt = p->val;
+			p->val = val;
+			val = vt;
+		}
 		rc = 0;
 	}
-	free(tmp.key);
-	free(tmp.mask);
-	free(tmp.val);
+	free(key);
+	free(val);
 	free(count);
 	return rc;
 }
@@ -154,8 +156,7 @@ static int compact(struct hwt_mem_index *ix, struct pairs *p)
 {
 	size_t d = 0;
 
-#define NEW_LIST(i) ((i) == 0 || p->key[i] != p->key[(i) - 1] || \
-		     p->mask[i] != p->mask[(i) - 1])
+#define NEW_LIST(i) ((i) == 0 || p->key[i] != p->key[(i) - 1])
 	for (size_t i = 0; i < p->n; i++)
 		d += NEW_LIST(i);
 	ix->granule = malloc((d ? d : 1) * sizeof(*ix->granule));
@@ -166,8 +167,8 @@ static int compact(struct hwt_mem_index *ix, struct pairs *p)
 	d = 0;
 	for (size_t i = 0; i < p->n; i++) {
 		if (NEW_LIST(i)) {
-			ix->granule[d] = p->key[i];
-			ix->mask[d] = p->mask[i];
+			ix->granule[d] = p->key[i] >> 8;
+			ix->mask[d] = (uint8_t)p->key[i];
 			ix->start[d++] = i;
 		}
 	}
@@ -185,7 +186,7 @@ int hwt_mem_index_build(const struct hwt_mem_entry *e, size_t n,
 	struct hwt_mem_index *ix;
 	struct pairs p = { 0 };
 	size_t npairs = 0, w = 0;
-	uint64_t max = 0;
+	uint64_t varying = 0;
 	int rc = -ENOMEM;
 
 	if (n >= NONE)
@@ -202,10 +203,9 @@ int hwt_mem_index_build(const struct hwt_mem_entry *e, size_t n,
 	ix->n = n;
 	ix->nwide = w;
 	p.key = malloc((npairs ? npairs : 1) * sizeof(*p.key));
-	p.mask = malloc(npairs ? npairs : 1);
 	p.val = malloc((npairs ? npairs : 1) * sizeof(*p.val));
 	ix->wide = malloc((w ? w : 1) * sizeof(*ix->wide));
-	if (!p.key || !p.mask || !p.val || !ix->wide)
+	if (!p.key || !p.val || !ix->wide)
 		goto out;
 	hwt_advise_huge(p.key, npairs * sizeof(*p.key));
 	hwt_advise_huge(p.val, npairs * sizeof(*p.val));
@@ -217,18 +217,16 @@ int hwt_mem_index_build(const struct hwt_mem_entry *e, size_t n,
 		}
 		for (uint64_t g = first_granule(&e[i]);
 		     g <= last_granule(&e[i]); g++) {
-			p.key[p.n] = g;
-			p.mask[p.n] = mask_in(&e[i], g);
-			p.val[p.n++] = (uint32_t)i;
-			if (g > max)
-				max = g;
+			p.key[p.n] = g << 8 | mask_in(&e[i], g);
+			p.val[p.n] = (uint32_t)i;
+			varying |= p.key[p.n] ^ p.key[0];
+			p.n++;
 		}
 	}
-	if ((rc = sort_pairs(&p, max)) == 0)
+	if ((rc = sort_pairs(&p, varying)) == 0)
 		rc = compact(ix, &p);
 out:
 	free(p.key);
-	free(p.mask);
 	free(p.val);
 	if (rc) {
 		hwt_mem_index_free(ix);

@@ -915,6 +915,15 @@ static size_t index_now(void *ctx, uint64_t addr, void *buf, size_t len)
  * stores, or the older half with the newer walked), is what walking every
  * store gives: random stores of 1 to 20 bytes, aligned or not, across
  * granules, several at a step, some unknown, some wider than a page. */
+/* Where test_index's narrow stores lie: addresses that differ in every
+ * digit the index sorts by, and two far past any program's, the last
+ * near the address space's end (a history's stores never wrap round
+ * it: hwt_past_unpack_stores refuses them). */
+static const uint64_t index_region[5] = {
+	0x1000, 0x5a5a5a5a000, 0x7ffd12345000, 1ull << 59 | 0x1000,
+	UINT64_MAX - 0x800,
+};
+
 static void test_index(void)
 {
 	enum { N = 4000, QUERIES = 4000 };
@@ -935,7 +944,7 @@ static void test_index(void)
 		e[i].tid = 1;
 		e[i].len = rnd(50) ? 1 + rnd(20) : 4097 + rnd(2000);
 		e[i].addr = e[i].len > 4096 ? 0x800 + rnd(0x400)
-					    : 0x1000 + rnd(0x400);
+					    : index_region[rnd(5)] + rnd(0x400);
 		e[i].off = rnd(40) ? off : HWT_MEM_UNKNOWN;
 		if (e[i].off != HWT_MEM_UNKNOWN)
 			for (uint64_t k = 0; k < e[i].len; k++)
@@ -952,8 +961,9 @@ static void test_index(void)
 	half = walk;
 	half.index = older;
 	for (size_t q = 0; q < QUERIES; q++) {
-		uint64_t at = rnd(seq + 2), addr = 0x7f0 + rnd(0xc40),
-			 len = 1 + rnd(q % 10 ? 40 : 3000);
+		uint64_t at = rnd(seq + 2), len = 1 + rnd(q % 10 ? 40 : 3000),
+			 addr = q % 3 ? 0x7f0 + rnd(0xc40) :
+			 index_region[rnd(5)] - 0x10 + rnd(0x400);
 		uint8_t a[3000], b[3000], c[3000];
 		int na = hwt_mem_history_at(&walk, 1, at, addr, a, len),
 		    nb = hwt_mem_history_at(&fast, 1, at, addr, b, len),
@@ -966,7 +976,8 @@ static void test_index(void)
 	for (size_t q = 0; q < 400; q++) {
 		struct hwt_write_query wq = {
 			.tid = 1, .from = rnd(seq + 2), .dir = rnd(2) ? 1 : -1,
-			.until = HWT_MEM_NO_BOUND, .addr = 0x1000 + rnd(0x400),
+			.until = HWT_MEM_NO_BOUND,
+			.addr = index_region[rnd(5)] + rnd(0x400),
 			.len = 1 + rnd(16), .from_step = HWT_MEM_NO_BOUND,
 		};
 		struct hwt_write_found x = { 0 }, y = { 0 };
