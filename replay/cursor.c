@@ -284,79 +284,19 @@ static int continue_to_bound(struct hwt_cursor *c, enum hwt_dir dir,
 	}
 }
 
-/* The search of a continue with breakpoints: the nearest run in dir,
- * within items lo..hi, whose address range holds a breakpoint's. */
-struct bp_scan {
-	const uint64_t *set;      /* the breakpoints, sorted */
-	size_t n;
-	uint64_t lo, hi;          /* the items searched */
-	bool back;
-	uint64_t first, last;     /* found: the run's items in lo..hi */
-	bool found;
-};
-
-static int scan_run(void *arg, const struct hwt_run *r)
-{
-	struct bp_scan *sc = arg;
-	uint64_t first = r->index, last = r->index + (r->gap ? 0 : r->count - 1);
-	size_t lo = 0, hi = sc->n;
-
-	if (sc->back ? last < sc->lo : first > sc->hi)
-		return 1;         /* past the items searched: none there */
-	if (r->gap || (sc->back ? first > sc->hi : last < sc->lo))
-		return 0;
-	/* The first breakpoint at or above the run's first address. */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (sc->set[mid] < r->begin)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == sc->n || sc->set[lo] > r->end)
-		return 0;
-	sc->first = first > sc->lo ? first : sc->lo;
-	sc->last = last < sc->hi ? last : sc->hi;
-	sc->found = true;
-	return 1;
-}
-
-/* Each instruction of items first..last in dir (gaps in between); HIT at
- * the first at a breakpoint, 0 when none is (a breakpoint inside an
- * instruction). */
-static int hit_in(struct hwt_cursor *c, const struct bp_scan *sc,
-		  struct hwt_err *err)
-{
-	uint64_t n = sc->last - sc->first + 1;
-
-	for (uint64_t k = 0; k < n; k++) {
-		uint64_t i = sc->back ? sc->last - k : sc->first + k;
-		struct hwt_item it;
-		int rc = hwt_history_get(c->h, i, &it, err);
-
-		if (rc)
-			return rc;
-		if (it.kind == HWT_ITEM_INSN &&
-		    bsearch(&it.addr, sc->set, sc->n, sizeof(*sc->set),
-			    addr_cmp))
-			return stop(c, &it, HWT_HIT);
-	}
-	return 0;
-}
-
-/* A run at a time, and an instruction at a time only where a run's
- * addresses hold a breakpoint's: a loop of a few instructions costs a
- * lookup per iteration, not per instruction. Gaps do not stop a
- * continue: the breakpoint may lie beyond. */
+/* The nearest instruction at a breakpoint, found by
+ * hwt_history_find_pc: a loop of a few instructions costs a lookup per
+ * run of it, not per instruction. Gaps do not stop a continue: the
+ * breakpoint may lie beyond. */
 int hwt_cursor_continue_within(struct hwt_cursor *c, enum hwt_dir dir,
 			       const uint64_t *addrs, size_t naddrs,
 			       uint64_t bound, struct hwt_err *err)
 {
-	uint64_t n = hwt_history_count(c->h), at = c->it.index;
-	struct bp_scan sc = { .n = naddrs, .back = dir == HWT_BACKWARD };
+	uint64_t n = hwt_history_count(c->h), at = c->it.index, lo, hi, hit;
+	bool back = dir == HWT_BACKWARD;
+	struct hwt_item it;
 	uint64_t *set;
-	int rc = 0;
+	int rc;
 
 	if (!naddrs)
 		return continue_to_bound(c, dir, bound, err);
@@ -365,28 +305,19 @@ int hwt_cursor_continue_within(struct hwt_cursor *c, enum hwt_dir dir,
 		return hwt_err_set(err, ENOMEM, "out of memory");
 	memcpy(set, addrs, naddrs * sizeof(*set));
 	qsort(set, naddrs, sizeof(*set), addr_cmp);
-	sc.set = set;
-	while (rc == 0) {
-		if (sc.back) {
-			sc.lo = bound > 1 ? bound : 1;
-			sc.hi = at - 1;
-		} else {
-			sc.lo = at + 1;
-			sc.hi = bound < n ? bound : n;
-		}
-		if (at == 0 || sc.lo > sc.hi)
-			break;
-		sc.found = false;
-		rc = sc.back ? hwt_history_runs_back(c->h, sc.hi, scan_run, &sc,
-						     err) :
-			hwt_history_runs(c->h, sc.lo, scan_run, &sc, err);
-		if (rc < 0 || !sc.found)
-			break;
-		rc = hit_in(c, &sc, err);
-		at = sc.back ? sc.first : sc.last;
+	if (back) {
+		lo = bound > 1 ? bound : 1;
+		hi = at - 1;
+	} else {
+		lo = at + 1;
+		hi = bound < n ? bound : n;
 	}
+	rc = at == 0 || lo > hi ? 0 :
+		hwt_history_find_pc(c->h, lo, hi, back, set, naddrs, &hit, err);
 	free(set);
-	if (rc < 0 || rc == HWT_HIT)
+	if (rc == 1 && (rc = hwt_history_get(c->h, hit, &it, err)) == 0)
+		return stop(c, &it, HWT_HIT);
+	if (rc < 0)
 		return rc;
 	return continue_to_bound(c, dir, bound, err);
 }

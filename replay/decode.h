@@ -173,6 +173,31 @@ int hwt_runs_decode(struct hwt_runs_lens *lens, size_t table,
 		    const struct hwt_segment *seg, struct hwt_image *img,
 		    struct hwt_blocks *out, struct hwt_err *err);
 
+/* Which translations run an instruction at one of set's addresses
+ * (sorted), by translation number of the table numbered table: 0 not
+ * looked at yet. */
+struct hwt_runs_marks {
+	size_t table;
+	const uint64_t *set;
+	size_t nset;
+	uint8_t *by_id;
+	size_t nids;
+};
+
+void hwt_runs_marks_free(struct hwt_runs_marks *m);
+/* Marks for another set (kept by the caller while they are used). */
+void hwt_runs_marks_reset(struct hwt_runs_marks *m, const uint64_t *set,
+			  size_t n);
+/* The instruction of a HWT_SW_SEG_RUNS segment (as hwt_runs_decode
+ * takes it) at one of m's addresses, among its instructions lo..hi
+ * (from 0): the last of them (back) or the first; 1 with *off its place,
+ * 0 when none is, or an error. A run whose translation has no
+ * instruction at those addresses is passed over whole. */
+int hwt_runs_find(struct hwt_runs_marks *m, size_t table,
+		  struct hwt_sw_table *tab, const uint8_t *base, size_t size,
+		  const struct hwt_segment *seg, uint32_t lo, uint32_t hi,
+		  bool back, uint32_t *off, struct hwt_err *err);
+
 /* hwt-sw segments: at most this many instructions, so a reader wanting
  * the newest few decodes a few thousand; HWT_SW_SEG_ASYNC: the segment's
  * first instruction was reached by entering a signal handler. */

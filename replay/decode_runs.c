@@ -151,3 +151,111 @@ int hwt_runs_decode(struct hwt_runs_lens *lens, size_t table,
 nomem:
 	return hwt_err_set(err, ENOMEM, "out of memory decoding the trace");
 }
+
+void hwt_runs_marks_free(struct hwt_runs_marks *m)
+{
+	free(m->by_id);
+	*m = (struct hwt_runs_marks){ 0 };
+}
+
+void hwt_runs_marks_reset(struct hwt_runs_marks *m, const uint64_t *set,
+			  size_t n)
+{
+	if (m->by_id)
+		memset(m->by_id, 0, m->nids);
+	m->set = set;
+	m->nset = n;
+}
+
+static bool in_set(const struct hwt_runs_marks *m, uint64_t pc)
+{
+	size_t lo = 0, hi = m->nset;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->set[mid] < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nset && m->set[lo] == pc;
+}
+
+/* Whether translation tr has an instruction at one of the set's
+ * addresses, each translation looked up once per set; -ENOMEM. */
+static int may_hit(struct hwt_runs_marks *m, const struct hwt_sw_tr *tr)
+{
+	enum { UNSEEN, NONE_THERE, SOME_THERE };
+
+	if (tr->id >= m->nids) {
+		size_t n = m->nids ? m->nids : 1024;
+		uint8_t *v;
+
+		while (n <= tr->id)
+			n *= 2;
+		if (!(v = realloc(m->by_id, n)))
+			return -ENOMEM;
+		memset(v + m->nids, UNSEEN, n - m->nids);
+		m->by_id = v;
+		m->nids = n;
+	}
+	if (m->by_id[tr->id] == UNSEEN) {
+		bool some = false;
+
+		for (uint32_t i = 0; i < tr->ninsns && !some; i++)
+			some = in_set(m, tr->pc[i]);
+		m->by_id[tr->id] = some ? SOME_THERE : NONE_THERE;
+	}
+	return m->by_id[tr->id] == SOME_THERE;
+}
+
+int hwt_runs_find(struct hwt_runs_marks *m, size_t table,
+		  struct hwt_sw_table *tab, const uint8_t *base, size_t size,
+		  const struct hwt_segment *seg, uint32_t lo, uint32_t hi,
+		  bool back, uint32_t *off, struct hwt_err *err)
+{
+	uint32_t want = seg->nitems - (seg->reason ? 1 : 0), k = 0;
+	struct hwt_sw_runs w;
+	int found = 0;
+
+	if (seg->off > size || seg->len > size - seg->off)
+		return hwt_err_set(err, EIO, "runs segment outside its frame");
+	if (m->table != table) {
+		/* Another table's translations: the same numbers. */
+		if (m->by_id)
+			memset(m->by_id, 0, m->nids);
+		m->table = table;
+	}
+	if (hi >= want)
+		hi = want - 1;
+	hwt_sw_runs_init(&w, tab, base + seg->off, seg->len, 0,
+			 seg->flags & HWT_SW_SEG_PREV, seg->pc);
+	while (want && k <= hi) {
+		const struct hwt_sw_tr *tr;
+		uint32_t n;
+		bool async;
+		int rc = hwt_sw_runs_next(&w, &tr, &n, &async, err), hit;
+
+		if (rc == -ENOMEM)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return hwt_err_set(err, EIO, "a runs segment of %u "
+					   "instructions gives %u", want, k);
+		hit = n && k + n > lo ? may_hit(m, tr) : 0;
+		if (hit < 0)
+			return hwt_err_set(err, ENOMEM, "out of memory");
+		for (uint32_t i = 0; hit && i < n && k + i <= hi; i++) {
+			if (k + i < lo || !in_set(m, tr->pc[i]))
+				continue;
+			*off = k + i;
+			found = 1;
+			if (!back)
+				return 1;
+		}
+		k += n;
+	}
+	return found;
+}

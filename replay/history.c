@@ -43,6 +43,7 @@ struct hwt_history {
 	size_t mapped_size;
 	struct hwt_sw_chunks *chunks; /* indexed hwt-sw: read chunk by chunk */
 	struct hwt_runs_lens lens; /* decoding segments of runs (chunks) */
+	struct hwt_runs_marks marks; /* searching them for addresses */
 	/* Why a bundle's trace index was not used (the trace was read whole
 	 * instead), or empty. */
 	char index_note[sizeof(((struct hwt_err *)0)->msg)];
@@ -443,6 +444,7 @@ void hwt_history_free(struct hwt_history *h)
 	hwt_unmap_file(h->mapped, h->mapped_size);
 	hwt_sw_chunks_free(h->chunks);
 	hwt_runs_lens_free(&h->lens);
+	hwt_runs_marks_free(&h->marks);
 	free(h);
 }
 
@@ -497,6 +499,31 @@ static size_t find_seg(const struct hwt_history *h, uint64_t index)
 	return lo - 1;
 }
 
+/* The bytes of indexed segment seg (*local made to read them there) and,
+ * for runs, its table. */
+static int chunk_of(struct hwt_history *h, const struct hwt_segment *seg,
+		    struct hwt_sw_table **tab, const uint8_t **base,
+		    size_t *size, struct hwt_segment *local,
+		    struct hwt_err *err)
+{
+	/* The table first: reading its frames may take the slot the
+	 * segment's frame would be in. */
+	int rc = seg->flags & HWT_SW_SEG_RUNS ?
+		hwt_sw_chunks_table(h->chunks, seg->own.table, tab, err) : 0;
+
+	return rc ? rc : hwt_sw_chunks_get(h->chunks, seg, base, size, local,
+					   err);
+}
+
+static int cached(const struct hwt_history *h, size_t s)
+{
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		if (h->cache[i].seg == s)
+			return i;
+	}
+	return -1;
+}
+
 /* The cache slot holding segment s, decoding it if needed. */
 static int load(struct hwt_history *h, size_t s, struct hwt_err *err)
 {
@@ -505,26 +532,17 @@ static int load(struct hwt_history *h, size_t s, struct hwt_err *err)
 	uint32_t *starts, at = 0;
 	int slot = 0, rc;
 
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		if (h->cache[i].seg == s)
-			return i;
-	}
+	if ((slot = cached(h, s)) >= 0)
+		return slot;
+	slot = 0;
 	h->decodes++;
 	if (h->chunks && seg->nitems > (seg->reason ? 1u : 0u)) {
 		const uint8_t *base;
 		struct hwt_segment local;
 		size_t size;
-
 		struct hwt_sw_table *tab = NULL;
 
-		/* The table first: reading its frames may take the slot
-		 * the segment's frame would be in. */
-		rc = seg->flags & HWT_SW_SEG_RUNS ?
-			hwt_sw_chunks_table(h->chunks, seg->own.table, &tab,
-					    err) : 0;
-		if (!rc)
-			rc = hwt_sw_chunks_get(h->chunks, seg, &base, &size,
-					       &local, err);
+		rc = chunk_of(h, seg, &tab, &base, &size, &local, err);
 		if (!rc && tab)
 			rc = hwt_runs_decode(&h->lens, seg->own.table, tab,
 					     base, size, &local, h->img, &out,
@@ -845,31 +863,121 @@ int hwt_history_blocks(struct hwt_history *h, uint64_t first, uint64_t last,
 	return 0;
 }
 
-int hwt_history_runs_back(struct hwt_history *h, uint64_t from,
-			  int (*fn)(void *arg, const struct hwt_run *r),
-			  void *arg, struct hwt_err *err)
+static bool in_set(const uint64_t *set, size_t n, uint64_t pc)
 {
-	if (from < 1 || !h->count)
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (set[mid] < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && set[lo] == pc;
+}
+
+/* The same search in decoded segment d, its items lo..hi (from 0): a
+ * block's instructions are walked only where its address range holds
+ * one of the addresses. */
+static int find_in_blocks(struct hwt_history *h, int slot, uint32_t lo,
+			  uint32_t hi, bool back, const uint64_t *set,
+			  size_t n, uint32_t *off, struct hwt_err *err)
+{
+	const struct dseg *d = &h->cache[slot];
+
+	for (size_t k = 0; k < d->nblocks; k++) {
+		size_t b = back ? d->nblocks - 1 - k : k;
+		const struct hwt_block *blk = &d->blocks[b];
+		uint32_t first = d->starts[b], last = first + blk->count - 1;
+		size_t at = 0, top = n;
+		int rc;
+
+		if (back ? first > hi : last < lo)
+			continue;
+		if (back ? last < lo : first > hi)
+			return 0;
+		if (blk->flags & HWT_BLOCK_GAP)
+			continue;
+		/* The first address at or above the block's first. */
+		while (at < top) {
+			size_t mid = (at + top) / 2;
+
+			if (set[mid] < blk->begin)
+				at = mid + 1;
+			else
+				top = mid;
+		}
+		if (at == n || set[at] > blk->end)
+			continue;
+		if ((rc = walk_block(h, d, b, err)))
+			return rc;
+		for (uint32_t j = 0; j < blk->count; j++) {
+			uint32_t i = back ? blk->count - 1 - j : j;
+
+			if (first + i < lo || first + i > hi ||
+			    !in_set(set, n, blk->begin + h->walk[i].off))
+				continue;
+			*off = first + i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int hwt_history_find_pc(struct hwt_history *h, uint64_t lo, uint64_t hi,
+			bool back, const uint64_t *set, size_t n,
+			uint64_t *at, struct hwt_err *err)
+{
+	size_t first_seg, last_seg;
+
+	if (lo < 1)
+		lo = 1;
+	if (hi > h->count)
+		hi = h->count;
+	if (!n || lo > hi)
 		return 0;
-	if (from > h->count)
-		from = h->count;
-	for (size_t s = find_seg(h, from) + 1; s-- > 0;) {
-		int slot = walk_load(h, s, err);
-		const struct dseg *d;
+	hwt_runs_marks_reset(&h->marks, set, n);
+	first_seg = find_seg(h, lo);
+	last_seg = find_seg(h, hi);
+	for (size_t k = 0; k <= last_seg - first_seg; k++) {
+		size_t s = back ? last_seg - k : first_seg + k;
+		const struct hwt_segment *seg = &h->segs.v[s];
+		uint32_t from = lo > seg->first ? (uint32_t)(lo - seg->first) : 0;
+		uint32_t to = hi - seg->first < seg->nitems ?
+			(uint32_t)(hi - seg->first) : seg->nitems - 1;
+		uint32_t off;
+		int rc;
 
-		if (slot < 0)
-			return slot;
-		d = &h->cache[slot];
-		for (size_t b = d->nblocks; b-- > 0;) {
-			uint64_t index = h->segs.v[s].first + d->starts[b];
-			struct hwt_run r;
-			int rc;
+		if (h->chunks && (seg->flags & HWT_SW_SEG_RUNS) &&
+		    cached(h, s) < 0) {
+			struct hwt_sw_table *tab = NULL;
+			struct hwt_segment local;
+			const uint8_t *base;
+			size_t size;
 
-			if (index > from)
-				continue;       /* starts after from */
-			if ((rc = run_of(h, d, b, index, &r, err)) ||
-			    (rc = fn(arg, &r)))
+			rc = chunk_of(h, seg, &tab, &base, &size, &local, err);
+			if (!rc)
+				rc = hwt_runs_find(&h->marks, seg->own.table,
+						   tab, base, size, &local,
+						   from, to, back, &off, err);
+			if (rc < 0)
+				return hwt_err_prefix(err, "searching with "
+						      "the trace's index: ");
+		} else {
+			int slot = walk_load(h, s, err);
+
+			if (slot < 0)
+				return slot;
+			rc = find_in_blocks(h, slot, from, to, back, set, n,
+					    &off, err);
+			if (rc < 0)
 				return rc;
+		}
+		if (rc == 1) {
+			*at = seg->first + off;
+			return 1;
 		}
 	}
 	return 0;

@@ -186,12 +186,6 @@ struct hwt_run {
 HWT_API int hwt_history_runs(struct hwt_history *h, uint64_t from,
 			     int (*fn)(void *arg, const struct hwt_run *r), void *arg,
 			     struct hwt_err *err);
-/* The same newest first: every run from the one holding item from (past
- * the last: the last) back to the first. That first run may end after
- * from. */
-HWT_API int hwt_history_runs_back(struct hwt_history *h, uint64_t from,
-				  int (*fn)(void *arg, const struct hwt_run *r),
-				  void *arg, struct hwt_err *err);
 /* Why the bundle's index of the thread's trace was not used (missing
  * file, stale or damaged: the trace was then read whole), or NULL when
  * it was used or the trace has none. Valid while the history lives. */

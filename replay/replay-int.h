@@ -268,6 +268,14 @@ int hwt_history_blocks(struct hwt_history *h, uint64_t first, uint64_t last,
  * when both are 0, which is filled in); -ERANGE naming the valid range. */
 int hwt_history_check_range(struct hwt_history *h, uint64_t *first,
 			    uint64_t *last, struct hwt_err *err);
+/* The instruction nearest a continue's start among items lo..hi (the
+ * last of them when back, else the first) whose address is one of set
+ * (sorted, n of them; kept until the call returns): 1 with *at its item,
+ * 0 when none is, or an error. Runs of translations without such an
+ * address are passed over whole, decoded segments a block at a time. */
+int hwt_history_find_pc(struct hwt_history *h, uint64_t lo, uint64_t hi,
+			bool back, const uint64_t *set, size_t n,
+			uint64_t *at, struct hwt_err *err);
 /* Decode calls made so far; tests use it to prove decoding is lazy. */
 uint64_t hwt_history_decodes(const struct hwt_history *h);
 

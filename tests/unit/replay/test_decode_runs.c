@@ -5,7 +5,8 @@
  * instruction lengths, over addresses without code, chased jumps,
  * repeated rep copies, runs that go on where the one before ended; runs
  * left by side exits, cut short, entering signal handlers; a segment ending inside a run, one with a gap after
- * it, one that claims more than its runs give. */
+ * it, one that claims more than its runs give; and the search of runs
+ * for instructions at given addresses (a continue's breakpoints). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,6 +329,98 @@ out:
 	}
 }
 
+static int list_insn(void *ctx, uint64_t pc, bool async)
+{
+	hwt_bytes_put(ctx, &pc, sizeof(pc));
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* hwt_runs_find against looking at every instruction: random address
+ * sets (of the code's, of no code's, none run) and ranges, both ways. */
+static void test_find(struct hwt_image *img)
+{
+	static struct hwt_sw_tr trs[NTRS];
+	struct hwt_sw_table tab = { 0 };
+	struct hwt_bytes items = { 0 }, all = { 0 };
+	struct hwt_runs_marks marks = { 0 };
+	struct hwt_err err = { 0 };
+	struct hwt_sw_runs w;
+	struct hwt_segment seg;
+	const uint64_t *pcs;
+	uint64_t total, given;
+	size_t bad = 0, hits = 0, asked = 0;
+	int rc;
+
+	if (make_table(&tab, trs))
+		goto out;
+	make_runs(&items, trs);
+	hwt_sw_runs_init(&w, &tab, items.p, items.n, 0, true, 0x777);
+	hwt_sw_runs_each(&w, UINT64_MAX, list_insn, &all, &given, &err);
+	pcs = (const uint64_t *)all.p;
+	total = given;
+	seg = (struct hwt_segment){
+		.len = items.n, .pc = 0x777, .nitems = (uint32_t)total,
+		.flags = HWT_SW_SEG_RUNS | HWT_SW_SEG_PREV,
+	};
+	for (int q = 0; q < 300; q++) {
+		uint64_t set[4];
+		size_t n = 1 + rnd(4);
+		uint32_t lo = (uint32_t)rnd(total), hi = lo + (uint32_t)rnd(
+			q % 2 ? 50 : total), off = 0, want_off = 0;
+		bool back = q % 3 == 0;
+		int want = 0;
+
+		for (size_t i = 0; i < n; i++)
+			set[i] = q % 7 == 0 ? NOCODE + 0x1000 + i :
+				pcs[rnd(total)];
+		/* At the range's ends exactly. */
+		if (q % 5 == 0 && lo < total)
+			set[0] = pcs[q % 10 ? lo : hi < total ? hi : total - 1];
+		qsort(set, n, sizeof(*set), cmp_u64);
+		for (uint32_t k = lo; k <= hi && k < total; k++) {
+			if (!bsearch(&pcs[k], set, n, sizeof(*set), cmp_u64))
+				continue;
+			want = 1;
+			want_off = k;
+			if (!back)
+				break;
+		}
+		hwt_runs_marks_reset(&marks, set, n);
+		rc = hwt_runs_find(&marks, 0, &tab, items.p, items.n, &seg, lo,
+				   hi, back, &off, &err);
+		asked++;
+		hits += want;
+		bad += rc != want || (want && off != want_off);
+	}
+	CHECK("find: the nearest instruction at an address, either way, as "
+	      "looking at each gives", bad == 0 && hits > asked / 4 &&
+	      hits < asked, "%zu of %zu differ (%zu found)", bad, asked,
+	      hits);
+	seg.nitems = (uint32_t)total + 5;
+	rc = hwt_runs_find(&marks, 0, &tab, items.p, items.n, &seg,
+			   (uint32_t)total, (uint32_t)total + 4, false,
+			   &(uint32_t){ 0 }, &err);
+	CHECK("find: a segment its runs fall short of is refused",
+	      rc == -EIO && strstr(err.msg, "gives"), "rc %d (%s)", rc,
+	      err.msg);
+out:
+	hwt_runs_marks_free(&marks);
+	hwt_bytes_free(&items);
+	hwt_bytes_free(&all);
+	hwt_sw_table_free(&tab);
+	for (size_t i = 0; i < NTRS; i++) {
+		free(trs[i].pc);
+		free(trs[i].exit_after);
+	}
+}
+
 int main(void)
 {
 	char path[] = "/tmp/hwt-test-runs-XXXXXX";
@@ -336,6 +429,7 @@ int main(void)
 	if (!img)
 		return check_exit();
 	RUN(test_same_blocks, img);
+	RUN(test_find, img);
 	hwt_image_free(img);
 	unlink(path);
 	return check_exit();
