@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 		return rc;
 	/* A client that vanishes mid-reply must not kill the server. */
 	signal(SIGPIPE, SIG_IGN);
-	rc = a.bundle ? server_open(&srv, a.bundle, a.core, &err)
+	rc = a.bundle ? post_mortem_open(&srv, a.bundle, a.core, &err)
 		      : live_open(&srv, &a.lo, &err);
 	if (rc) {
 		fprintf(stderr, "hwt-server: %s\n", err.msg);
