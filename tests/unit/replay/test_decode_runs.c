@@ -203,7 +203,7 @@ static int plain_blocks(struct hwt_sw_table *tab, const struct hwt_bytes *items,
 	rc = hwt_sw_runs_each(&w, n, record_insn, &o, &given, &err);
 	seg = (struct hwt_segment){
 		.pc = o.first, .nitems = (uint32_t)given, .len = o.rec.n,
-		.own.bytes = o.rec.p,
+		.own.bytes = o.rec.p ? o.rec.p : items->p,
 		.flags = HWT_SW_SEG_EXPANDED | (o.async ? HWT_SW_SEG_ASYNC : 0),
 	};
 	if (!rc)
