@@ -23,9 +23,14 @@ memory at 1000 random points of it; and `hwtrace info` on the bundle
 Usage: bench/values.py BUILD [WORKLOAD...]; SCALE_PYJSON (5000),
 VALUES_BYTES (the --values ring, 64M), VALUES_WINDOW (--size of both
 recordings, the recorder's default of 64M if unset: about 50 M
-instructions of pyjson; the values' register logs stop at 1 GiB, about
-52 M instructions, docs/valgrind.md), VALUES_LOOP (loop iterations for
-the rate against record full, 20000000; record full runs 200000).
+instructions of pyjson), VALUES_LOOP (loop iterations for the rate
+against record full, 20000000; record full runs 200000), VALUES_REACH
+(the ring of `reach`, 1600M: about 107 M instructions of pyjson).
+
+Workload `reach`: pyjson recorded once with values over about 100 M
+instructions, for the goals on a history that long: a reverse watch
+across it through GDB, memory at a random point (and the first read,
+which loads and indexes the stores).
 """
 import os
 import re
@@ -91,14 +96,42 @@ def reverse_watch(build, bundle, prog):
 
 def past_questions(build, bundle):
     """bench/bench_past on the bundle: (median and slowest read of memory
-    at a random point, ms), or None when it is not built or failed."""
+    at a random point, ms; seconds the first read took to load and index
+    the stores), or None when it is not built or failed."""
     tool = os.path.join(build, 'bench', 'bench_past')
     if not os.path.exists(tool):
         return None
     out = subprocess.run([tool, bundle, '1000'], capture_output=True,
                          text=True).stdout
     m = re.search(r'median ([\d.]+) ms, slowest ([\d.]+) ms', out)
-    return (float(m.group(1)), float(m.group(2))) if m else None
+    first = re.search(r'stores read and indexed by address in ([\d.]+) s',
+                      out)
+    if not m or not first:
+        return None
+    return float(m.group(1)), float(m.group(2)), float(first.group(1))
+
+
+def reach(build, work):
+    """pyjson recorded once with a ring that holds about 100 M
+    instructions of values (VALUES_REACH, 1600M) and a window as long:
+    what the goals for a 100 M-instruction history are measured on."""
+    argv, cwd, _ = scale.workloads(build, work, ['pyjson'])['pyjson']
+    bundle = os.path.join(work, 'reach.bundle')
+    none_s = scale.timed(['valgrind', '--tool=none', '-q', *argv],
+                         cwd=cwd)[0]
+    val = scale.recorder_timed([os.path.join(build, 'hwtrace'), 'record',
+                                '-q', '--backend', 'valgrind', '--size',
+                                '128M', '--values=' +
+                                os.environ.get('VALUES_REACH', '1600M'),
+                                '-o', bundle, '--', *argv], cwd=cwd)
+    if not os.path.isdir(bundle):
+        print(f'reach: hwtrace record --values failed ({val[3]}): '
+              f'{val[4].strip()[-300:]}')
+        return None
+    held, past = data_stats(os.path.join(build, 'hwtrace'), bundle)
+    return (none_s, val[0], val[2], held, past / held if held else 0,
+            reverse_watch(build, bundle, argv[0]),
+            past_questions(build, bundle))
 
 
 def record_full_rate(build, work):
@@ -130,7 +163,7 @@ def main():
         print(__doc__)
         return 2
     build = os.path.abspath(sys.argv[1])
-    only = sys.argv[2:] or ['pyjson', 'cc1', 'loop']
+    only = sys.argv[2:] or ['pyjson', 'cc1', 'loop', 'reach']
     hwtrace = os.path.join(build, 'hwtrace')
     size = os.environ.get('VALUES_BYTES', '64M')
     work = tempfile.mkdtemp(prefix='hwtrace-values-')
@@ -176,6 +209,7 @@ def main():
                          past_questions(build, vals), info_s, info_mb))
         if 'loop' in only:
             rates = record_full_rate(build, work)
+        far = reach(build, work) if 'reach' in only else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f'--values={size}')
@@ -192,8 +226,20 @@ def main():
               f'{insns / 1e6:.0f} M ({held / 1e6:.1f} M) | {bpi:.3f} | '
               f'{dpi:.2f} | '
               f'{"%.2f s" % watch_s if watch_s is not None else "failed"} | '
-              f'{"%.3f / %.3f ms" % reads if reads else "not built"} | '
+              f'{"%.3f / %.3f ms" % reads[:2] if reads else "not built"} | '
               f'{info_s:.2f} s, {info_mb:.0f} MiB |')
+    if far:
+        none_s, val_s, own_mb, held, dpi, watch_s, reads = far
+        print(f'reach: pyjson with --values={os.environ.get("VALUES_REACH", "1600M")}: '
+              f'{val_s:.2f} s ({val_s / none_s:.2f}x none), recorder '
+              f'{own_mb:.0f} MiB, values over {held / 1e6:.1f} M '
+              f'instructions, {dpi:.2f} bytes/insn held; reverse watch '
+              f'across them through GDB '
+              f'{"%.2f s" % watch_s if watch_s is not None else "failed"} '
+              f'(goal <= 1 s); memory at a random point '
+              + (f'{reads[0]:.3f} / {reads[1]:.3f} ms (goal <= 10 ms), '
+                 f'the first read loading the stores {reads[2]:.2f} s'
+                 if reads else 'not measured'))
     if rates:
         mine, full = rates
         print(f'loop: record --values {mine:,.0f} insns/s, GDB record full '
