@@ -91,3 +91,11 @@ int hwt_blocks_push(struct hwt_blocks *b, const struct hwt_block *blk)
 	b->v[b->n++] = *blk;
 	return 0;
 }
+
+int hwt_blocks_push_gap(struct hwt_blocks *b, const char *reason)
+{
+	struct hwt_block blk = { .reason = reason, .count = 1,
+				 .flags = HWT_BLOCK_GAP };
+
+	return hwt_blocks_push(b, &blk);
+}

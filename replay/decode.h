@@ -291,6 +291,32 @@ const char *hwt_segments_reason(struct hwt_segments *s, const char *fmt, ...)
 void hwt_segments_free(struct hwt_segments *s);
 
 int hwt_blocks_push(struct hwt_blocks *b, const struct hwt_block *blk);
+/* A gap block for a segment's reason (its last item). */
+int hwt_blocks_push_gap(struct hwt_blocks *b, const char *reason);
+
+/* The first of the sorted addresses set[0..n) at or above x (n: none). */
+static inline size_t hwt_addrs_at_least(const uint64_t *set, size_t n,
+					uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (set[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline bool hwt_addrs_hold(const uint64_t *set, size_t n, uint64_t x)
+{
+	size_t at = hwt_addrs_at_least(set, n, x);
+
+	return at < n && set[at] == x;
+}
 /* A segment index's priv that is a malloc'd struct hwt_blocks. */
 void hwt_blocks_priv_free(void *priv);
 

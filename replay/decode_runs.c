@@ -139,14 +139,9 @@ int hwt_runs_decode(struct hwt_runs_lens *lens, size_t table,
 	if (given != want)
 		return hwt_err_set(err, EIO, "a runs segment of %u "
 				   "instructions gives %u", want, given);
-	if (open && hwt_blocks_push(out, &blk))
+	if ((open && hwt_blocks_push(out, &blk)) ||
+	    (seg->reason && hwt_blocks_push_gap(out, seg->reason)))
 		goto nomem;
-	if (seg->reason) {
-		blk = (struct hwt_block){ .reason = seg->reason, .count = 1,
-					  .flags = HWT_BLOCK_GAP };
-		if (hwt_blocks_push(out, &blk))
-			goto nomem;
-	}
 	return 0;
 nomem:
 	return hwt_err_set(err, ENOMEM, "out of memory decoding the trace");
@@ -165,21 +160,6 @@ void hwt_runs_marks_reset(struct hwt_runs_marks *m, const uint64_t *set,
 		memset(m->by_id, 0, m->nids);
 	m->set = set;
 	m->nset = n;
-}
-
-static bool in_set(const struct hwt_runs_marks *m, uint64_t pc)
-{
-	size_t lo = 0, hi = m->nset;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (m->set[mid] < pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nset && m->set[lo] == pc;
 }
 
 /* Whether translation tr has an instruction at one of the set's
@@ -204,7 +184,7 @@ static int may_hit(struct hwt_runs_marks *m, const struct hwt_sw_tr *tr)
 		bool some = false;
 
 		for (uint32_t i = 0; i < tr->ninsns && !some; i++)
-			some = in_set(m, tr->pc[i]);
+			some = hwt_addrs_hold(m->set, m->nset, tr->pc[i]);
 		m->by_id[tr->id] = some ? SOME_THERE : NONE_THERE;
 	}
 	return m->by_id[tr->id] == SOME_THERE;
@@ -248,7 +228,8 @@ int hwt_runs_find(struct hwt_runs_marks *m, size_t table,
 		if (hit < 0)
 			return hwt_err_set(err, ENOMEM, "out of memory");
 		for (uint32_t i = 0; hit && i < n && k + i <= hi; i++) {
-			if (k + i < lo || !in_set(m, tr->pc[i]))
+			if (k + i < lo ||
+			    !hwt_addrs_hold(m->set, m->nset, tr->pc[i]))
 				continue;
 			*off = k + i;
 			found = 1;

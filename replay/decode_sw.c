@@ -464,12 +464,8 @@ static int sw_decode(const uint8_t *trace, size_t size,
 		if (hwt_blocks_push(out, &blk))
 			goto nomem;
 	}
-	if (seg->reason) {
-		blk = (struct hwt_block){ .reason = seg->reason, .count = 1,
-					  .flags = HWT_BLOCK_GAP };
-		if (hwt_blocks_push(out, &blk))
-			goto nomem;
-	}
+	if (seg->reason && hwt_blocks_push_gap(out, seg->reason))
+		goto nomem;
 	return 0;
 changed:
 	return hwt_err_set(err, EIO, "hwt-sw segment at offset %llu no longer "

@@ -863,21 +863,6 @@ int hwt_history_blocks(struct hwt_history *h, uint64_t first, uint64_t last,
 	return 0;
 }
 
-static bool in_set(const uint64_t *set, size_t n, uint64_t pc)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (set[mid] < pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && set[lo] == pc;
-}
-
 /* The same search in decoded segment d, its items lo..hi (from 0): a
  * block's instructions are walked only where its address range holds
  * one of the addresses. */
@@ -891,7 +876,7 @@ static int find_in_blocks(struct hwt_history *h, int slot, uint32_t lo,
 		size_t b = back ? d->nblocks - 1 - k : k;
 		const struct hwt_block *blk = &d->blocks[b];
 		uint32_t first = d->starts[b], last = first + blk->count - 1;
-		size_t at = 0, top = n;
+		size_t at;
 		int rc;
 
 		if (back ? first > hi : last < lo)
@@ -900,15 +885,7 @@ static int find_in_blocks(struct hwt_history *h, int slot, uint32_t lo,
 			return 0;
 		if (blk->flags & HWT_BLOCK_GAP)
 			continue;
-		/* The first address at or above the block's first. */
-		while (at < top) {
-			size_t mid = (at + top) / 2;
-
-			if (set[mid] < blk->begin)
-				at = mid + 1;
-			else
-				top = mid;
-		}
+		at = hwt_addrs_at_least(set, n, blk->begin);
 		if (at == n || set[at] > blk->end)
 			continue;
 		if ((rc = walk_block(h, d, b, err)))
@@ -917,7 +894,8 @@ static int find_in_blocks(struct hwt_history *h, int slot, uint32_t lo,
 			uint32_t i = back ? blk->count - 1 - j : j;
 
 			if (first + i < lo || first + i > hi ||
-			    !in_set(set, n, blk->begin + h->walk[i].off))
+			    !hwt_addrs_hold(set, n,
+					    blk->begin + h->walk[i].off))
 				continue;
 			*off = first + i;
 			return 1;
