@@ -141,6 +141,10 @@ struct hwt_mem_history {
 	/* NULL, or an index of e[0 .. its count) (later stores are
 	 * walked). */
 	const struct hwt_mem_index *index;
+	/* The index is being built (hwt_past_memory_begin): a question
+	 * that would walk the stores for memory at a point says -EAGAIN
+	 * instead, to be asked again with it. */
+	bool index_pending;
 	const uint8_t *bytes;
 	uint64_t horizon;                /* nothing known before this step */
 	const struct hwt_mem_thread *threads;
@@ -195,7 +199,8 @@ HWT_API bool hwt_mem_history_index_at(const struct hwt_mem_history *h, int32_t t
  * going backward from before q->tid's instruction q->from, or forward
  * from it on, up to q->until. 1 with the store in *out, 0 when none can
  * be told (the history's start or end, the bound, or bytes that cannot be
- * known come first), or a negative errno. */
+ * known come first), or a negative errno (-EAGAIN: whether a store
+ * changed its bytes needs the index h->index_pending says is coming). */
 HWT_API int hwt_mem_history_find_write(const struct hwt_mem_history *h,
 				       const struct hwt_write_query *q,
 				       struct hwt_write_found *out);
@@ -261,6 +266,9 @@ struct hwt_past {
 	size_t nbytes;
 	uint64_t horizon;
 	struct hwt_mem_index *index;   /* hwt_past_memory's, or NULL */
+	/* The index being built beside the caller (hwt_past_memory_begin),
+	 * or NULL. */
+	struct hwt_past_index_job *index_job;
 	/* Read from a file: its bytes (mapped, or a copy), its stores' and
 	 * old bytes' frames, and whether they are read (1), not yet (0), or
 	 * could not be (a negative errno: memory is then unknown). */
@@ -322,6 +330,15 @@ HWT_API int hwt_past_regs(struct hwt_past *p, const struct hwt_past_thread *t,
  * a negative errno with err saying why; p's memory of the past is then
  * unknown (served as unavailable), never the present's. */
 HWT_API int hwt_past_memory(struct hwt_past *p, struct hwt_err *err);
+/* The same, the index built by a thread of its own meanwhile: the
+ * stores can be walked at once (hwt_mem_history_find_write asks for the
+ * index only to tell whether a store it meets changed its bytes), and
+ * hwt_past_mem_view says the index is pending until hwt_past_index_wait.
+ * Without a thread it is built before this returns. p's stores must not
+ * change until then. */
+HWT_API int hwt_past_memory_begin(struct hwt_past *p, struct hwt_err *err);
+/* Wait for the index hwt_past_memory_begin is building (if it is). */
+HWT_API void hwt_past_index_wait(struct hwt_past *p);
 /* The memory view of p, with read_now for where it ends; threads is
  * scratch of p->nthreads entries the view points into. Before
  * hwt_past_memory read a file's stores, the view knows no memory of the

@@ -294,6 +294,8 @@ int hwt_mem_history_find_write(const struct hwt_mem_history *h,
 		 * may or may not have happened. */
 		if (e->off == HWT_MEM_UNKNOWN)
 			return 0;
+		if (!h->index && h->index_pending)
+			return -EAGAIN;
 		if ((ch = changed(h, e, addr, len)) < 0)
 			return 0;
 		if (!ch || !(w = thread_of(h, e->tid)) ||

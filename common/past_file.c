@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -774,6 +775,7 @@ void hwt_past_free(struct hwt_past *p)
 			free(t->groups[w]);
 		}
 	}
+	hwt_past_index_wait(p);
 	free(p->threads);
 	free(p->e);
 	free(p->bytes);
@@ -870,8 +872,45 @@ static int read_stores(struct hwt_past *p, struct hwt_err *err)
 	return 0;
 }
 
+struct hwt_past_index_job {
+	pthread_t thread;
+	const struct hwt_mem_entry *e;
+	size_t n;
+	struct hwt_mem_index *index;
+};
+
+static void *build_index(void *arg)
+{
+	struct hwt_past_index_job *job = arg;
+
+	/* Without the index memory is found, more slowly, by walking. */
+	hwt_mem_index_build(job->e, job->n, &job->index);
+	return NULL;
+}
+
+void hwt_past_index_wait(struct hwt_past *p)
+{
+	struct hwt_past_index_job *job = p->index_job;
+
+	if (!job)
+		return;
+	pthread_join(job->thread, NULL);
+	p->index = job->index;
+	p->index_job = NULL;
+	free(job);
+}
+
 int hwt_past_memory(struct hwt_past *p, struct hwt_err *err)
 {
+	int rc = hwt_past_memory_begin(p, err);
+
+	hwt_past_index_wait(p);
+	return rc;
+}
+
+int hwt_past_memory_begin(struct hwt_past *p, struct hwt_err *err)
+{
+	struct hwt_past_index_job *job;
 	int rc = 0;
 
 	if (p->file && p->memory < 0)
@@ -889,9 +928,19 @@ int hwt_past_memory(struct hwt_past *p, struct hwt_err *err)
 		}
 		p->memory = 1;
 	}
+	if (p->index || p->index_job)
+		return rc;
+	job = calloc(1, sizeof(*job));
+	if (job) {
+		*job = (struct hwt_past_index_job){ .e = p->e, .n = p->n };
+		if (pthread_create(&job->thread, NULL, build_index, job) == 0) {
+			p->index_job = job;
+			return rc;
+		}
+	}
+	free(job);
 	/* Without the index memory is found, more slowly, by walking. */
-	if (!p->index)
-		hwt_mem_index_build(p->e, p->n, &p->index);
+	hwt_mem_index_build(p->e, p->n, &p->index);
 	return rc;
 }
 
@@ -921,6 +970,7 @@ void hwt_past_mem_view(const struct hwt_past *p, struct hwt_mem_thread *threads,
 	*out = (struct hwt_mem_history){
 		.e = known ? p->e : NULL, .n = known ? p->n : 0,
 		.index = known ? p->index : NULL,
+		.index_pending = known && p->index_job,
 		.bytes = known ? p->bytes : NULL,
 		.horizon = known ? p->horizon : HWT_MEM_NO_BOUND,
 		.threads = threads, .nthreads = p->nthreads,

@@ -1166,6 +1166,7 @@ static int memory(struct build *b, struct hwt_past *p, struct hwt_err *err)
 
 void hwt_vg_data_free(struct hwt_past *p)
 {
+	hwt_past_index_wait(p);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		free(p->threads[i].runs);
 		hwt_reglog_free(&p->threads[i].regs);

@@ -87,16 +87,21 @@ static size_t now_of(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* The memory view, its stores read when memory of the past is first
  * asked; a file whose stores cannot be read leaves that memory
- * unavailable. */
-static void past_view(struct server *s, struct hwt_mem_history *h)
+ * unavailable. Who wrote what walks the stores: their index, which
+ * memory at a point needs (indexed), is built beside it meanwhile, and
+ * asked for when the walk meets a store that may have changed nothing. */
+static void past_view(struct server *s, struct hwt_mem_history *h,
+		      bool indexed)
 {
 	struct hwt_err err = { 0 };
 
-	if (hwt_past_memory(s->past, &err) < 0 && !s->past_warned) {
+	if (hwt_past_memory_begin(s->past, &err) < 0 && !s->past_warned) {
 		s->past_warned = true;
 		fprintf(stderr, "hwt-server: memory of the past unavailable: "
 			"%s\n", err.msg);
 	}
+	if (indexed)
+		hwt_past_index_wait(s->past);
 	hwt_past_mem_view(s->past, s->past_threads, now_of, s, h);
 }
 
@@ -132,7 +137,7 @@ size_t core_past_mem(struct server *s, size_t ti, uint64_t addr, void *buf,
 
 	if (!t->cursor || !index_at(s, t, hwt_cursor_pos(t->cursor), &index))
 		return 0;
-	past_view(s, &h);
+	past_view(s, &h, true);
 	n = hwt_mem_history_at(&h, (int32_t)t->tid, index, addr, buf, len);
 	return n > 0 ? (size_t)n : 0;
 }
@@ -150,13 +155,19 @@ bool core_past_write(struct server *s, size_t ti, uint64_t pos,
 	};
 	struct hwt_write_found w;
 	struct hwt_mem_history h;
+	int rc;
 
 	if (!index_at(s, &s->threads[ti], pos, &q.from))
 		return false;
 	if (!index_at(s, &s->threads[ti], until, &q.until))
 		q.until = HWT_MEM_NO_BOUND;
-	past_view(s, &h);
-	if (hwt_mem_history_find_write(&h, &q, &w) != 1)
+	past_view(s, &h, false);
+	rc = hwt_mem_history_find_write(&h, &q, &w);
+	if (rc == -EAGAIN) {
+		past_view(s, &h, true);
+		rc = hwt_mem_history_find_write(&h, &q, &w);
+	}
+	if (rc != 1)
 		return false;
 	*step = w.step;
 	for (*wti = 0; *wti < s->nthreads && s->threads[*wti].tid != w.tid;
@@ -179,7 +190,7 @@ bool core_past_place(struct server *s, size_t ti, uint64_t step,
 
 	if (!s->past || !(pt = hwt_past_thread_of(s->past, (int32_t)t->tid)))
 		return false;
-	past_view(s, &h);
+	past_view(s, &h, false);
 	if (!hwt_mem_history_index_at(&h, (int32_t)t->tid, step, &index))
 		return false;
 	/* Past its newest instruction: where it stands at the end. */

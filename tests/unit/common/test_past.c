@@ -253,6 +253,41 @@ static void test_views_and_file(void)
 		      "%zu threads", p->nthreads);
 		hwt_past_free(p);
 	}
+	if (hwt_past_read(path, &p, &err) == 0) {
+		struct hwt_write_found w;
+		struct hwt_write_query none = {
+			200, 10, -1, HWT_MEM_NO_BOUND, 0x9000, 8,
+			HWT_MEM_NO_BOUND,
+		}, some = none;
+		int rn, rs;
+
+		some.addr = 0x1004;
+		some.len = 1;
+		CHECK("read beside: the stores read, their index built by a "
+		      "thread meanwhile", hwt_past_memory_begin(p, &err) == 0,
+		      "%s", err.msg);
+		hwt_past_mem_view(p, threads, sample_now, NULL, &h);
+		rn = hwt_mem_history_find_write(&h, &none, &w);
+		rs = hwt_mem_history_find_write(&h, &some, &w);
+		CHECK("read beside: who wrote walks the stores at once, and asks "
+		      "for the index only at a store whose change it must "
+		      "tell", h.index_pending && !h.index && rn == 0 &&
+		      rs == -EAGAIN, "pending %d, %d %d", h.index_pending, rn,
+		      rs);
+		hwt_past_index_wait(p);
+		hwt_past_mem_view(p, threads, sample_now, NULL, &h);
+		CHECK("read beside: waited for, the index is there",
+		      !h.index_pending && h.index, "pending %d",
+		      h.index_pending);
+		check_answers("file, indexed beside", &h, file_regs, p);
+		hwt_past_free(p);
+	}
+	/* Freed while its index is being built: the thread is waited for
+	 * (ASan would see it use freed stores). */
+	if (hwt_past_read(path, &p, &err) == 0) {
+		hwt_past_memory_begin(p, &err);
+		hwt_past_free(p);
+	}
 	unlink(path);
 	past_sample_free(&s);
 }
