@@ -4,9 +4,10 @@
  * for the same instructions: random translations over code of mixed
  * instruction lengths, over addresses without code, chased jumps,
  * repeated rep copies, runs that go on where the one before ended; runs
- * left by side exits, cut short, entering signal handlers; a segment ending inside a run, one with a gap after
- * it, one that claims more than its runs give; and the search of runs
- * for instructions at given addresses (a continue's breakpoints). */
+ * left by side exits, cut short, entering signal handlers; a segment
+ * ending inside a run, one with a gap after it, one that claims more than
+ * its runs give; and the search of runs for instructions at given
+ * addresses (a continue's breakpoints). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
