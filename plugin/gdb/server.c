@@ -110,7 +110,8 @@ static int handle_m(struct server *s, const char *arg)
 	const char *rest;
 	size_t n;
 
-	if (!srv_parse_hex(arg, ',', &addr, &rest) || !srv_parse_hex(rest, '\0', &len, NULL))
+	if (!srv_parse_hex(arg, ',', &addr, &rest) ||
+	    !srv_parse_hex(rest, '\0', &len, NULL))
 		return rsp_send_str(&s->conn, "E.Malformed m packet: m ADDR,LENGTH.");
 	/* GDB takes a short read and asks for the rest. */
 	if (len > sizeof(data))
@@ -241,12 +242,185 @@ static int handle_xfer(struct server *s, const char *pkt)
 
 enum session { SESSION_ON, SESSION_END };
 
+/* A packet server.c answers itself, as its route took it apart: the
+ * arguments after the route's name, and whether the session ends. */
+struct request {
+	const char *packet;
+	const char *args;
+	enum session *state;
+};
+
+static int reply_stop(struct server *s, const struct request *rq)
+{
+	char reply[REPLY_MAX];
+
+	s->ops->stop_reply(s, reply, sizeof(reply));
+	return rsp_send_str(&s->conn, reply);
+}
+
+static int reply_g(struct server *s, const struct request *rq)
+{
+	return handle_g(s);
+}
+
+static int reply_p(struct server *s, const struct request *rq)
+{
+	return handle_p(s, rq->args);
+}
+
+static int reply_m(struct server *s, const struct request *rq)
+{
+	return handle_m(s, rq->args);
+}
+
+static int set_thread(struct server *s, const struct request *rq)
+{
+	char which = rq->args[0];
+	size_t idx;
+
+	if ((which != 'g' && which != 'c') ||
+	    !srv_thread_by_id(s, rq->args + 1, &idx))
+		return rsp_send_str(&s->conn, "E.No such thread.");
+	if (which == 'g')
+		s->gthread = idx;
+	else
+		s->cthread = idx;
+	return rsp_send_str(&s->conn, "OK");
+}
+
+static int thread_alive(struct server *s, const struct request *rq)
+{
+	size_t idx;
+
+	return rsp_send_str(&s->conn, srv_thread_by_id(s, rq->args, &idx) ?
+			    "OK" : "E.No such thread.");
+}
+
+static int detach(struct server *s, const struct request *rq)
+{
+	int rc;
+
+	*rq->state = SESSION_END;
+	rc = rsp_send_str(&s->conn, "OK");
+	s->ops->end(s, SRV_END_DETACH);
+	return rc;
+}
+
+static int kill_k(struct server *s, const struct request *rq)
+{
+	*rq->state = SESSION_END;
+	s->ops->end(s, SRV_END_KILL);
+	/* GDB reads no reply to k (gdbserver sends none); LLDB waits for
+	 * the exit, as lldb-server sends it: killed by SIGKILL. */
+	return s->client_lldb ? rsp_send_str(&s->conn, "X09") : 0;
+}
+
+static int kill_v(struct server *s, const struct request *rq)
+{
+	*rq->state = SESSION_END;
+	s->ops->end(s, SRV_END_KILL);
+	return rsp_send_str(&s->conn, "OK");
+}
+
+static int supported(struct server *s, const struct request *rq)
+{
+	char reply[REPLY_MAX];
+
+	/* GDB offers the multiprocess extension; its record full cannot
+	 * do without it (docs/gdb-server.md). */
+	s->multiprocess = strstr(rq->args, "multiprocess+") != NULL;
+	snprintf(reply, sizeof(reply), "%s%s", SUPPORTED,
+		 s->multiprocess ? ";multiprocess+" : "");
+	return rsp_send_str(&s->conn, reply);
+}
+
+static int no_ack(struct server *s, const struct request *rq)
+{
+	int rc = rsp_send_str(&s->conn, "OK");
+
+	s->conn.noack = true;
+	return rc;
+}
+
+static int threads(struct server *s, const struct request *rq)
+{
+	return handle_threads(s, rq->packet);
+}
+
+static int current_thread(struct server *s, const struct request *rq)
+{
+	char reply[REPLY_MAX], tid[48];
+
+	snprintf(reply, sizeof(reply), "QC%s",
+		 srv_tid_str(s, s->threads[s->stop_thread].tid, tid,
+			     sizeof(tid)));
+	return rsp_send_str(&s->conn, reply);
+}
+
+/* Thread births and deaths as stop replies (target_live.c). */
+static int thread_events(struct server *s, const struct request *rq)
+{
+	s->thread_events = rq->packet[sizeof("QThreadEvents:") - 1] == '1';
+	return rsp_send_str(&s->conn, "OK");
+}
+
+static int attached(struct server *s, const struct request *rq)
+{
+	return rsp_send_str(&s->conn, s->attached ? "1" : "0");
+}
+
+static int xfer(struct server *s, const struct request *rq)
+{
+	return handle_xfer(s, rq->packet);
+}
+
+static int hwt_status(struct server *s, const struct request *rq)
+{
+	static char buf[RSP_MAX_PAYLOAD];
+
+	s->ops->status(s, buf, sizeof(buf));
+	return rsp_send_str(&s->conn, buf);
+}
+
+static int symbols_done(struct server *s, const struct request *rq)
+{
+	return rsp_send_str(&s->conn, "OK");
+}
+
+/* The packets server.c answers: a name the packet is (whole) or begins
+ * with, and its handler. Tried in order after the packet families' own
+ * files (dispatch). */
+static const struct route {
+	const char *name;
+	bool whole;
+	int (*fn)(struct server *s, const struct request *rq);
+} routes[] = {
+	{ "?", false, reply_stop },
+	{ "g", true, reply_g },
+	{ "p", false, reply_p },
+	{ "m", false, reply_m },
+	{ "H", false, set_thread },
+	{ "T", false, thread_alive },
+	{ "D", false, detach },
+	{ "k", false, kill_k },
+	{ "vKill", false, kill_v },
+	{ "qSupported", false, supported },
+	{ "QStartNoAckMode", true, no_ack },
+	{ "qfThreadInfo", true, threads },
+	{ "qsThreadInfo", true, threads },
+	{ "qC", true, current_thread },
+	{ "QThreadEvents:1", true, thread_events },
+	{ "QThreadEvents:0", true, thread_events },
+	{ "qAttached", false, attached },
+	{ "qXfer:", false, xfer },
+	{ "qHwtStatus", true, hwt_status },
+	{ "qSymbol:", false, symbols_done },
+};
+
 static int dispatch(struct server *s, const struct rsp_packet *pk,
 		    enum session *state)
 {
 	const char *p = (const char *)pk->data;
-	char reply[REPLY_MAX];
-	size_t idx;
 	int rc = 0;
 
 	if (writes_handle(s, p, pk->len, &rc))
@@ -269,87 +443,15 @@ static int dispatch(struct server *s, const struct rsp_packet *pk,
 	    hostio_handle(s, p, &rc) ||
 	    breakpoints_handle(s, p, &rc) || save_handle(s, p, &rc))
 		return rc;
-	switch (p[0]) {
-	case '?':
-		s->ops->stop_reply(s, reply, sizeof(reply));
-		return rsp_send_str(&s->conn, reply);
-	case 'g':
-		return p[1] ? rsp_send_str(&s->conn, "") : handle_g(s);
-	case 'p':
-		return handle_p(s, p + 1);
-	case 'm':
-		return handle_m(s, p + 1);
-	case 'H':
-		if ((p[1] != 'g' && p[1] != 'c') || !srv_thread_by_id(s, p + 2, &idx))
-			return rsp_send_str(&s->conn, "E.No such thread.");
-		if (p[1] == 'g')
-			s->gthread = idx;
-		else
-			s->cthread = idx;
-		return rsp_send_str(&s->conn, "OK");
-	case 'T':
-		return rsp_send_str(&s->conn, srv_thread_by_id(s, p + 1, &idx) ?
-				    "OK" : "E.No such thread.");
-	case 'D':
-		*state = SESSION_END;
-		rc = rsp_send_str(&s->conn, "OK");
-		s->ops->end(s, SRV_END_DETACH);
-		return rc;
-	case 'k':
-		*state = SESSION_END;
-		s->ops->end(s, SRV_END_KILL);
-		/* GDB reads no reply to k (gdbserver sends none); LLDB waits
-		 * for the exit, as lldb-server sends it: killed by SIGKILL. */
-		return s->client_lldb ? rsp_send_str(&s->conn, "X09") : 0;
-	default:
-		break;
-	}
-	if (strncmp(p, "qSupported", 10) == 0) {
-		/* GDB offers the multiprocess extension; its record full
-		 * cannot do without it (docs/gdb-server.md). */
-		s->multiprocess = strstr(p, "multiprocess+") != NULL;
-		snprintf(reply, sizeof(reply), "%s%s", SUPPORTED,
-			 s->multiprocess ? ";multiprocess+" : "");
-		return rsp_send_str(&s->conn, reply);
-	}
-	if (strcmp(p, "QStartNoAckMode") == 0) {
-		rc = rsp_send_str(&s->conn, "OK");
-		s->conn.noack = true;
-		return rc;
-	}
-	if (strcmp(p, "qfThreadInfo") == 0 || strcmp(p, "qsThreadInfo") == 0)
-		return handle_threads(s, p);
-	if (strcmp(p, "qC") == 0) {
-		char tid[48];
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		const struct route *r = &routes[i];
+		size_t n = strlen(r->name);
 
-		snprintf(reply, sizeof(reply), "QC%s",
-			 srv_tid_str(s, s->threads[s->stop_thread].tid, tid,
-				     sizeof(tid)));
-		return rsp_send_str(&s->conn, reply);
+		if (r->whole ? strcmp(p, r->name) == 0 :
+			       strncmp(p, r->name, n) == 0)
+			return r->fn(s, &(struct request){
+				.packet = p, .args = p + n, .state = state });
 	}
-	/* Thread births and deaths as stop replies (target_live.c). */
-	if (strcmp(p, "QThreadEvents:1") == 0 ||
-	    strcmp(p, "QThreadEvents:0") == 0) {
-		s->thread_events = p[14] == '1';
-		return rsp_send_str(&s->conn, "OK");
-	}
-	if (strncmp(p, "qAttached", 9) == 0)
-		return rsp_send_str(&s->conn, s->attached ? "1" : "0");
-	if (strncmp(p, "qXfer:", 6) == 0)
-		return handle_xfer(s, p);
-	if (strncmp(p, "vKill", 5) == 0) {
-		*state = SESSION_END;
-		s->ops->end(s, SRV_END_KILL);
-		return rsp_send_str(&s->conn, "OK");
-	}
-	if (strcmp(p, "qHwtStatus") == 0) {
-		static char buf[RSP_MAX_PAYLOAD];
-
-		s->ops->status(s, buf, sizeof(buf));
-		return rsp_send_str(&s->conn, buf);
-	}
-	if (strncmp(p, "qSymbol:", 8) == 0)
-		return rsp_send_str(&s->conn, "OK");
 	return rsp_send_str(&s->conn, "");
 }
 
